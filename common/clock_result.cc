@@ -1,0 +1,19 @@
+#include "common/clock_result.h"
+
+#include "absl/strings/str_format.h"
+
+namespace vdsolab {
+
+std::string FormatClockResult(const ClockResult& result) {
+  if (result.ret == 0) return FormatTimespec(result.ts);
+  switch (-result.ret) {
+    case kEinval:
+      return "-EINVAL";
+    case kEperm:
+      return "-EPERM";
+    default:
+      return absl::StrFormat("-errno %d", -result.ret);
+  }
+}
+
+}  // namespace vdsolab

@@ -1,0 +1,39 @@
+// File: common/clock_result.h
+//
+// What a clock_gettime() call returns: the syscall's return value (0 or a
+// negative errno) and, when it is 0, the time.
+
+#ifndef VDSOLAB_COMMON_CLOCK_RESULT_H_
+#define VDSOLAB_COMMON_CLOCK_RESULT_H_
+
+#include <cstdint>
+#include <string>
+
+#include "common/timespec.h"
+
+namespace vdsolab {
+
+inline constexpr int32_t kEinval = 22;  // EINVAL
+inline constexpr int32_t kEperm = 1;    // EPERM
+
+struct ClockResult {
+  int32_t ret = 0;  // 0 or -errno, as the syscall returns it.
+  Timespec64 ts;    // Meaningful only when ret == 0.
+
+  static ClockResult Ok(const Timespec64& ts) { return ClockResult{0, ts}; }
+  static ClockResult Error(int32_t negative_errno) {
+    return ClockResult{negative_errno, Timespec64{}};
+  }
+
+  // Two results are the same call outcome: equal errors, or equal times.
+  friend bool operator==(const ClockResult& a, const ClockResult& b) {
+    return a.ret == b.ret && (a.ret != 0 || a.ts == b.ts);
+  }
+};
+
+// "12.000000345" or "-EINVAL".
+std::string FormatClockResult(const ClockResult& result);
+
+}  // namespace vdsolab
+
+#endif  // VDSOLAB_COMMON_CLOCK_RESULT_H_

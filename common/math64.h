@@ -1,0 +1,56 @@
+// File: common/math64.h
+//
+// The kernel's fixed-width time arithmetic helpers (include/vdso/math64.h,
+// include/linux/math64.h), shared by the timekeeper model and the vDSO
+// readers as in the kernel. Every helper keeps the kernel's integer widths,
+// including where they truncate.
+
+#ifndef VDSOLAB_COMMON_MATH64_H_
+#define VDSOLAB_COMMON_MATH64_H_
+
+#include <cstdint>
+
+namespace vdsolab {
+
+inline constexpr uint64_t kNsecPerSec = 1000000000ull;  // NSEC_PER_SEC
+inline constexpr uint64_t kNsecPerUsec = 1000ull;       // NSEC_PER_USEC
+inline constexpr uint64_t kUsecPerSec = 1000000ull;     // USEC_PER_SEC
+inline constexpr uint64_t kS64Max = 0x7fffffffffffffffull;  // S64_MAX
+inline constexpr uint64_t kU64Max = ~0ull;                  // U64_MAX
+
+// __iter_div_u64_rem(): quotient and remainder of dividend / divisor.
+// The kernel subtracts in a loop (fast for the small quotients it expects)
+// and counts in a u32, so the quotient wraps modulo 2^32. This computes the
+// same two values by division, which is O(1) for any input.
+constexpr uint32_t IterDivU64Rem(uint64_t dividend, uint32_t divisor,
+                                 uint64_t* remainder) {
+  *remainder = dividend % divisor;
+  return static_cast<uint32_t>(dividend / divisor);
+}
+
+// mul_u64_u32_add_u64_shr(): ((u128)a * mul + b) >> shift, truncated to u64.
+// This is the x86-64 (CONFIG_ARCH_SUPPORTS_INT128) body.
+constexpr uint64_t MulU64U32AddU64Shr(uint64_t a, uint32_t mul, uint64_t b,
+                                      uint32_t shift) {
+  unsigned __int128 product = static_cast<unsigned __int128>(a) * mul + b;
+  return static_cast<uint64_t>(product >> shift);
+}
+
+// mul_u64_u32_add_u64_shr() without 128-bit arithmetic, as the kernel builds
+// it on 32-bit architectures. Kept to prove the two bodies agree.
+constexpr uint64_t MulU64U32AddU64ShrNoInt128(uint64_t a, uint32_t mul,
+                                              uint64_t b, uint32_t shift) {
+  uint32_t ah = static_cast<uint32_t>(a >> 32);
+  uint32_t al = static_cast<uint32_t>(a);
+  uint64_t low = static_cast<uint64_t>(al) * mul;
+  uint64_t ret = low + b;
+  bool overflow = ret < low;
+  ret >>= shift;
+  if (overflow && shift != 0) ret += 1ull << (64 - shift);
+  if (ah != 0) ret += (static_cast<uint64_t>(ah) * mul) << (32 - shift);
+  return ret;
+}
+
+}  // namespace vdsolab
+
+#endif  // VDSOLAB_COMMON_MATH64_H_

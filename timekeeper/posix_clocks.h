@@ -1,0 +1,43 @@
+// File: timekeeper/posix_clocks.h
+//
+// The clock_gettime() system call (kernel/time/posix-timers.c): clock-id
+// dispatch to the timekeeper's readers, the alarm clocks
+// (kernel/time/alarmtimer.c) and the CPU-time clocks
+// (kernel/time/posix-cpu-timers.c). This is the oracle the vDSO readers are
+// checked against, and the fallback they call.
+
+#ifndef VDSOLAB_TIMEKEEPER_POSIX_CLOCKS_H_
+#define VDSOLAB_TIMEKEEPER_POSIX_CLOCKS_H_
+
+#include <cstdint>
+
+#include "common/clock_result.h"
+#include "common/clockid.h"
+#include "timekeeper/timekeeping.h"
+
+namespace vdsolab::timekeeper {
+
+// What the syscall needs besides the timekeeper: the counter value it reads,
+// and the calling task. CPU-time accounting is not modelled: the caller
+// supplies the task's CPU time, and the PROF, VIRT and SCHED CPU clocks all
+// return it.
+struct SyscallContext {
+  uint64_t cycles = 0;            // The clocksource read inside the syscall.
+  int32_t tgid = 1000;            // The calling process.
+  int32_t tid = 1000;             // The calling thread.
+  int64_t process_cputime_ns = 0;
+  int64_t thread_cputime_ns = 0;
+  // The alarm clocks need an RTC device (alarmtimer_get_rtcdev()); the
+  // project's Firecracker host has none and answers -EINVAL.
+  bool has_rtc = false;
+};
+
+// SYSCALL_DEFINE2(clock_gettime): 0 and the time, or -EINVAL. POSIX aux
+// clocks (ids 16..23, 6.17+) are modelled as not enabled: -EINVAL, as the
+// host answers.
+ClockResult SysClockGettime(const Timekeeping& tk, ClockId which,
+                            const SyscallContext& ctx);
+
+}  // namespace vdsolab::timekeeper
+
+#endif  // VDSOLAB_TIMEKEEPER_POSIX_CLOCKS_H_

@@ -1,0 +1,159 @@
+#include "timekeeper/vsyscall.h"
+
+#include "common/clockid.h"
+#include "common/math64.h"
+#include "vdso/datapage.h"
+
+namespace vdsolab::timekeeper {
+namespace {
+
+using vdso::ClockDataOffset;
+using vdso::kCsHresCoarse;
+using vdso::kCsRaw;
+using vdso::VcBasetimeNsec;
+using vdso::VcBasetimeSec;
+
+// Appends stores in program order.
+class StoreList {
+ public:
+  void U32(uint32_t offset, uint32_t value) { Add(offset, 4, value); }
+  void U64(uint32_t offset, uint64_t value) { Add(offset, 8, value); }
+  void Timestamp(int cs, int idx, uint64_t sec, uint64_t nsec) {
+    U64(ClockDataOffset(cs) + VcBasetimeSec(idx), sec);
+    U64(ClockDataOffset(cs) + VcBasetimeNsec(idx), nsec);
+  }
+  // smp_wmb(): orders the stores before it against those after it.
+  void Wmb() { wmb_pending_ = true; }
+  vdso::VvarUpdate Take() { return std::move(update_); }
+
+ private:
+  void Add(uint32_t offset, uint8_t size, uint64_t value) {
+    update_.stores.push_back(vdso::VvarStore{offset, size, value, wmb_pending_});
+    wmb_pending_ = false;
+  }
+  vdso::VvarUpdate update_;
+  bool wmb_pending_ = false;
+};
+
+// fill_clock_configuration().
+void FillClockConfiguration(StoreList& out, int cs, const TkReadBase& base) {
+  const uint32_t vc = ClockDataOffset(cs);
+  out.U64(vc + vdso::kVcCycleLast, base.cycle_last);
+  out.U64(vc + vdso::kVcMaxCycles, base.clock->max_cycles);
+  out.U64(vc + vdso::kVcMask, base.mask);
+  out.U32(vc + vdso::kVcMult, base.mult);
+  out.U32(vc + vdso::kVcShift, base.shift);
+}
+
+// update_vdso_time_data(): the parts only a vDSO-capable clocksource needs.
+void UpdateVdsoTimeData(StoreList& out, const Timekeeper& tk) {
+  FillClockConfiguration(out, kCsHresCoarse, tk.tkr_mono);
+  FillClockConfiguration(out, kCsRaw, tk.tkr_raw);
+
+  const uint32_t shift = tk.tkr_mono.shift;
+  const uint64_t nsec_per_sec_shifted = kNsecPerSec << shift;
+
+  // CLOCK_MONOTONIC: xtime + wall_to_monotonic, in shifted ns.
+  uint64_t sec = tk.xtime_sec +
+                 static_cast<uint64_t>(tk.wall_to_monotonic.tv_sec);
+  uint64_t nsec = tk.tkr_mono.xtime_nsec;
+  nsec += static_cast<uint64_t>(tk.wall_to_monotonic.tv_nsec) << shift;
+  while (nsec >= nsec_per_sec_shifted) {
+    nsec -= nsec_per_sec_shifted;
+    ++sec;
+  }
+  out.Timestamp(kCsHresCoarse, kClockMonotonic, sec, nsec);
+
+  // CLOCK_BOOTTIME: MONOTONIC + monotonic_to_boot.
+  sec += static_cast<uint64_t>(tk.monotonic_to_boot.tv_sec);
+  nsec += static_cast<uint64_t>(tk.monotonic_to_boot.tv_nsec) << shift;
+  while (nsec >= nsec_per_sec_shifted) {
+    nsec -= nsec_per_sec_shifted;
+    ++sec;
+  }
+  out.Timestamp(kCsHresCoarse, kClockBoottime, sec, nsec);
+
+  // CLOCK_MONOTONIC_RAW.
+  out.Timestamp(kCsRaw, kClockMonotonicRaw, tk.raw_sec, tk.tkr_raw.xtime_nsec);
+
+  // CLOCK_TAI.
+  out.Timestamp(kCsHresCoarse, kClockTai,
+                tk.xtime_sec + static_cast<uint64_t>(
+                                   static_cast<int64_t>(tk.tai_offset)),
+                tk.tkr_mono.xtime_nsec);
+}
+
+}  // namespace
+
+// Models update_vsyscall() with vdso_write_begin()/vdso_write_end().
+vdso::VvarUpdate BuildUpdateVsyscall(const Timekeeper& tk, uint32_t seq_hres,
+                                     uint32_t seq_raw, uint32_t hrtimer_res) {
+  StoreList out;
+  const uint32_t hres = ClockDataOffset(kCsHresCoarse);
+  const uint32_t raw = ClockDataOffset(kCsRaw);
+
+  // vdso_write_begin(): odd seq tells readers a write is in progress. The
+  // smp_wmb() after it pairs with the smp_rmb() in the readers'
+  // vdso_read_begin().
+  out.U32(hres + vdso::kVcSeq, seq_hres + 1);
+  out.U32(raw + vdso::kVcSeq, seq_raw + 1);
+  out.Wmb();
+
+  const int32_t clock_mode = tk.tkr_mono.clock->vdso_clock_mode;
+  out.U32(hres + vdso::kVcClockMode, static_cast<uint32_t>(clock_mode));
+  out.U32(raw + vdso::kVcClockMode, static_cast<uint32_t>(clock_mode));
+
+  // CLOCK_REALTIME is always written: time() needs it.
+  out.Timestamp(kCsHresCoarse, kClockRealtime, tk.xtime_sec,
+                tk.tkr_mono.xtime_nsec);
+  // CLOCK_REALTIME_COARSE, in plain ns.
+  out.Timestamp(kCsHresCoarse, kClockRealtimeCoarse, tk.xtime_sec,
+                tk.coarse_nsec);
+  // CLOCK_MONOTONIC_COARSE.
+  uint64_t nsec = tk.coarse_nsec;
+  nsec += static_cast<uint64_t>(tk.wall_to_monotonic.tv_nsec);
+  uint64_t rem = 0;
+  const uint32_t carry =
+      IterDivU64Rem(nsec, static_cast<uint32_t>(kNsecPerSec), &rem);
+  out.Timestamp(kCsHresCoarse, kClockMonotonicCoarse,
+                tk.xtime_sec +
+                    static_cast<uint64_t>(tk.wall_to_monotonic.tv_sec) + carry,
+                rem);
+
+  // Read without the seq by clock_getres(): WRITE_ONCE().
+  out.U32(vdso::kHrtimerRes, hrtimer_res);
+
+  // A clocksource the vDSO cannot read leaves the hres parts stale.
+  if (clock_mode != kVdsoClockmodeNone) UpdateVdsoTimeData(out, tk);
+
+  // vdso_write_end(): the smp_wmb() pairs with the smp_rmb() in the
+  // readers' vdso_read_retry(); even seq marks the data consistent.
+  out.Wmb();
+  out.U32(hres + vdso::kVcSeq, seq_hres + 2);
+  out.U32(raw + vdso::kVcSeq, seq_raw + 2);
+  return out.Take();
+}
+
+VvarPublisher::VvarPublisher(vdso::VvarPage* page, Mode mode,
+                             uint32_t hrtimer_res)
+    : page_(page), mode_(mode), hrtimer_res_(hrtimer_res) {
+  seq_[0] = static_cast<uint32_t>(
+      page->Load(ClockDataOffset(kCsHresCoarse) + vdso::kVcSeq, 4));
+  seq_[1] = static_cast<uint32_t>(
+      page->Load(ClockDataOffset(kCsRaw) + vdso::kVcSeq, 4));
+}
+
+void VvarPublisher::UpdateVsyscall(const Timekeeper& tk) {
+  vdso::VvarUpdate update =
+      BuildUpdateVsyscall(tk, seq_[0], seq_[1], hrtimer_res_);
+  seq_[0] += 2;
+  seq_[1] += 2;
+  ++updates_published_;
+  if (mode_ == Mode::kApplyImmediately) {
+    page_->Apply(update);
+  } else {
+    pending_.push_back(std::move(update));
+  }
+}
+
+}  // namespace vdsolab::timekeeper

@@ -1,0 +1,102 @@
+// File: vdso/access.h
+//
+// How a vDSO reader touches the outside world: page loads, the counter read,
+// barriers, spinning, and the syscall fallback. Readers are templates over an
+// access policy chosen at compile time (design rule 2):
+//
+// - NativeAccess: plain loads, the real TSC, the real syscall. No virtual
+//   call and no hook: the reader compiles to what the kernel's does.
+// - HookedAccess: calls an AccessHooks object before every page load and for
+//   every counter read, so the simulation can apply pending vvar stores,
+//   migrate the reader or advance time at exactly those points.
+
+#ifndef VDSOLAB_VDSO_ACCESS_H_
+#define VDSOLAB_VDSO_ACCESS_H_
+
+#include <concepts>
+#include <cstdint>
+#include <cstring>
+
+#include "common/clock_result.h"
+#include "common/clockid.h"
+
+namespace vdsolab::vdso {
+
+// What every access policy provides.
+template <class A>
+concept VdsoAccess = requires(A& a, const uint8_t* p, ClockId clock) {
+  // READ_ONCE() of a u32/s32/u64 page field.
+  { a.template Load<uint32_t>(p) } -> std::same_as<uint32_t>;
+  { a.template Load<uint64_t>(p) } -> std::same_as<uint64_t>;
+  // rdtsc_ordered(): the counter read the x86 vDSO makes.
+  { a.ReadTsc() } -> std::same_as<uint64_t>;
+  // smp_rmb(): a compiler barrier on x86.
+  a.Rmb();
+  // cpu_relax() in the seq spin loop.
+  a.CpuRelax();
+  // false: give up this call (the simulation's livelock budget ran out).
+  { a.MayRetry() } -> std::same_as<bool>;
+  // clock_gettime_fallback(): the system call.
+  { a.Fallback(clock) } -> std::same_as<ClockResult>;
+};
+
+// Plain loads, the hardware counter, the real system call.
+struct NativeAccess {
+  template <class T>
+  T Load(const uint8_t* p) const {
+    // A relaxed atomic load is a plain mov on x86 (READ_ONCE); it keeps a
+    // reader racing a writer thread free of C++ data-race UB.
+    return __atomic_load_n(reinterpret_cast<const T*>(p), __ATOMIC_RELAXED);
+  }
+  uint64_t ReadTsc() const;
+  void Rmb() const { asm volatile("" ::: "memory"); }
+  void CpuRelax() const { __builtin_ia32_pause(); }
+  constexpr bool MayRetry() const { return true; }
+  ClockResult Fallback(ClockId clock) const;
+};
+
+// The simulation's side of HookedAccess.
+class AccessHooks {
+ public:
+  virtual ~AccessHooks() = default;
+  // Called before the reader loads `size` bytes at `page_offset`; the load
+  // then sees the page as the hook left it.
+  virtual void BeforeLoad(uint32_t page_offset, uint32_t size) = 0;
+  // The counter value this read returns (the hook may first apply stores,
+  // migrate the reader, or advance time).
+  virtual uint64_t ReadCounter() = 0;
+  // Called once per loop iteration (spin or retry); false abandons the call.
+  virtual bool MayRetry() = 0;
+  // The syscall the reader falls back to.
+  virtual ClockResult Fallback(ClockId clock) = 0;
+};
+
+class HookedAccess {
+ public:
+  HookedAccess(const uint8_t* page, AccessHooks* hooks)
+      : page_(page), hooks_(hooks) {}
+
+  template <class T>
+  T Load(const uint8_t* p) {
+    hooks_->BeforeLoad(static_cast<uint32_t>(p - page_), sizeof(T));
+    T value;
+    std::memcpy(&value, p, sizeof(T));
+    return value;
+  }
+  uint64_t ReadTsc() { return hooks_->ReadCounter(); }
+  void Rmb() {}
+  void CpuRelax() {}
+  bool MayRetry() { return hooks_->MayRetry(); }
+  ClockResult Fallback(ClockId clock) { return hooks_->Fallback(clock); }
+
+ private:
+  const uint8_t* page_;
+  AccessHooks* hooks_;
+};
+
+static_assert(VdsoAccess<NativeAccess>);
+static_assert(VdsoAccess<HookedAccess>);
+
+}  // namespace vdsolab::vdso
+
+#endif  // VDSOLAB_VDSO_ACCESS_H_

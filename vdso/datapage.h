@@ -1,0 +1,112 @@
+// File: vdso/datapage.h
+//
+// The x86-64 vDSO time data page in the kernel's layout (include/vdso/
+// datapage.h, 6.17+: struct vdso_time_data with struct vdso_clock records,
+// CONFIG_GENERIC_VDSO_OVERFLOW_PROTECT's max_cycles, and the POSIX aux clock
+// records). The live page of this project's 6.18 host has exactly these
+// offsets (tz_minuteswest at 2320, hrtimer_res at 2328; see
+// docs/vvar-layout.md).
+//
+// These structs describe offsets only. The page is memory: readers and the
+// writer reach fields as bytes at these offsets (design rule 1), and nothing
+// ever constructs these types over the page.
+
+#ifndef VDSOLAB_VDSO_DATAPAGE_H_
+#define VDSOLAB_VDSO_DATAPAGE_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "common/clockid.h"
+
+namespace vdsolab::vdso {
+
+inline constexpr size_t kPageSize = 4096;
+
+// Indices of the two clock records (enum vdso_clock_bases... CS_*).
+inline constexpr int kCsHresCoarse = 0;
+inline constexpr int kCsRaw = 1;
+inline constexpr int kCsBases = 2;
+inline constexpr int kVdsoBaseAux = 0;  // Aux clocks use basetime[0].
+
+// struct vdso_timestamp: for hres bases nsec is ns << shift; for the coarse
+// bases it is plain ns.
+struct VdsoTimestamp {
+  uint64_t sec;
+  uint64_t nsec;
+};
+
+// struct vdso_clock (6.15+), x86-64 with max_cycles.
+struct VdsoClock {
+  uint32_t seq;
+  int32_t clock_mode;
+  uint64_t cycle_last;
+  uint64_t max_cycles;
+  uint64_t mask;
+  uint32_t mult;
+  uint32_t shift;
+  VdsoTimestamp basetime[kVdsoBases];  // Union with timens offset[].
+};
+
+// struct vdso_time_data (6.17+), ____cacheline_aligned.
+struct alignas(64) VdsoTimeData {
+  VdsoClock clock_data[kCsBases];
+  VdsoClock aux_clock_data[kMaxAuxClocks];
+  int32_t tz_minuteswest;
+  int32_t tz_dsttime;
+  uint32_t hrtimer_res;
+  uint32_t unused;
+};
+
+static_assert(sizeof(VdsoTimestamp) == 16);
+static_assert(offsetof(VdsoClock, seq) == 0);
+static_assert(offsetof(VdsoClock, clock_mode) == 4);
+static_assert(offsetof(VdsoClock, cycle_last) == 8);
+static_assert(offsetof(VdsoClock, max_cycles) == 16);
+static_assert(offsetof(VdsoClock, mask) == 24);
+static_assert(offsetof(VdsoClock, mult) == 32);
+static_assert(offsetof(VdsoClock, shift) == 36);
+static_assert(offsetof(VdsoClock, basetime) == 40);
+static_assert(sizeof(VdsoClock) == 232);
+static_assert(offsetof(VdsoTimeData, clock_data) == 0);
+static_assert(offsetof(VdsoTimeData, aux_clock_data) == 464);
+static_assert(offsetof(VdsoTimeData, tz_minuteswest) == 2320);
+static_assert(offsetof(VdsoTimeData, tz_dsttime) == 2324);
+static_assert(offsetof(VdsoTimeData, hrtimer_res) == 2328);
+static_assert(sizeof(VdsoTimeData) == 2368);
+static_assert(sizeof(VdsoTimeData) <= kPageSize);
+
+// Byte offsets, relative to a struct vdso_clock or to the page.
+inline constexpr uint32_t kVcSeq = offsetof(VdsoClock, seq);
+inline constexpr uint32_t kVcClockMode = offsetof(VdsoClock, clock_mode);
+inline constexpr uint32_t kVcCycleLast = offsetof(VdsoClock, cycle_last);
+inline constexpr uint32_t kVcMaxCycles = offsetof(VdsoClock, max_cycles);
+inline constexpr uint32_t kVcMask = offsetof(VdsoClock, mask);
+inline constexpr uint32_t kVcMult = offsetof(VdsoClock, mult);
+inline constexpr uint32_t kVcShift = offsetof(VdsoClock, shift);
+
+constexpr uint32_t VcBasetimeSec(int idx) {
+  return static_cast<uint32_t>(offsetof(VdsoClock, basetime) +
+                               sizeof(VdsoTimestamp) * idx);
+}
+constexpr uint32_t VcBasetimeNsec(int idx) {
+  return VcBasetimeSec(idx) + static_cast<uint32_t>(sizeof(uint64_t));
+}
+
+// Page offset of clock_data[cs] / aux_clock_data[idx].
+constexpr uint32_t ClockDataOffset(int cs) {
+  return static_cast<uint32_t>(offsetof(VdsoTimeData, clock_data) +
+                               sizeof(VdsoClock) * cs);
+}
+constexpr uint32_t AuxClockDataOffset(int idx) {
+  return static_cast<uint32_t>(offsetof(VdsoTimeData, aux_clock_data) +
+                               sizeof(VdsoClock) * idx);
+}
+
+inline constexpr uint32_t kTzMinuteswest = offsetof(VdsoTimeData, tz_minuteswest);
+inline constexpr uint32_t kTzDsttime = offsetof(VdsoTimeData, tz_dsttime);
+inline constexpr uint32_t kHrtimerRes = offsetof(VdsoTimeData, hrtimer_res);
+
+}  // namespace vdsolab::vdso
+
+#endif  // VDSOLAB_VDSO_DATAPAGE_H_

@@ -1,0 +1,220 @@
+// File: vdso/upstream_reader.h
+//
+// The upstream vDSO clock_gettime() for x86-64 as of Linux 6.17/6.18:
+// lib/vdso/gettimeofday.c (dispatch, do_hres, do_coarse, do_aux, the seq
+// loop) with the x86 hooks of arch/x86/include/asm/vdso/gettimeofday.h
+// (6.10+: counter & S64_MAX, (s64)cycles >= 0, vdso_calc_ns with max_cycles
+// and the bit-62 negative-motion clamp), over the 6.17+ page layout in
+// vdso/datapage.h.
+//
+// Deviations (docs/readers.md): time namespaces are not modelled (the writer
+// never publishes a TIMENS page, so an odd seq is always a write in
+// progress); PVCLOCK and HVCLOCK counters are not modelled and read as
+// U64_MAX, which sends the caller to the syscall as for mode NONE.
+//
+// Example:
+//   vdso::NativeAccess native;
+//   std::optional<ClockResult> r =
+//       vdso::upstream::ClockGettime(native, page->data(), CLOCK_MONOTONIC);
+
+#ifndef VDSOLAB_VDSO_UPSTREAM_READER_H_
+#define VDSOLAB_VDSO_UPSTREAM_READER_H_
+
+#include <cstdint>
+#include <optional>
+
+#include "common/clock_result.h"
+#include "common/clockid.h"
+#include "common/math64.h"
+#include "vdso/access.h"
+#include "vdso/datapage.h"
+
+namespace vdsolab::vdso::upstream {
+
+// VDSO_CLOCKMODE_* values the reader tests.
+inline constexpr int32_t kClockModeNone = 0;
+inline constexpr int32_t kClockModeTsc = 1;
+inline constexpr int32_t kClockModeTimens = 0x7fffffff;
+
+namespace upstream_internal {
+
+// A loop that the access policy stopped (simulation livelock budget).
+struct Abandoned {};
+
+// vdso_read_begin_timens() without time namespaces: spin while the writer
+// holds seq odd, then smp_rmb() (pairs with smp_wmb() after the writer's
+// seq++ in vdso_write_begin()). The mode load on an odd seq is the kernel's
+// timens check; it never diverts here.
+template <VdsoAccess A>
+std::optional<uint32_t> ReadBegin(A& acc, const uint8_t* vc) {
+  uint32_t seq;
+  while (((seq = acc.template Load<uint32_t>(vc + kVcSeq)) & 1) != 0) {
+    (void)acc.template Load<uint32_t>(vc + kVcClockMode);  // TIMENS check.
+    acc.CpuRelax();
+    if (!acc.MayRetry()) return std::nullopt;
+  }
+  acc.Rmb();
+  return seq;
+}
+
+// vdso_read_retry(): smp_rmb() (pairs with smp_wmb() before the writer's
+// final seq++ in vdso_write_end()), then compare seq.
+template <VdsoAccess A>
+bool ReadRetry(A& acc, const uint8_t* vc, uint32_t start) {
+  acc.Rmb();
+  return acc.template Load<uint32_t>(vc + kVcSeq) != start;
+}
+
+// __arch_get_hw_counter() for x86: the TSC with the sign bit cleared, since
+// U64_MAX / a set MSB marks an invalid read.
+template <VdsoAccess A>
+uint64_t ArchGetHwCounter(A& acc, int32_t clock_mode) {
+  if (clock_mode == kClockModeTsc) return acc.ReadTsc() & kS64Max;
+  return kU64Max;
+}
+
+// arch_vdso_cycles_ok() for x86.
+inline bool CyclesOk(uint64_t cycles) {
+  return static_cast<int64_t>(cycles) >= 0;
+}
+
+// vdso_calc_ns() for x86 (6.10+): one unsigned compare against max_cycles
+// catches both negative motion and products that would overflow u64.
+template <VdsoAccess A>
+uint64_t CalcNs(A& acc, const uint8_t* vc, uint64_t cycles, uint64_t base) {
+  const uint64_t delta = cycles - acc.template Load<uint64_t>(vc + kVcCycleLast);
+  if (delta > acc.template Load<uint64_t>(vc + kVcMaxCycles)) {
+    // With S64_MAX as the effective mask, bit 62 is the sign bit: the TSC
+    // is behind cycle_last, so stay at the base time.
+    if ((delta & (1ull << 62)) != 0) {
+      return base >> acc.template Load<uint32_t>(vc + kVcShift);
+    }
+    const uint32_t mult = acc.template Load<uint32_t>(vc + kVcMult);
+    const uint32_t shift = acc.template Load<uint32_t>(vc + kVcShift);
+    return MulU64U32AddU64Shr(delta & kS64Max, mult, base, shift);
+  }
+  const uint32_t mult = acc.template Load<uint32_t>(vc + kVcMult);
+  const uint32_t shift = acc.template Load<uint32_t>(vc + kVcShift);
+  return (delta * mult + base) >> shift;
+}
+
+// vdso_get_timestamp(): false sends the caller to the syscall.
+template <VdsoAccess A>
+bool GetTimestamp(A& acc, const uint8_t* vc, int idx, uint64_t* sec,
+                  uint64_t* ns) {
+  // vdso_clocksource_ok() is always true on x86: mode NONE is caught by the
+  // counter read returning U64_MAX.
+  const int32_t mode = static_cast<int32_t>(
+      acc.template Load<uint32_t>(vc + kVcClockMode));
+  const uint64_t cycles = ArchGetHwCounter(acc, mode);
+  if (!CyclesOk(cycles)) return false;
+  const uint64_t base = acc.template Load<uint64_t>(vc + VcBasetimeNsec(idx));
+  *ns = CalcNs(acc, vc, cycles, base);
+  *sec = acc.template Load<uint64_t>(vc + VcBasetimeSec(idx));
+  return true;
+}
+
+// vdso_set_timespec(): normalise outside the loop, because a racy ns inside
+// the loop could make __iter_div_u64_rem() arbitrarily slow.
+inline Timespec64 SetTimespec(uint64_t sec, uint64_t ns) {
+  uint64_t rem = 0;
+  const uint32_t carry =
+      IterDivU64Rem(ns, static_cast<uint32_t>(kNsecPerSec), &rem);
+  return Timespec64{static_cast<int64_t>(sec + carry),
+                    static_cast<int64_t>(rem)};
+}
+
+// do_hres(): true with *ts set; false: use the syscall; nullopt: abandoned.
+template <VdsoAccess A>
+std::optional<bool> DoHres(A& acc, const uint8_t* vc, ClockId clk,
+                           Timespec64* ts) {
+  uint64_t sec = 0, ns = 0;
+  for (;;) {
+    std::optional<uint32_t> seq = ReadBegin(acc, vc);
+    if (!seq) return std::nullopt;
+    if (!GetTimestamp(acc, vc, clk, &sec, &ns)) return false;
+    if (!ReadRetry(acc, vc, *seq)) break;
+    if (!acc.MayRetry()) return std::nullopt;
+  }
+  *ts = SetTimespec(sec, ns);
+  return true;
+}
+
+// do_coarse(): the coarse bases hold plain ns; copy them under the seq.
+template <VdsoAccess A>
+std::optional<bool> DoCoarse(A& acc, const uint8_t* vc, ClockId clk,
+                             Timespec64* ts) {
+  for (;;) {
+    std::optional<uint32_t> seq = ReadBegin(acc, vc);
+    if (!seq) return std::nullopt;
+    ts->tv_sec = static_cast<int64_t>(
+        acc.template Load<uint64_t>(vc + VcBasetimeSec(clk)));
+    ts->tv_nsec = static_cast<int64_t>(
+        acc.template Load<uint64_t>(vc + VcBasetimeNsec(clk)));
+    if (!ReadRetry(acc, vc, *seq)) return true;
+    if (!acc.MayRetry()) return std::nullopt;
+  }
+}
+
+// do_aux() (6.17+): a disabled aux clock (mode NONE) goes to the syscall.
+template <VdsoAccess A>
+std::optional<bool> DoAux(A& acc, const uint8_t* vd, ClockId clock,
+                          Timespec64* ts) {
+  const uint8_t* vc = vd + AuxClockDataOffset(clock - kClockAux);
+  uint64_t sec = 0, ns = 0;
+  for (;;) {
+    std::optional<uint32_t> seq = ReadBegin(acc, vc);
+    if (!seq) return std::nullopt;
+    const int32_t mode = static_cast<int32_t>(
+        acc.template Load<uint32_t>(vc + kVcClockMode));
+    if (mode == kClockModeNone) return false;
+    if (!GetTimestamp(acc, vc, kVdsoBaseAux, &sec, &ns)) return false;
+    if (!ReadRetry(acc, vc, *seq)) break;
+    if (!acc.MayRetry()) return std::nullopt;
+  }
+  *ts = SetTimespec(sec, ns);
+  return true;
+}
+
+// __cvdso_clock_gettime_common(): true if the vDSO answered.
+template <VdsoAccess A>
+std::optional<bool> ClockGettimeCommon(A& acc, const uint8_t* vd,
+                                       ClockId clock, Timespec64* ts) {
+  // vdso_clockid_valid(): negative ids wrap to large u32 values.
+  if (static_cast<uint32_t>(clock) > static_cast<uint32_t>(kClockAuxLast)) {
+    return false;
+  }
+  // Convert the clock id to a bit and look it up in the served sets.
+  const uint32_t msk = 1u << clock;
+  if ((msk & kVdsoHres) != 0) {
+    return DoHres(acc, vd + ClockDataOffset(kCsHresCoarse), clock, ts);
+  }
+  if ((msk & kVdsoCoarse) != 0) {
+    return DoCoarse(acc, vd + ClockDataOffset(kCsHresCoarse), clock, ts);
+  }
+  if ((msk & kVdsoRaw) != 0) {
+    return DoHres(acc, vd + ClockDataOffset(kCsRaw), clock, ts);
+  }
+  if ((msk & kVdsoAux) != 0) return DoAux(acc, vd, clock, ts);
+  return false;
+}
+
+}  // namespace upstream_internal
+
+// __cvdso_clock_gettime_data(): the vDSO's answer, or the syscall's when the
+// vDSO does not serve this clock or mode. std::nullopt only when the access
+// policy abandoned the call (never with NativeAccess).
+template <VdsoAccess A>
+std::optional<ClockResult> ClockGettime(A& acc, const uint8_t* vd,
+                                        ClockId clock) {
+  Timespec64 ts;
+  std::optional<bool> ok =
+      upstream_internal::ClockGettimeCommon(acc, vd, clock, &ts);
+  if (!ok) return std::nullopt;
+  if (!*ok) return acc.Fallback(clock);
+  return ClockResult::Ok(ts);
+}
+
+}  // namespace vdsolab::vdso::upstream
+
+#endif  // VDSOLAB_VDSO_UPSTREAM_READER_H_

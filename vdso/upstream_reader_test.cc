@@ -1,0 +1,191 @@
+#include "vdso/upstream_reader.h"
+
+#include <gtest/gtest.h>
+
+#include <climits>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "vdso/access.h"
+#include "vdso/datapage.h"
+#include "vdso/vvar_page.h"
+
+namespace vdsolab::vdso {
+namespace {
+
+// Records every access the reader makes; lets a test act before a load.
+class ScriptedHooks : public AccessHooks {
+ public:
+  void BeforeLoad(uint32_t offset, uint32_t size) override {
+    if (before_load) before_load(loads.size(), offset);
+    loads.push_back(DescribeVvarOffset(offset));
+    (void)size;
+  }
+  uint64_t ReadCounter() override {
+    loads.push_back("COUNTER");
+    return counter;
+  }
+  bool MayRetry() override { return ++retries <= retry_budget; }
+  ClockResult Fallback(ClockId clock) override {
+    fallbacks.push_back(clock);
+    return ClockResult::Error(-kEinval);
+  }
+
+  uint64_t counter = 0;
+  int retries = 0;
+  int retry_budget = 100;
+  std::vector<std::string> loads;
+  std::vector<ClockId> fallbacks;
+  std::function<void(size_t, uint32_t)> before_load;
+};
+
+class UpstreamReaderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto page = VvarPage::Create();
+    ASSERT_TRUE(page.ok());
+    page_ = std::move(*page);
+    // A clean page: 1 ns per cycle (mult 2^24, shift 24), cycle_last 1000,
+    // MONOTONIC at 5.999999990 s, REALTIME_COARSE at 77.000000123 s.
+    for (int cs : {kCsHresCoarse, kCsRaw}) {
+      const uint32_t vc = ClockDataOffset(cs);
+      page_->Store(vc + kVcSeq, 4, 2);
+      page_->Store(vc + kVcClockMode, 4, upstream::kClockModeTsc);
+      page_->Store(vc + kVcCycleLast, 8, 1000);
+      page_->Store(vc + kVcMaxCycles, 8, 1ull << 40);
+      page_->Store(vc + kVcMask, 8, ~0ull);
+      page_->Store(vc + kVcMult, 4, 1u << 24);
+      page_->Store(vc + kVcShift, 4, 24);
+    }
+    SetBase(kCsHresCoarse, kClockMonotonic, 5, 999999990ull << 24);
+    SetBase(kCsHresCoarse, kClockRealtimeCoarse, 77, 123);
+  }
+  void SetBase(int cs, ClockId clock, uint64_t sec, uint64_t nsec) {
+    page_->Store(ClockDataOffset(cs) + VcBasetimeSec(clock), 8, sec);
+    page_->Store(ClockDataOffset(cs) + VcBasetimeNsec(clock), 8, nsec);
+  }
+  std::optional<ClockResult> Read(ClockId clock) {
+    HookedAccess access(page_->data(), &hooks_);
+    return upstream::ClockGettime(access, page_->data(), clock);
+  }
+
+  std::unique_ptr<VvarPage> page_;
+  ScriptedHooks hooks_;
+};
+
+TEST_F(UpstreamReaderTest, HresAddsTheConvertedDeltaAndNormalises) {
+  hooks_.counter = 1020;  // 20 cycles = 20 ns past 5.999999990.
+  EXPECT_EQ(Read(kClockMonotonic), ClockResult::Ok({6, 10}));
+  EXPECT_TRUE(hooks_.fallbacks.empty());
+}
+
+TEST_F(UpstreamReaderTest, HresLoadsInKernelSourceOrder) {
+  hooks_.counter = 1020;
+  ASSERT_TRUE(Read(kClockMonotonic).has_value());
+  const std::vector<std::string> expected = {
+      "clock_data[0].seq",
+      "clock_data[0].clock_mode",
+      "COUNTER",
+      "clock_data[0].basetime[CLOCK_MONOTONIC].nsec",
+      "clock_data[0].cycle_last",
+      "clock_data[0].max_cycles",
+      "clock_data[0].mult",
+      "clock_data[0].shift",
+      "clock_data[0].basetime[CLOCK_MONOTONIC].sec",
+      "clock_data[0].seq",
+  };
+  EXPECT_EQ(hooks_.loads, expected);
+}
+
+TEST_F(UpstreamReaderTest, NegativeMotionReturnsTheBaseTime) {
+  hooks_.counter = 900;  // Behind cycle_last: another CPU's TSC lags.
+  EXPECT_EQ(Read(kClockMonotonic), ClockResult::Ok({5, 999999990}));
+}
+
+TEST_F(UpstreamReaderTest, DeltaBeyondMaxCyclesTakesTheSafeMultiply) {
+  page_->Store(ClockDataOffset(kCsHresCoarse) + kVcMaxCycles, 8, 10);
+  hooks_.counter = 1020;
+  EXPECT_EQ(Read(kClockMonotonic), ClockResult::Ok({6, 10}));
+  // 2^40 cycles of 1 ns: the plain u64 product (2^64) would wrap to 0.
+  hooks_.counter = 1000 + (1ull << 40);
+  const int64_t ns = (1ll << 40) + 999999990;
+  EXPECT_EQ(Read(kClockMonotonic),
+            ClockResult::Ok({5 + ns / 1000000000, ns % 1000000000}));
+}
+
+TEST_F(UpstreamReaderTest, CounterBitSixtyThreeIsMaskedOff) {
+  // The x86 reader clears the TSC's MSB: 2^63 + 1020 reads as 1020.
+  hooks_.counter = (1ull << 63) + 1020;
+  EXPECT_EQ(Read(kClockMonotonic), ClockResult::Ok({6, 10}));
+}
+
+TEST_F(UpstreamReaderTest, ClockModeNoneFallsBackToTheSyscall) {
+  page_->Store(ClockDataOffset(kCsRaw) + kVcClockMode, 4, 0);
+  EXPECT_EQ(Read(kClockMonotonicRaw), ClockResult::Error(-kEinval));
+  EXPECT_EQ(hooks_.fallbacks, std::vector<ClockId>{kClockMonotonicRaw});
+}
+
+TEST_F(UpstreamReaderTest, CoarseCopiesPlainNanoseconds) {
+  EXPECT_EQ(Read(kClockRealtimeCoarse), ClockResult::Ok({77, 123}));
+  const std::vector<std::string> expected = {
+      "clock_data[0].seq",
+      "clock_data[0].basetime[CLOCK_REALTIME_COARSE].sec",
+      "clock_data[0].basetime[CLOCK_REALTIME_COARSE].nsec",
+      "clock_data[0].seq",
+  };
+  EXPECT_EQ(hooks_.loads, expected);
+}
+
+TEST_F(UpstreamReaderTest, UnservedAndInvalidIdsGoToTheSyscall) {
+  const std::vector<ClockId> ids = {kClockProcessCputimeId, kClockRealtimeAlarm,
+                                    kClockSgiCycle, 12, 15, 24, -1, INT_MIN,
+                                    INT_MAX};
+  for (ClockId id : ids) {
+    EXPECT_EQ(Read(id), ClockResult::Error(-kEinval)) << id;
+  }
+  EXPECT_EQ(hooks_.fallbacks, ids);
+  EXPECT_TRUE(hooks_.loads.empty());  // Decided without touching the page.
+}
+
+TEST_F(UpstreamReaderTest, DisabledAuxClockReadsItsRecordThenFallsBack) {
+  EXPECT_EQ(Read(kClockAux + 2), ClockResult::Error(-kEinval));
+  const std::vector<std::string> expected = {"aux_clock_data[2].seq",
+                                             "aux_clock_data[2].clock_mode"};
+  EXPECT_EQ(hooks_.loads, expected);
+}
+
+TEST_F(UpstreamReaderTest, RetriesWhenSeqChangesUnderneath) {
+  hooks_.counter = 1020;
+  // A whole update lands after the first data load: seq 2 -> 4 and a new
+  // MONOTONIC base. The first pass is discarded; the second sees the update.
+  hooks_.before_load = [&](size_t n, uint32_t) {
+    if (n != 3) return;
+    page_->Store(kVcSeq, 4, 4);
+    SetBase(kCsHresCoarse, kClockMonotonic, 100, 0);
+  };
+  EXPECT_EQ(Read(kClockMonotonic), ClockResult::Ok({100, 20}));
+  EXPECT_EQ(hooks_.loads.size(), 20u);  // Two full passes.
+}
+
+TEST_F(UpstreamReaderTest, OddSeqSpinsUntilTheBudgetRunsOut) {
+  page_->Store(kVcSeq, 4, 3);
+  hooks_.retry_budget = 5;
+  EXPECT_EQ(Read(kClockMonotonic), std::nullopt);
+  EXPECT_EQ(hooks_.retries, 6);
+  // Each spin reads seq and, as the kernel's timens check, clock_mode.
+  EXPECT_EQ(hooks_.loads.size(), 12u);
+}
+
+TEST(NativeAccess, ReadsThePagePlainly) {
+  auto page = VvarPage::Create();
+  ASSERT_TRUE(page.ok());
+  (*page)->Store(ClockDataOffset(kCsHresCoarse) + VcBasetimeSec(kClockRealtimeCoarse), 8, 42);
+  (*page)->Store(ClockDataOffset(kCsHresCoarse) + VcBasetimeNsec(kClockRealtimeCoarse), 8, 7);
+  NativeAccess native;
+  EXPECT_EQ(upstream::ClockGettime(native, (*page)->data(), kClockRealtimeCoarse),
+            ClockResult::Ok({42, 7}));
+}
+
+}  // namespace
+}  // namespace vdsolab::vdso

@@ -1,0 +1,127 @@
+#include "vdso/vvar_page.h"
+
+#include <sys/mman.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_format.h"
+#include "common/clockid.h"
+#include "vdso/datapage.h"
+
+namespace vdsolab::vdso {
+
+absl::StatusOr<std::unique_ptr<VvarPage>> VvarPage::Create() {
+  // mmap gives page alignment and zeroed memory, and lets later tools change
+  // the protection of the page (to trap loads of unmodified vDSO code).
+  void* mem = mmap(nullptr, kPages * kPageSize, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (mem == MAP_FAILED) {
+    return absl::ResourceExhaustedError(
+        absl::StrFormat("mmap of the vvar area failed: %s", strerror(errno)));
+  }
+  return std::unique_ptr<VvarPage>(new VvarPage(static_cast<uint8_t*>(mem)));
+}
+
+VvarPage::~VvarPage() { munmap(base_, kPages * kPageSize); }
+
+void VvarPage::Store(uint32_t offset, uint8_t size, uint64_t value) {
+  uint8_t* p = base_ + offset;
+  // Relaxed atomic stores are plain movs on x86 and keep a concurrent native
+  // reader (benchmarks) free of data races.
+  switch (size) {
+    case 1:
+      __atomic_store_n(p, static_cast<uint8_t>(value), __ATOMIC_RELAXED);
+      break;
+    case 2:
+      __atomic_store_n(reinterpret_cast<uint16_t*>(p),
+                       static_cast<uint16_t>(value), __ATOMIC_RELAXED);
+      break;
+    case 4:
+      __atomic_store_n(reinterpret_cast<uint32_t*>(p),
+                       static_cast<uint32_t>(value), __ATOMIC_RELAXED);
+      break;
+    default:
+      __atomic_store_n(reinterpret_cast<uint64_t*>(p), value,
+                       __ATOMIC_RELAXED);
+      break;
+  }
+}
+
+void VvarPage::Apply(const VvarUpdate& update) {
+  for (const VvarStore& store : update.stores) Apply(store);
+}
+
+uint64_t VvarPage::Load(uint32_t offset, uint8_t size) const {
+  uint64_t value = 0;
+  std::memcpy(&value, base_ + offset, size);  // Little-endian.
+  return value;
+}
+
+std::vector<uint8_t> VvarPage::Snapshot() const {
+  return std::vector<uint8_t>(base_, base_ + kPages * kPageSize);
+}
+
+namespace {
+
+std::string DescribeClockField(uint32_t rel) {
+  switch (rel) {
+    case kVcSeq:
+      return "seq";
+    case kVcClockMode:
+      return "clock_mode";
+    case kVcCycleLast:
+      return "cycle_last";
+    case kVcMaxCycles:
+      return "max_cycles";
+    case kVcMask:
+      return "mask";
+    case kVcMult:
+      return "mult";
+    case kVcShift:
+      return "shift";
+    default:
+      break;
+  }
+  if (rel >= VcBasetimeSec(0) && rel < sizeof(VdsoClock)) {
+    const uint32_t idx = (rel - VcBasetimeSec(0)) / sizeof(VdsoTimestamp);
+    const uint32_t part = (rel - VcBasetimeSec(0)) % sizeof(VdsoTimestamp);
+    return absl::StrFormat("basetime[%s].%s",
+                           ClockName(static_cast<ClockId>(idx)),
+                           part == 0 ? "sec" : "nsec");
+  }
+  return absl::StrFormat("+%u", rel);
+}
+
+}  // namespace
+
+std::string DescribeVvarOffset(uint32_t offset) {
+  if (offset < AuxClockDataOffset(0)) {
+    return absl::StrFormat("clock_data[%u].%s", offset / sizeof(VdsoClock),
+                           DescribeClockField(offset % sizeof(VdsoClock)));
+  }
+  if (offset < kTzMinuteswest) {
+    const uint32_t rel = offset - AuxClockDataOffset(0);
+    return absl::StrFormat("aux_clock_data[%u].%s", rel / sizeof(VdsoClock),
+                           DescribeClockField(rel % sizeof(VdsoClock)));
+  }
+  switch (offset) {
+    case kTzMinuteswest:
+      return "tz_minuteswest";
+    case kTzDsttime:
+      return "tz_dsttime";
+    case kHrtimerRes:
+      return "hrtimer_res";
+    default:
+      return absl::StrFormat("+0x%x", offset);
+  }
+}
+
+std::string DescribeVvarStore(const VvarStore& store) {
+  return absl::StrFormat("%s%s = %#x (u%d)", store.wmb_before ? "wmb; " : "",
+                         DescribeVvarOffset(store.offset), store.value,
+                         store.size * 8);
+}
+
+}  // namespace vdsolab::vdso

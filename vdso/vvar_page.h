@@ -1,0 +1,84 @@
+// File: vdso/vvar_page.h
+//
+// The simulated vvar area as bytes, and a vvar update as the ordered list of
+// stores the kernel's writer makes (design rules 1 and 3).
+//
+// A VvarUpdate is built by the writer (timekeeper/vsyscall.h) and applied by
+// whoever owns the page: all at once, or one store at a time with reader
+// loads in between. On x86 (TSO) stores become visible in program order, so
+// applying a prefix of the list is exactly what a concurrent reader can see.
+
+#ifndef VDSOLAB_VDSO_VVAR_PAGE_H_
+#define VDSOLAB_VDSO_VVAR_PAGE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace vdsolab::vdso {
+
+// One store to the page: `size` bytes (1, 2, 4 or 8) of `value` at `offset`.
+struct VvarStore {
+  uint32_t offset = 0;
+  uint8_t size = 0;
+  uint64_t value = 0;
+  // An smp_wmb() precedes this store. A compiler barrier on x86; kept so
+  // that weakly ordered models can reorder only within barrier groups.
+  bool wmb_before = false;
+
+  friend bool operator==(const VvarStore&, const VvarStore&) = default;
+};
+
+// The stores of one writer critical section, in program order.
+struct VvarUpdate {
+  std::vector<VvarStore> stores;
+};
+
+// The vvar area: the time data page (and room for a time-namespace page),
+// page-aligned, zero-filled, writable only through Store()/Apply().
+class VvarPage {
+ public:
+  static constexpr size_t kPages = 2;
+
+  static absl::StatusOr<std::unique_ptr<VvarPage>> Create();
+  ~VvarPage();
+  VvarPage(const VvarPage&) = delete;
+  VvarPage& operator=(const VvarPage&) = delete;
+
+  // The first byte of the time data page, where readers start.
+  const uint8_t* data() const { return base_; }
+  size_t size() const { return kPages * 4096; }
+
+  // A single-copy-atomic store of `size` bytes, as the kernel's writer
+  // makes it (plain mov on x86).
+  void Store(uint32_t offset, uint8_t size, uint64_t value);
+  void Apply(const VvarStore& store) {
+    Store(store.offset, store.size, store.value);
+  }
+  void Apply(const VvarUpdate& update);
+
+  // Writer-side reads (the writer reads its own seq, for example).
+  uint64_t Load(uint32_t offset, uint8_t size) const;
+
+  // Copy of the bytes, for reports and replays.
+  std::vector<uint8_t> Snapshot() const;
+
+ private:
+  explicit VvarPage(uint8_t* base) : base_(base) {}
+  uint8_t* base_;
+};
+
+// "clock_data[0].basetime[CLOCK_MONOTONIC].nsec" for a page offset in the
+// time data page; "+0x1234" for bytes no field covers.
+std::string DescribeVvarOffset(uint32_t offset);
+
+// "clock_data[0].seq = 0x1f (u32)".
+std::string DescribeVvarStore(const VvarStore& store);
+
+}  // namespace vdsolab::vdso
+
+#endif  // VDSOLAB_VDSO_VVAR_PAGE_H_

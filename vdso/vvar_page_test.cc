@@ -1,0 +1,56 @@
+#include "vdso/vvar_page.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+
+#include "vdso/datapage.h"
+
+namespace vdsolab::vdso {
+namespace {
+
+TEST(VvarPage, IsPageAlignedAndZeroed) {
+  auto page = VvarPage::Create();
+  ASSERT_TRUE(page.ok());
+  EXPECT_EQ(reinterpret_cast<uintptr_t>((*page)->data()) % kPageSize, 0u);
+  for (uint8_t byte : (*page)->Snapshot()) ASSERT_EQ(byte, 0);
+}
+
+TEST(VvarPage, StoresAreLittleEndianAtTheirOffset) {
+  auto page = VvarPage::Create();
+  ASSERT_TRUE(page.ok());
+  (*page)->Store(16, 8, 0x0102030405060708ull);
+  (*page)->Store(4, 4, 0xa0b0c0d0u);
+  const uint8_t* p = (*page)->data();
+  EXPECT_EQ(p[16], 0x08);
+  EXPECT_EQ(p[23], 0x01);
+  EXPECT_EQ(p[4], 0xd0);
+  EXPECT_EQ(p[8], 0x00);  // Neighbours untouched.
+  EXPECT_EQ((*page)->Load(16, 8), 0x0102030405060708ull);
+}
+
+TEST(VvarPage, ApplyRunsStoresInOrder) {
+  auto page = VvarPage::Create();
+  ASSERT_TRUE(page.ok());
+  VvarUpdate update;
+  update.stores = {{0, 4, 1, false}, {0, 4, 7, false}, {8, 8, 9, true}};
+  (*page)->Apply(update);
+  EXPECT_EQ((*page)->Load(0, 4), 7u);  // The later store wins.
+  EXPECT_EQ((*page)->Load(8, 8), 9u);
+}
+
+TEST(DescribeVvarOffset, NamesFieldsOfTheKernelLayout) {
+  EXPECT_EQ(DescribeVvarOffset(0), "clock_data[0].seq");
+  EXPECT_EQ(DescribeVvarOffset(ClockDataOffset(kCsRaw) + kVcMult),
+            "clock_data[1].mult");
+  EXPECT_EQ(DescribeVvarOffset(VcBasetimeNsec(kClockMonotonic)),
+            "clock_data[0].basetime[CLOCK_MONOTONIC].nsec");
+  EXPECT_EQ(DescribeVvarOffset(AuxClockDataOffset(3) + kVcSeq),
+            "aux_clock_data[3].seq");
+  EXPECT_EQ(DescribeVvarOffset(kHrtimerRes), "hrtimer_res");
+  EXPECT_EQ(DescribeVvarStore({kHrtimerRes, 4, 1, true}),
+            "wmb; hrtimer_res = 0x1 (u32)");
+}
+
+}  // namespace
+}  // namespace vdsolab::vdso
