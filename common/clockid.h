@@ -26,7 +26,7 @@ inline constexpr ClockId kClockBoottimeAlarm = 9;
 inline constexpr ClockId kClockSgiCycle = 10;  // Unused since 4.x.
 inline constexpr ClockId kClockTai = 11;
 
-inline constexpr int kMaxClocks = 16;  // MAX_CLOCKS
+inline constexpr int kMaxClocks = 16;             // MAX_CLOCKS
 inline constexpr int kVdsoBases = kClockTai + 1;  // VDSO_BASES
 
 // POSIX auxiliary clocks (6.17+): CLOCK_AUX .. CLOCK_AUX_LAST.
@@ -35,10 +35,9 @@ inline constexpr int kMaxAuxClocks = 8;
 inline constexpr ClockId kClockAuxLast = kClockAux + kMaxAuxClocks - 1;
 
 // Which clock ids the generic vDSO serves from which record.
-inline constexpr uint32_t kVdsoHres = (1u << kClockRealtime) |
-                                      (1u << kClockMonotonic) |
-                                      (1u << kClockBoottime) |
-                                      (1u << kClockTai);
+inline constexpr uint32_t kVdsoHres =
+    (1u << kClockRealtime) | (1u << kClockMonotonic) | (1u << kClockBoottime) |
+    (1u << kClockTai);
 inline constexpr uint32_t kVdsoCoarse =
     (1u << kClockRealtimeCoarse) | (1u << kClockMonotonicCoarse);
 inline constexpr uint32_t kVdsoRaw = 1u << kClockMonotonicRaw;

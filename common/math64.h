@@ -12,9 +12,9 @@
 
 namespace vdsolab {
 
-inline constexpr uint64_t kNsecPerSec = 1000000000ull;  // NSEC_PER_SEC
-inline constexpr uint64_t kNsecPerUsec = 1000ull;       // NSEC_PER_USEC
-inline constexpr uint64_t kUsecPerSec = 1000000ull;     // USEC_PER_SEC
+inline constexpr uint64_t kNsecPerSec = 1000000000ull;      // NSEC_PER_SEC
+inline constexpr uint64_t kNsecPerUsec = 1000ull;           // NSEC_PER_USEC
+inline constexpr uint64_t kUsecPerSec = 1000000ull;         // USEC_PER_SEC
 inline constexpr uint64_t kS64Max = 0x7fffffffffffffffull;  // S64_MAX
 inline constexpr uint64_t kU64Max = ~0ull;                  // U64_MAX
 

@@ -19,8 +19,8 @@ uint32_t IterDivByLoop(uint64_t dividend, uint32_t divisor, uint64_t* rem) {
 
 TEST(IterDivU64Rem, MatchesTheKernelLoopForSmallQuotients) {
   for (uint64_t dividend :
-       {0ull, 1ull, 999999999ull, 1000000000ull, 1000000001ull,
-        5999999999ull, 17000000000ull, 123456789012ull}) {
+       {0ull, 1ull, 999999999ull, 1000000000ull, 1000000001ull, 5999999999ull,
+        17000000000ull, 123456789012ull}) {
     uint64_t rem_fast = 0, rem_loop = 0;
     EXPECT_EQ(IterDivU64Rem(dividend, 1000000000u, &rem_fast),
               IterDivByLoop(dividend, 1000000000u, &rem_loop))
@@ -40,7 +40,8 @@ TEST(IterDivU64Rem, QuotientWrapsLikeTheKernelsU32Counter) {
 RC_GTEST_PROP(MulU64U32AddU64Shr, Int128AndPortableBodiesAgree, ()) {
   const auto a = *rc::gen::oneOf(
       rc::gen::arbitrary<uint64_t>(), rc::gen::inRange<uint64_t>(0, 1u << 20),
-      rc::gen::element<uint64_t>(~0ull, 1ull << 63, (1ull << 62) - 1, 0xffffffffull));
+      rc::gen::element<uint64_t>(~0ull, 1ull << 63, (1ull << 62) - 1,
+                                 0xffffffffull));
   const auto mul = *rc::gen::arbitrary<uint32_t>();
   const auto b = *rc::gen::arbitrary<uint64_t>();
   // Clocksource shifts are 1..32; the portable body needs shift <= 32.
@@ -56,7 +57,7 @@ RC_GTEST_PROP(MulU64U32AddU64Shr, Int128AndPortableBodiesAgree, ()) {
 
 TEST(MulU64U32AddU64Shr, DoesNotOverflowWhereThePlainFormulaDoes) {
   const uint64_t delta = 1ull << 42;
-  const uint32_t mult = 6990507;  // 2.4 GHz TSC, shift 24.
+  const uint32_t mult = 6990507;                    // 2.4 GHz TSC, shift 24.
   const uint64_t plain = (delta * mult + 0) >> 24;  // Wraps in u64.
   const uint64_t safe = MulU64U32AddU64Shr(delta, mult, 0, 24);
   EXPECT_NE(plain, safe);

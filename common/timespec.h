@@ -14,9 +14,10 @@
 
 namespace vdsolab {
 
-using Ktime = int64_t;  // ktime_t
-inline constexpr Ktime kKtimeMax = INT64_MAX;                           // KTIME_MAX
-inline constexpr int64_t kKtimeSecMax = kKtimeMax / int64_t{1000000000};  // KTIME_SEC_MAX
+using Ktime = int64_t;                         // ktime_t
+inline constexpr Ktime kKtimeMax = INT64_MAX;  // KTIME_MAX
+inline constexpr int64_t kKtimeSecMax =
+    kKtimeMax / int64_t{1000000000};  // KTIME_SEC_MAX
 
 // struct __kernel_timespec: what clock_gettime() returns on 64-bit.
 struct Timespec64 {

@@ -20,7 +20,8 @@ RC_GTEST_PROP(SetNormalizedTimespec64, KeepsTheTotalAndNormalises, ()) {
   RC_ASSERT(ts.tv_nsec >= 0);
   RC_ASSERT(ts.tv_nsec < kBillion);
   const __int128 before = static_cast<__int128>(sec) * kBillion + nsec;
-  const __int128 after = static_cast<__int128>(ts.tv_sec) * kBillion + ts.tv_nsec;
+  const __int128 after =
+      static_cast<__int128>(ts.tv_sec) * kBillion + ts.tv_nsec;
   RC_ASSERT(before == after);
 }
 
@@ -31,7 +32,8 @@ RC_GTEST_PROP(NsToTimespec64, RoundTripsThroughKtime, ()) {
   const Timespec64 ts = NsToTimespec64(ns);
   RC_ASSERT(ts.tv_nsec >= 0);
   RC_ASSERT(ts.tv_nsec < kBillion);
-  const __int128 total = static_cast<__int128>(ts.tv_sec) * kBillion + ts.tv_nsec;
+  const __int128 total =
+      static_cast<__int128>(ts.tv_sec) * kBillion + ts.tv_nsec;
   RC_ASSERT(total == static_cast<__int128>(ns));
   if (ts.tv_sec < kKtimeSecMax) RC_ASSERT(Timespec64ToKtime(ts) == ns);
 }

@@ -54,16 +54,13 @@ uint64_t ClocksCalcMaxNsecs(uint32_t mult, uint32_t shift, uint32_t maxadj,
   return max_nsecs >> 1;
 }
 
-absl::StatusOr<Clocksource> ClocksourceRegisterScale(std::string name,
-                                                     uint64_t mask,
-                                                     uint32_t scale,
-                                                     uint32_t freq,
-                                                     int32_t vdso_clock_mode,
-                                                     int rating) {
+absl::StatusOr<Clocksource> ClocksourceRegisterScale(
+    std::string name, uint64_t mask, uint32_t scale, uint32_t freq,
+    int32_t vdso_clock_mode, int rating) {
   if (freq == 0 || scale == 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "clocksource %s: frequency must be positive (scale %u, freq %u)",
-        name, scale, freq));
+        "clocksource %s: frequency must be positive (scale %u, freq %u)", name,
+        scale, freq));
   }
   if (mask == 0) {
     return absl::InvalidArgumentError(
@@ -108,8 +105,8 @@ absl::StatusOr<Clocksource> ClocksourceRegisterScale(std::string name,
   }
 
   // clocksource_update_max_deferment(), and max_raw_delta (Dec 2024+).
-  cs.max_idle_ns = ClocksCalcMaxNsecs(cs.mult, cs.shift, cs.maxadj, cs.mask,
-                                      &cs.max_cycles);
+  cs.max_idle_ns =
+      ClocksCalcMaxNsecs(cs.mult, cs.shift, cs.maxadj, cs.mask, &cs.max_cycles);
   cs.max_raw_delta = (cs.mask >> 1) + (cs.mask >> 2) + (cs.mask >> 3);
   return cs;
 }

@@ -38,10 +38,10 @@ struct Clocksource {
   uint64_t mask = 0;
   uint32_t mult = 0;
   uint32_t shift = 0;
-  uint32_t maxadj = 0;          // 11% of mult: the NTP steering headroom.
-  uint64_t max_cycles = 0;      // Largest delta cyc2ns() takes safely.
-  uint64_t max_idle_ns = 0;     // Half of max_cycles in ns (NO_HZ limit).
-  uint64_t max_raw_delta = 0;   // 7/8 of mask: larger deltas are "negative".
+  uint32_t maxadj = 0;         // 11% of mult: the NTP steering headroom.
+  uint64_t max_cycles = 0;     // Largest delta cyc2ns() takes safely.
+  uint64_t max_idle_ns = 0;    // Half of max_cycles in ns (NO_HZ limit).
+  uint64_t max_raw_delta = 0;  // 7/8 of mask: larger deltas are "negative".
   int32_t vdso_clock_mode = kVdsoClockmodeNone;
   int rating = 0;
 };
@@ -52,7 +52,8 @@ void ClocksCalcMultShift(uint32_t* mult, uint32_t* shift, uint32_t from,
                          uint32_t to, uint32_t maxsec);
 
 // clocks_calc_max_nsecs(): returns max_idle_ns (50% of what converts safely)
-// and, through max_cyc, the cycle limit min(ULLONG_MAX / (mult + maxadj), mask).
+// and, through max_cyc, the cycle limit min(ULLONG_MAX / (mult + maxadj),
+// mask).
 uint64_t ClocksCalcMaxNsecs(uint32_t mult, uint32_t shift, uint32_t maxadj,
                             uint64_t mask, uint64_t* max_cyc);
 
@@ -61,13 +62,11 @@ uint32_t ClocksourceMaxAdjustment(uint32_t mult);
 
 // __clocksource_register_scale() for a clocksource of frequency
 // scale * freq Hz (clocksource_register_khz: scale 1000; _hz: scale 1).
-// Runs __clocksource_update_freq_scale() and clocksource_update_max_deferment().
-absl::StatusOr<Clocksource> ClocksourceRegisterScale(std::string name,
-                                                     uint64_t mask,
-                                                     uint32_t scale,
-                                                     uint32_t freq,
-                                                     int32_t vdso_clock_mode,
-                                                     int rating);
+// Runs __clocksource_update_freq_scale() and
+// clocksource_update_max_deferment().
+absl::StatusOr<Clocksource> ClocksourceRegisterScale(
+    std::string name, uint64_t mask, uint32_t scale, uint32_t freq,
+    int32_t vdso_clock_mode, int rating);
 
 // The x86 TSC clocksource as arch/x86/kernel/tsc.c registers it: 64-bit mask,
 // VDSO_CLOCKMODE_TSC, clocksource_register_khz(&clocksource_tsc, tsc_khz).

@@ -38,10 +38,10 @@ TEST(ClocksourceRegisterScale, ReproducesAPublishedTscMaxCycles) {
 
 // 1 GHz with scale 1000 and scale 1 describe the same counter.
 TEST(ClocksourceRegisterScale, KhzAndHzRegistrationAgree) {
-  auto khz = ClocksourceRegisterScale("a", ClocksourceMask(64), 1000,
-                                      1000000u, kVdsoClockmodeTsc, 1);
-  auto hz = ClocksourceRegisterScale("b", ClocksourceMask(64), 1,
-                                     1000000000u, kVdsoClockmodeTsc, 1);
+  auto khz = ClocksourceRegisterScale("a", ClocksourceMask(64), 1000, 1000000u,
+                                      kVdsoClockmodeTsc, 1);
+  auto hz = ClocksourceRegisterScale("b", ClocksourceMask(64), 1, 1000000000u,
+                                     kVdsoClockmodeTsc, 1);
   ASSERT_TRUE(khz.ok() && hz.ok());
   EXPECT_EQ(khz->mult, hz->mult);
   EXPECT_EQ(khz->shift, hz->shift);
@@ -78,8 +78,7 @@ RC_GTEST_PROP(ClocksourceRegisterScale, TscMultShiftInvariants, ()) {
   // max_cycles is the largest delta whose product with the fastest allowed
   // mult still fits in u64.
   const unsigned __int128 fastest = cs->mult + cs->maxadj;
-  RC_ASSERT(static_cast<unsigned __int128>(cs->max_cycles) * fastest <=
-            ~0ull);
+  RC_ASSERT(static_cast<unsigned __int128>(cs->max_cycles) * fastest <= ~0ull);
   RC_ASSERT(static_cast<unsigned __int128>(cs->max_cycles + 1) * fastest >
             ~0ull);
   // The conversion is accurate to the rounding of mult: |error| <= 0.5 ulp,

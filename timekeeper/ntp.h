@@ -15,12 +15,12 @@
 
 namespace vdsolab::timekeeper {
 
-inline constexpr int kUserHz = 100;         // USER_HZ on x86.
-inline constexpr int kNtpScaleShift = 32;   // NTP_SCALE_SHIFT
+inline constexpr int kUserHz = 100;        // USER_HZ on x86.
+inline constexpr int kNtpScaleShift = 32;  // NTP_SCALE_SHIFT
 inline constexpr int64_t kPpmScale = int64_t{1000} << (kNtpScaleShift - 16);
 inline constexpr int64_t kMaxFreq = 500000;  // MAXFREQ: 500 ppm in ns/s.
 inline constexpr int64_t kMaxFreqScaled = kMaxFreq << kNtpScaleShift;
-inline constexpr int64_t kMaxPhase = 500000000;             // MAXPHASE
+inline constexpr int64_t kMaxPhase = 500000000;  // MAXPHASE
 inline constexpr int64_t kNtpPhaseLimit = (kMaxPhase / 1000) << 5;
 
 // adjtimex() mode bits (include/uapi/linux/timex.h).
@@ -58,19 +58,19 @@ struct Timex {
 
 // The NTP state of one timekeeper (struct ntp_data, 6.13+).
 struct NtpData {
-  int hz = 0;                    // NTP_INTERVAL_FREQ (CONFIG_HZ).
-  uint64_t tick_usec = 0;        // USER_HZ tick length in us (ADJ_TICK).
-  uint64_t tick_length = 0;      // This tick's length in ns << 32.
-  uint64_t tick_length_base = 0; // Tick length without the phase terms.
+  int hz = 0;                     // NTP_INTERVAL_FREQ (CONFIG_HZ).
+  uint64_t tick_usec = 0;         // USER_HZ tick length in us (ADJ_TICK).
+  uint64_t tick_length = 0;       // This tick's length in ns << 32.
+  uint64_t tick_length_base = 0;  // Tick length without the phase terms.
   int32_t time_state = kTimeOk;
   int32_t time_status = kStaUnsync;
   int64_t time_offset = 0;
   int64_t time_constant = 2;
   int64_t time_maxerror = kNtpPhaseLimit;
   int64_t time_esterror = kNtpPhaseLimit;
-  int64_t time_freq = 0;         // Frequency offset in ns/s << 32.
+  int64_t time_freq = 0;  // Frequency offset in ns/s << 32.
   int64_t time_adjust = 0;
-  int64_t ntp_tick_adj = 0;      // Boot parameter ntp_tick_adj=, << 32.
+  int64_t ntp_tick_adj = 0;  // Boot parameter ntp_tick_adj=, << 32.
 };
 
 class Ntp {

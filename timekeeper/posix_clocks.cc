@@ -31,8 +31,8 @@ ClockResult CpuClockGet(ClockId clock, const SyscallContext& ctx) {
     found = upid == ctx.tgid || upid == ctx.tid;
   }
   if (!found) return ClockResult::Error(-kEinval);
-  return ClockResult::Ok(NsToTimespec64(thread ? ctx.thread_cputime_ns
-                                               : ctx.process_cputime_ns));
+  return ClockResult::Ok(
+      NsToTimespec64(thread ? ctx.thread_cputime_ns : ctx.process_cputime_ns));
 }
 
 // MAKE_PROCESS_CPUCLOCK(0, CPUCLOCK_SCHED) and MAKE_THREAD_CPUCLOCK(0, ...).

@@ -22,9 +22,9 @@ namespace vdsolab::timekeeper {
 // supplies the task's CPU time, and the PROF, VIRT and SCHED CPU clocks all
 // return it.
 struct SyscallContext {
-  uint64_t cycles = 0;            // The clocksource read inside the syscall.
-  int32_t tgid = 1000;            // The calling process.
-  int32_t tid = 1000;             // The calling thread.
+  uint64_t cycles = 0;  // The clocksource read inside the syscall.
+  int32_t tgid = 1000;  // The calling process.
+  int32_t tid = 1000;   // The calling thread.
   int64_t process_cputime_ns = 0;
   int64_t thread_cputime_ns = 0;
   // The alarm clocks need an RTC device (alarmtimer_get_rtcdev()); the

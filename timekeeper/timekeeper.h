@@ -29,29 +29,29 @@ struct TkReadBase {
 // struct timekeeper.
 struct Timekeeper {
   TkReadBase tkr_mono;
-  uint64_t xtime_sec = 0;         // CLOCK_REALTIME seconds.
-  uint64_t ktime_sec = 0;         // CLOCK_MONOTONIC seconds.
-  Timespec64 wall_to_monotonic;   // REALTIME + this = MONOTONIC.
-  Ktime offs_real = 0;            // MONOTONIC -> REALTIME (= -wtm).
-  Ktime offs_boot = 0;            // MONOTONIC -> BOOTTIME (sleep time).
-  Ktime offs_tai = 0;             // MONOTONIC -> TAI.
-  uint32_t coarse_nsec = 0;       // ns part for the _COARSE clocks (6.15+).
+  uint64_t xtime_sec = 0;        // CLOCK_REALTIME seconds.
+  uint64_t ktime_sec = 0;        // CLOCK_MONOTONIC seconds.
+  Timespec64 wall_to_monotonic;  // REALTIME + this = MONOTONIC.
+  Ktime offs_real = 0;           // MONOTONIC -> REALTIME (= -wtm).
+  Ktime offs_boot = 0;           // MONOTONIC -> BOOTTIME (sleep time).
+  Ktime offs_tai = 0;            // MONOTONIC -> TAI.
+  uint32_t coarse_nsec = 0;      // ns part for the _COARSE clocks (6.15+).
   TkReadBase tkr_raw;
-  uint64_t raw_sec = 0;           // CLOCK_MONOTONIC_RAW seconds.
+  uint64_t raw_sec = 0;  // CLOCK_MONOTONIC_RAW seconds.
   uint32_t clock_was_set_seq = 0;
   uint8_t cs_was_changed_seq = 0;
-  Timespec64 monotonic_to_boot;   // offs_boot as a timespec, for the vDSO.
-  uint64_t cycle_interval = 0;    // Counter cycles per NTP interval (tick).
-  uint64_t xtime_interval = 0;    // Shifted ns per interval at tkr_mono.mult.
-  int64_t xtime_remainder = 0;    // Shifted ns the rounding of mult loses.
-  uint64_t raw_interval = 0;      // Shifted raw ns per interval.
+  Timespec64 monotonic_to_boot;  // offs_boot as a timespec, for the vDSO.
+  uint64_t cycle_interval = 0;   // Counter cycles per NTP interval (tick).
+  uint64_t xtime_interval = 0;   // Shifted ns per interval at tkr_mono.mult.
+  int64_t xtime_remainder = 0;   // Shifted ns the rounding of mult loses.
+  uint64_t raw_interval = 0;     // Shifted raw ns per interval.
   Ktime next_leap_ktime = kKtimeMax;
-  uint64_t ntp_tick = 0;          // NTP tick length seen last, ns << 32.
-  int64_t ntp_error = 0;          // NTP - clock, in ns << ntp_error_shift.
+  uint64_t ntp_tick = 0;  // NTP tick length seen last, ns << 32.
+  int64_t ntp_error = 0;  // NTP - clock, in ns << ntp_error_shift.
   uint32_t ntp_error_shift = 0;
-  uint32_t ntp_err_mult = 0;      // 1 while mult carries the error nudge.
+  uint32_t ntp_err_mult = 0;  // 1 while mult carries the error nudge.
   uint32_t skip_second_overflow = 0;
-  int32_t tai_offset = 0;         // TAI - UTC in seconds.
+  int32_t tai_offset = 0;  // TAI - UTC in seconds.
 };
 
 }  // namespace vdsolab::timekeeper

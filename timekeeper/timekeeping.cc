@@ -11,8 +11,8 @@
 namespace vdsolab::timekeeper {
 namespace {
 
-constexpr unsigned kTkClearNtp = 1u << 0;      // TK_CLEAR_NTP
-constexpr unsigned kTkClockWasSet = 1u << 1;   // TK_CLOCK_WAS_SET
+constexpr unsigned kTkClearNtp = 1u << 0;     // TK_CLEAR_NTP
+constexpr unsigned kTkClockWasSet = 1u << 1;  // TK_CLOCK_WAS_SET
 constexpr unsigned kTkUpdateAll = kTkClearNtp | kTkClockWasSet;
 
 // TIME_UPTIME_SEC_MAX and TIME_SETTOD_SEC_MAX (include/linux/time64.h).
@@ -53,9 +53,9 @@ void TkUpdateCoarseNsecs(Timekeeper& tk) {
 
 // tk_xtime(): REALTIME at cycle_last.
 Timespec64 TkXtime(const Timekeeper& tk) {
-  return Timespec64{static_cast<int64_t>(tk.xtime_sec),
-                    static_cast<int64_t>(tk.tkr_mono.xtime_nsec >>
-                                         tk.tkr_mono.shift)};
+  return Timespec64{
+      static_cast<int64_t>(tk.xtime_sec),
+      static_cast<int64_t>(tk.tkr_mono.xtime_nsec >> tk.tkr_mono.shift)};
 }
 
 // tk_set_xtime().
@@ -72,8 +72,8 @@ void TkSetWallToMono(Timekeeper& tk, const Timespec64& wtm) {
   tk.wall_to_monotonic = wtm;
   const Timespec64 neg = SetNormalizedTimespec64(-wtm.tv_sec, -wtm.tv_nsec);
   tk.offs_real = Timespec64ToKtime(neg);
-  tk.offs_tai = tk.offs_real + int64_t{tk.tai_offset} *
-                                   static_cast<int64_t>(kNsecPerSec);
+  tk.offs_tai =
+      tk.offs_real + int64_t{tk.tai_offset} * static_cast<int64_t>(kNsecPerSec);
 }
 
 // __timekeeping_set_tai_offset().
@@ -85,8 +85,8 @@ void TkSetTaiOffset(Timekeeper& tk, int32_t tai_offset) {
 
 // tk_update_ktime_data(): the ktime_t bases of the ktime_get*() readers.
 void TkUpdateKtimeData(Timekeeper& tk) {
-  uint64_t seconds = static_cast<uint64_t>(
-      static_cast<int64_t>(tk.xtime_sec) + tk.wall_to_monotonic.tv_sec);
+  uint64_t seconds = static_cast<uint64_t>(static_cast<int64_t>(tk.xtime_sec) +
+                                           tk.wall_to_monotonic.tv_sec);
   uint32_t nsec = static_cast<uint32_t>(tk.wall_to_monotonic.tv_nsec);
   tk.tkr_mono.base = static_cast<Ktime>(seconds * kNsecPerSec + nsec);
   // xtime's and wtm's ns parts can sum to a whole second.
@@ -240,8 +240,8 @@ unsigned Timekeeping::AccumulateNsecsToSecs(Timekeeper& tk) {
     const int leap = ntp_.SecondOverflow(static_cast<int64_t>(tk.xtime_sec));
     if (leap != 0) {
       tk.xtime_sec += static_cast<uint64_t>(static_cast<int64_t>(leap));
-      TkSetWallToMono(tk, Timespec64Sub(tk.wall_to_monotonic,
-                                        Timespec64{leap, 0}));
+      TkSetWallToMono(tk,
+                      Timespec64Sub(tk.wall_to_monotonic, Timespec64{leap, 0}));
       TkSetTaiOffset(tk, tk.tai_offset - leap);
       clock_set = kTkClockWasSet;
     }
@@ -304,8 +304,8 @@ void Timekeeping::ApplyAdjustment(Timekeeper& tk, int64_t offset,
   tk.tkr_mono.mult += static_cast<uint32_t>(mult_adj);
   tk.xtime_interval += static_cast<uint64_t>(interval);
   tk.tkr_mono.xtime_nsec -= static_cast<uint64_t>(offset);
-  tk.ntp_error += static_cast<int64_t>(static_cast<uint64_t>(offset)
-                                       << tk.ntp_error_shift);
+  tk.ntp_error +=
+      static_cast<int64_t>(static_cast<uint64_t>(offset) << tk.ntp_error_shift);
 }
 
 // Models timekeeping_adjust(): pick mult for the current NTP tick length,
@@ -316,10 +316,9 @@ void Timekeeping::Adjust(Timekeeper& tk, int64_t offset) {
     mult = tk.tkr_mono.mult - tk.ntp_err_mult;
   } else {
     tk.ntp_tick = ntp_.TickLength();
-    mult = static_cast<uint32_t>(
-        ((tk.ntp_tick >> tk.ntp_error_shift) -
-         static_cast<uint64_t>(tk.xtime_remainder)) /
-        tk.cycle_interval);
+    mult = static_cast<uint32_t>(((tk.ntp_tick >> tk.ntp_error_shift) -
+                                  static_cast<uint64_t>(tk.xtime_remainder)) /
+                                 tk.cycle_interval);
   }
   tk.ntp_err_mult = tk.ntp_error > 0 ? 1 : 0;
   mult += tk.ntp_err_mult;

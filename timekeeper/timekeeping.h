@@ -97,8 +97,10 @@ class Timekeeping {
   Timespec64 GetTs64(uint64_t cycles) const;      // ktime_get_ts64()
   Timespec64 GetRawTs64(uint64_t cycles) const;   // ktime_get_raw_ts64()
   Ktime GetWithOffset(TkOffset offs, uint64_t cycles) const;
-  Timespec64 GetBoottimeTs64(uint64_t cycles) const;  // ktime_get_boottime_ts64()
-  Timespec64 GetClocktaiTs64(uint64_t cycles) const;  // ktime_get_clocktai_ts64()
+  Timespec64 GetBoottimeTs64(
+      uint64_t cycles) const;  // ktime_get_boottime_ts64()
+  Timespec64 GetClocktaiTs64(
+      uint64_t cycles) const;            // ktime_get_clocktai_ts64()
   Timespec64 GetCoarseRealTs64() const;  // ktime_get_coarse_real_ts64()
   Timespec64 GetCoarseTs64() const;      // ktime_get_coarse_ts64()
 
@@ -111,9 +113,9 @@ class Timekeeping {
   const std::vector<std::string>& log() const { return log_; }
 
  private:
-  void SetupInternals(uint64_t now);                  // tk_setup_internals()
-  void ForwardNow(Timekeeper& tk, uint64_t now);      // timekeeping_forward_now()
-  void UpdateFromShadow(unsigned action);  // timekeeping_update_from_shadow()
+  void SetupInternals(uint64_t now);              // tk_setup_internals()
+  void ForwardNow(Timekeeper& tk, uint64_t now);  // timekeeping_forward_now()
+  void UpdateFromShadow(unsigned action);    // timekeeping_update_from_shadow()
   void RestoreShadow() { shadow_ = real_; }  // timekeeping_restore_shadow()
   uint64_t LogarithmicAccumulation(Timekeeper& tk, uint64_t offset,
                                    uint32_t shift, unsigned* clock_set);

@@ -99,10 +99,10 @@ RC_GTEST_PROP(Timekeeping, HistoriesPreserveTimeAndRawIsExact, ()) {
   const auto khz = *rc::gen::element<uint32_t>(1000000, 2400000, 2600000,
                                                2596005, 3000000, 3999999);
   const auto hz = *rc::gen::element(100, 250, 300, 1000);
-  const auto c0 = *rc::gen::oneOf(
-      rc::gen::inRange<uint64_t>(0, 1ull << 40),
-      rc::gen::element<uint64_t>((1ull << 63) - (1ull << 30),
-                                 ~0ull - (1ull << 32)));
+  const auto c0 =
+      *rc::gen::oneOf(rc::gen::inRange<uint64_t>(0, 1ull << 40),
+                      rc::gen::element<uint64_t>((1ull << 63) - (1ull << 30),
+                                                 ~0ull - (1ull << 32)));
   const auto wall_nsec = *rc::gen::element<int64_t>(0, 999999999, 1, 500000000);
   auto tk = MakeTk(khz, hz, c0, {1600000000, wall_nsec}, {3, 5});
   const Timekeeper& t = tk->timekeeper();
@@ -118,10 +118,10 @@ RC_GTEST_PROP(Timekeeping, HistoriesPreserveTimeAndRawIsExact, ()) {
   const int steps = *rc::gen::inRange(1, 60);
   for (int i = 0; i < steps; ++i) {
     const auto gap = *rc::gen::weightedOneOf<uint64_t>({
-        {6, rc::gen::inRange<uint64_t>(ci - 2, ci + 3)},      // on time
-        {2, rc::gen::inRange<uint64_t>(0, ci)},               // early
-        {2, rc::gen::inRange<uint64_t>(ci, 40 * ci)},         // NO_HZ idle
-        {1, rc::gen::inRange<uint64_t>(ci, 1ull << 42)},      // VM pause
+        {6, rc::gen::inRange<uint64_t>(ci - 2, ci + 3)},  // on time
+        {2, rc::gen::inRange<uint64_t>(0, ci)},           // early
+        {2, rc::gen::inRange<uint64_t>(ci, 40 * ci)},     // NO_HZ idle
+        {1, rc::gen::inRange<uint64_t>(ci, 1ull << 42)},  // VM pause
     });
     now += gap;
     long_gap |= gap > t.tkr_mono.clock->max_cycles;
@@ -132,8 +132,8 @@ RC_GTEST_PROP(Timekeeping, HistoriesPreserveTimeAndRawIsExact, ()) {
     const uint64_t cycle_last_before = t.tkr_mono.cycle_last;
     if (*rc::gen::inRange(0, 8) == 0) {
       Timex txc;
-      txc.modes = *rc::gen::element(kAdjFrequency, kAdjTick,
-                                    kAdjFrequency | kAdjTick);
+      txc.modes =
+          *rc::gen::element(kAdjFrequency, kAdjTick, kAdjFrequency | kAdjTick);
       txc.freq = *rc::gen::inRange<int64_t>(-(600ll << 16), 600ll << 16);
       txc.tick = *rc::gen::inRange<int64_t>(9000, 11001);
       adjusted = true;

@@ -28,7 +28,8 @@ class StoreList {
 
  private:
   void Add(uint32_t offset, uint8_t size, uint64_t value) {
-    update_.stores.push_back(vdso::VvarStore{offset, size, value, wmb_pending_});
+    update_.stores.push_back(
+        vdso::VvarStore{offset, size, value, wmb_pending_});
     wmb_pending_ = false;
   }
   vdso::VvarUpdate update_;
@@ -54,8 +55,8 @@ void UpdateVdsoTimeData(StoreList& out, const Timekeeper& tk) {
   const uint64_t nsec_per_sec_shifted = kNsecPerSec << shift;
 
   // CLOCK_MONOTONIC: xtime + wall_to_monotonic, in shifted ns.
-  uint64_t sec = tk.xtime_sec +
-                 static_cast<uint64_t>(tk.wall_to_monotonic.tv_sec);
+  uint64_t sec =
+      tk.xtime_sec + static_cast<uint64_t>(tk.wall_to_monotonic.tv_sec);
   uint64_t nsec = tk.tkr_mono.xtime_nsec;
   nsec += static_cast<uint64_t>(tk.wall_to_monotonic.tv_nsec) << shift;
   while (nsec >= nsec_per_sec_shifted) {
@@ -77,10 +78,10 @@ void UpdateVdsoTimeData(StoreList& out, const Timekeeper& tk) {
   out.Timestamp(kCsRaw, kClockMonotonicRaw, tk.raw_sec, tk.tkr_raw.xtime_nsec);
 
   // CLOCK_TAI.
-  out.Timestamp(kCsHresCoarse, kClockTai,
-                tk.xtime_sec + static_cast<uint64_t>(
-                                   static_cast<int64_t>(tk.tai_offset)),
-                tk.tkr_mono.xtime_nsec);
+  out.Timestamp(
+      kCsHresCoarse, kClockTai,
+      tk.xtime_sec + static_cast<uint64_t>(static_cast<int64_t>(tk.tai_offset)),
+      tk.tkr_mono.xtime_nsec);
 }
 
 }  // namespace
@@ -115,10 +116,10 @@ vdso::VvarUpdate BuildUpdateVsyscall(const Timekeeper& tk, uint32_t seq_hres,
   uint64_t rem = 0;
   const uint32_t carry =
       IterDivU64Rem(nsec, static_cast<uint32_t>(kNsecPerSec), &rem);
-  out.Timestamp(kCsHresCoarse, kClockMonotonicCoarse,
-                tk.xtime_sec +
-                    static_cast<uint64_t>(tk.wall_to_monotonic.tv_sec) + carry,
-                rem);
+  out.Timestamp(
+      kCsHresCoarse, kClockMonotonicCoarse,
+      tk.xtime_sec + static_cast<uint64_t>(tk.wall_to_monotonic.tv_sec) + carry,
+      rem);
 
   // Read without the seq by clock_getres(): WRITE_ONCE().
   out.U32(vdso::kHrtimerRes, hrtimer_res);

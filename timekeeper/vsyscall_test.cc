@@ -97,8 +97,8 @@ TEST_F(VsyscallTest, AppliedUpdateHoldsTheTimekeeperInKernelLayout) {
 }
 
 TEST(BuildUpdateVsyscall, ModeNoneLeavesTheHresPartsAlone) {
-  auto cs = ClocksourceRegisterScale("acpi_pm", ClocksourceMask(24), 1,
-                                     3579545, kVdsoClockmodeNone, 200);
+  auto cs = ClocksourceRegisterScale("acpi_pm", ClocksourceMask(24), 1, 3579545,
+                                     kVdsoClockmodeNone, 200);
   ASSERT_TRUE(cs.ok());
   struct Capture : VsyscallSink {
     void UpdateVsyscall(const Timekeeper& tk) override { last = tk; }

@@ -103,7 +103,8 @@ constexpr uint32_t AuxClockDataOffset(int idx) {
                                sizeof(VdsoClock) * idx);
 }
 
-inline constexpr uint32_t kTzMinuteswest = offsetof(VdsoTimeData, tz_minuteswest);
+inline constexpr uint32_t kTzMinuteswest =
+    offsetof(VdsoTimeData, tz_minuteswest);
 inline constexpr uint32_t kTzDsttime = offsetof(VdsoTimeData, tz_dsttime);
 inline constexpr uint32_t kHrtimerRes = offsetof(VdsoTimeData, hrtimer_res);
 

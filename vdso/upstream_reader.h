@@ -82,7 +82,8 @@ inline bool CyclesOk(uint64_t cycles) {
 // catches both negative motion and products that would overflow u64.
 template <VdsoAccess A>
 uint64_t CalcNs(A& acc, const uint8_t* vc, uint64_t cycles, uint64_t base) {
-  const uint64_t delta = cycles - acc.template Load<uint64_t>(vc + kVcCycleLast);
+  const uint64_t delta =
+      cycles - acc.template Load<uint64_t>(vc + kVcCycleLast);
   if (delta > acc.template Load<uint64_t>(vc + kVcMaxCycles)) {
     // With S64_MAX as the effective mask, bit 62 is the sign bit: the TSC
     // is behind cycle_last, so stay at the base time.
@@ -104,8 +105,8 @@ bool GetTimestamp(A& acc, const uint8_t* vc, int idx, uint64_t* sec,
                   uint64_t* ns) {
   // vdso_clocksource_ok() is always true on x86: mode NONE is caught by the
   // counter read returning U64_MAX.
-  const int32_t mode = static_cast<int32_t>(
-      acc.template Load<uint32_t>(vc + kVcClockMode));
+  const int32_t mode =
+      static_cast<int32_t>(acc.template Load<uint32_t>(vc + kVcClockMode));
   const uint64_t cycles = ArchGetHwCounter(acc, mode);
   if (!CyclesOk(cycles)) return false;
   const uint64_t base = acc.template Load<uint64_t>(vc + VcBasetimeNsec(idx));
@@ -165,8 +166,8 @@ std::optional<bool> DoAux(A& acc, const uint8_t* vd, ClockId clock,
   for (;;) {
     std::optional<uint32_t> seq = ReadBegin(acc, vc);
     if (!seq) return std::nullopt;
-    const int32_t mode = static_cast<int32_t>(
-        acc.template Load<uint32_t>(vc + kVcClockMode));
+    const int32_t mode =
+        static_cast<int32_t>(acc.template Load<uint32_t>(vc + kVcClockMode));
     if (mode == kClockModeNone) return false;
     if (!GetTimestamp(acc, vc, kVdsoBaseAux, &sec, &ns)) return false;
     if (!ReadRetry(acc, vc, *seq)) break;
@@ -178,8 +179,8 @@ std::optional<bool> DoAux(A& acc, const uint8_t* vd, ClockId clock,
 
 // __cvdso_clock_gettime_common(): true if the vDSO answered.
 template <VdsoAccess A>
-std::optional<bool> ClockGettimeCommon(A& acc, const uint8_t* vd,
-                                       ClockId clock, Timespec64* ts) {
+std::optional<bool> ClockGettimeCommon(A& acc, const uint8_t* vd, ClockId clock,
+                                       Timespec64* ts) {
   // vdso_clockid_valid(): negative ids wrap to large u32 values.
   if (static_cast<uint32_t>(clock) > static_cast<uint32_t>(kClockAuxLast)) {
     return false;

@@ -138,8 +138,14 @@ TEST_F(UpstreamReaderTest, CoarseCopiesPlainNanoseconds) {
 }
 
 TEST_F(UpstreamReaderTest, UnservedAndInvalidIdsGoToTheSyscall) {
-  const std::vector<ClockId> ids = {kClockProcessCputimeId, kClockRealtimeAlarm,
-                                    kClockSgiCycle, 12, 15, 24, -1, INT_MIN,
+  const std::vector<ClockId> ids = {kClockProcessCputimeId,
+                                    kClockRealtimeAlarm,
+                                    kClockSgiCycle,
+                                    12,
+                                    15,
+                                    24,
+                                    -1,
+                                    INT_MIN,
                                     INT_MAX};
   for (ClockId id : ids) {
     EXPECT_EQ(Read(id), ClockResult::Error(-kEinval)) << id;
@@ -180,11 +186,16 @@ TEST_F(UpstreamReaderTest, OddSeqSpinsUntilTheBudgetRunsOut) {
 TEST(NativeAccess, ReadsThePagePlainly) {
   auto page = VvarPage::Create();
   ASSERT_TRUE(page.ok());
-  (*page)->Store(ClockDataOffset(kCsHresCoarse) + VcBasetimeSec(kClockRealtimeCoarse), 8, 42);
-  (*page)->Store(ClockDataOffset(kCsHresCoarse) + VcBasetimeNsec(kClockRealtimeCoarse), 8, 7);
+  (*page)->Store(
+      ClockDataOffset(kCsHresCoarse) + VcBasetimeSec(kClockRealtimeCoarse), 8,
+      42);
+  (*page)->Store(
+      ClockDataOffset(kCsHresCoarse) + VcBasetimeNsec(kClockRealtimeCoarse), 8,
+      7);
   NativeAccess native;
-  EXPECT_EQ(upstream::ClockGettime(native, (*page)->data(), kClockRealtimeCoarse),
-            ClockResult::Ok({42, 7}));
+  EXPECT_EQ(
+      upstream::ClockGettime(native, (*page)->data(), kClockRealtimeCoarse),
+      ClockResult::Ok({42, 7}));
 }
 
 }  // namespace

@@ -43,8 +43,7 @@ void VvarPage::Store(uint32_t offset, uint8_t size, uint64_t value) {
                        static_cast<uint32_t>(value), __ATOMIC_RELAXED);
       break;
     default:
-      __atomic_store_n(reinterpret_cast<uint64_t*>(p), value,
-                       __ATOMIC_RELAXED);
+      __atomic_store_n(reinterpret_cast<uint64_t*>(p), value, __ATOMIC_RELAXED);
       break;
   }
 }

@@ -1,0 +1,280 @@
+#include "sim/oracle_run.h"
+
+#include <algorithm>
+#include <climits>
+#include <memory>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_format.h"
+#include "common/math64.h"
+#include "sim/counter.h"
+#include "sim/rng.h"
+#include "timekeeper/clocksource.h"
+#include "timekeeper/posix_clocks.h"
+#include "timekeeper/timekeeping.h"
+#include "timekeeper/vsyscall.h"
+#include "vdso/access.h"
+#include "vdso/upstream_reader.h"
+#include "vdso/vvar_page.h"
+
+namespace vdsolab::sim {
+namespace {
+
+// Every clock id the syscall knows, plus invalid ones the vDSO must reject
+// the same way.
+constexpr ClockId kSampledClocks[] = {0, 1, 2,  3,  4,  5,       6,      7,
+                                      8, 9, 10, 11, -1, INT_MIN, INT_MAX};
+constexpr int kNumSampled = sizeof(kSampledClocks) / sizeof(kSampledClocks[0]);
+constexpr uint64_t kMaxReads = 200000000;
+constexpr size_t kMaxFailures = 5;
+
+// The reader's view of the machine for one call: the counter at the read's
+// true time, the syscall at that same counter, and a stable page.
+class ReadHooks : public vdso::AccessHooks {
+ public:
+  ReadHooks(const timekeeper::Timekeeping* tk,
+            const timekeeper::SyscallContext& ctx)
+      : tk_(tk), ctx_(ctx) {}
+  void BeforeLoad(uint32_t, uint32_t) override {}
+  uint64_t ReadCounter() override { return ctx_.cycles; }
+  bool MayRetry() override { return ++spins_ < 1000; }
+  ClockResult Fallback(ClockId clock) override {
+    fell_back = true;
+    return timekeeper::SysClockGettime(*tk_, clock, ctx_);
+  }
+  bool fell_back = false;
+
+ private:
+  const timekeeper::Timekeeping* tk_;
+  timekeeper::SyscallContext ctx_;
+  int spins_ = 0;
+};
+
+struct Event {
+  uint64_t at_ns;
+  bool adjtimex;  // Otherwise a tick.
+};
+
+}  // namespace
+
+bool OracleRunReport::ok() const {
+  for (const ClockStats& s : clocks) {
+    if (s.mismatches != 0 || s.backwards != 0) return false;
+  }
+  return !clocks.empty();
+}
+
+absl::Status ValidateOracleRunConfig(const OracleRunConfig& c) {
+  if (c.tsc_hz < 1000000 || c.tsc_hz > 10000000000ull) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "TSC frequency %d Hz is outside 1 MHz .. 10 GHz", c.tsc_hz));
+  }
+  if (c.hz < 10 || c.hz > 10000) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("HZ %d is outside 10 .. 10000", c.hz));
+  }
+  if (c.ntp_freq < -(500ll << 16) || c.ntp_freq > (500ll << 16)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("NTP frequency %.3f ppm is outside -500 .. 500 ppm",
+                        static_cast<double>(c.ntp_freq) / 65536.0));
+  }
+  if (c.duration_ns == 0 || c.duration_ns > 86400ull * kNsecPerSec) {
+    return absl::InvalidArgumentError(
+        "duration must be positive and at most one day");
+  }
+  if (c.reads_per_tick == 0) {
+    return absl::InvalidArgumentError("reads per tick must be positive");
+  }
+  const unsigned __int128 reads =
+      static_cast<unsigned __int128>(c.duration_ns) * c.hz / kNsecPerSec *
+      c.reads_per_tick;
+  if (reads > kMaxReads) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%d ticks x %d reads per tick is more than %d reads; shorten the "
+        "duration or lower the read rate",
+        static_cast<uint64_t>(c.duration_ns / (kNsecPerSec / c.hz)),
+        c.reads_per_tick, kMaxReads));
+  }
+  if (c.boot_wall && (c.boot_wall->tv_sec < 0 || c.boot_wall->tv_nsec < 0 ||
+                      c.boot_wall->tv_nsec >= 1000000000)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("boot wall time %s is not a valid timespec",
+                        FormatTimespec(*c.boot_wall)));
+  }
+  if (c.tick_jitter_ns >= kNsecPerSec / static_cast<uint64_t>(c.hz)) {
+    return absl::InvalidArgumentError(
+        "tick jitter must be shorter than the tick period");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<OracleRunReport> RunOracleCheck(const OracleRunConfig& config) {
+  if (absl::Status s = ValidateOracleRunConfig(config); !s.ok()) return s;
+  Rng rng(config.seed);
+  OracleRunReport report;
+  report.config = config;
+
+  // The machine: a TSC from a seeded start value; the kernel calibrated it
+  // to whole kHz.
+  CounterModel tsc{config.tsc_hz, rng.InRange(1ull << 30, 1ull << 40), ~0ull};
+  report.tsc_khz = static_cast<uint32_t>(config.tsc_hz / 1000);
+  absl::StatusOr<timekeeper::Clocksource> cs =
+      timekeeper::MakeTscClocksource(report.tsc_khz);
+  if (!cs.ok()) return cs.status();
+
+  absl::StatusOr<std::unique_ptr<vdso::VvarPage>> page_or =
+      vdso::VvarPage::Create();
+  if (!page_or.ok()) return page_or.status();
+  std::unique_ptr<vdso::VvarPage> page = std::move(*page_or);
+  timekeeper::VvarPublisher publisher(
+      page.get(), timekeeper::VvarPublisher::Mode::kApplyImmediately, 1);
+  timekeeper::Timekeeping tk(*cs, config.hz, &publisher);
+
+  // Boot on 2025-11-30 plus a seeded offset; MONOTONIC starts at ~1.x s.
+  Timespec64 wall{1764460800 + static_cast<int64_t>(rng.Below(86400)),
+                  static_cast<int64_t>(rng.Below(kNsecPerSec))};
+  if (config.boot_wall) wall = *config.boot_wall;
+  const Timespec64 boot{1, static_cast<int64_t>(rng.Below(kNsecPerSec))};
+  tk.Init(tsc.At(0), wall, boot);
+  report.mult = cs->mult;
+  report.shift = cs->shift;
+  report.max_cycles = cs->max_cycles;
+  report.cycle_interval = tk.timekeeper().cycle_interval;
+
+  // Ticks every 1/HZ s, each up to tick_jitter_ns late; one adjtimex().
+  std::vector<Event> events;
+  const uint64_t period = kNsecPerSec / static_cast<uint64_t>(config.hz);
+  for (uint64_t k = 1; k * period < config.duration_ns; ++k) {
+    events.push_back(
+        {k * period + rng.InRange(0, config.tick_jitter_ns), false});
+  }
+  events.push_back({config.ntp_at_ns, true});
+  std::stable_sort(
+      events.begin(), events.end(),
+      [](const Event& a, const Event& b) { return a.at_ns < b.at_ns; });
+  events.push_back({config.duration_ns, false});  // End marker.
+
+  report.clocks.resize(kNumSampled);
+  for (int i = 0; i < kNumSampled; ++i)
+    report.clocks[i].clock = kSampledClocks[i];
+  std::vector<std::optional<Timespec64>> last(kNumSampled);
+
+  uint64_t segment_start = 0;
+  std::vector<uint64_t> read_times;
+  for (size_t e = 0; e < events.size(); ++e) {
+    const Event& event = events[e];
+    // Reads between the previous event and this one, in true-time order.
+    read_times.clear();
+    if (event.at_ns > segment_start) {
+      for (uint32_t r = 0; r < config.reads_per_tick; ++r) {
+        read_times.push_back(rng.InRange(segment_start, event.at_ns - 1));
+      }
+      std::sort(read_times.begin(), read_times.end());
+    }
+    for (uint64_t t : read_times) {
+      const int which = static_cast<int>(rng.Below(kNumSampled));
+      const ClockId clock = kSampledClocks[which];
+      timekeeper::SyscallContext ctx;
+      ctx.cycles = tsc.At(t);
+      ctx.thread_cputime_ns = static_cast<int64_t>(t / 3);
+      ctx.process_cputime_ns = static_cast<int64_t>(t / 2);
+      ReadHooks hooks(&tk, ctx);
+      vdso::HookedAccess access(page->data(), &hooks);
+      const std::optional<ClockResult> got =
+          vdso::upstream::ClockGettime(access, page->data(), clock);
+      const ClockResult want = timekeeper::SysClockGettime(tk, clock, ctx);
+      ClockStats& stats = report.clocks[which];
+      ++stats.reads;
+      ++report.reads;
+      if (hooks.fell_back) ++stats.fallbacks;
+      if (!got.has_value() || !(*got == want)) {
+        ++stats.mismatches;
+        if (report.failures.size() < kMaxFailures) {
+          report.failures.push_back(absl::StrFormat(
+              "%s at true time %d ns, counter %#x: vDSO %s, syscall %s",
+              ClockName(clock), t, ctx.cycles,
+              got ? FormatClockResult(*got) : std::string("(livelock)"),
+              FormatClockResult(want)));
+        }
+        if (!got.has_value()) continue;
+      }
+      if (got->ret != 0) {
+        ++stats.errors;
+        continue;
+      }
+      if (want.ret == 0) {
+        const int64_t diff = TimespecDiffNs(got->ts, want.ts);
+        stats.max_abs_diff_ns =
+            std::max(stats.max_abs_diff_ns,
+                     static_cast<uint64_t>(diff < 0 ? -diff : diff));
+      }
+      if (last[which] && TimespecLess(got->ts, *last[which])) {
+        ++stats.backwards;
+        if (report.failures.size() < kMaxFailures) {
+          report.failures.push_back(absl::StrFormat(
+              "%s went backwards at true time %d ns: %s after %s",
+              ClockName(clock), t, FormatTimespec(got->ts),
+              FormatTimespec(*last[which])));
+        }
+      }
+      last[which] = got->ts;
+    }
+    segment_start = event.at_ns;
+    if (e + 1 == events.size()) break;  // The end marker.
+    const uint64_t now = tsc.At(event.at_ns);
+    if (event.adjtimex) {
+      timekeeper::Timex txc;
+      txc.modes = timekeeper::kAdjFrequency;
+      txc.freq = config.ntp_freq;
+      absl::StatusOr<int> ret = tk.Adjtimex(txc, now);
+      if (!ret.ok()) return ret.status();
+    } else {
+      tk.Advance(timekeeper::AdvanceMode::kTick, now);
+    }
+  }
+  report.updates = publisher.updates_published();
+  report.final_mult = tk.timekeeper().tkr_mono.mult;
+  report.kernel_log = tk.log();
+  return report;
+}
+
+std::string FormatOracleRunReport(const OracleRunReport& r) {
+  const OracleRunConfig& c = r.config;
+  std::string out;
+  absl::StrAppendFormat(
+      &out,
+      "vdsolab: upstream 6.18 x86-64 vDSO reader vs the timekeeper's "
+      "clock_gettime()\n"
+      "machine: TSC %d Hz (tsc_khz %d), HZ=%d, %.3f s simulated, seed %d\n"
+      "clocksource tsc: mult %d shift %d max_cycles %d; cycle_interval %d\n"
+      "NTP: adjtimex(ADJ_FREQUENCY, %+.3f ppm) at %.3f s; mult %d -> %d\n"
+      "%d vvar updates, %d reads\n\n",
+      c.tsc_hz, r.tsc_khz, c.hz, static_cast<double>(c.duration_ns) / 1e9,
+      c.seed, r.mult, r.shift, r.max_cycles, r.cycle_interval,
+      static_cast<double>(c.ntp_freq) / 65536.0,
+      static_cast<double>(c.ntp_at_ns) / 1e9, r.mult, r.final_mult, r.updates,
+      r.reads);
+  absl::StrAppendFormat(&out, "%-26s %8s %8s %8s %10s %14s %9s\n", "clock",
+                        "reads", "vdso", "syscall", "mismatches",
+                        "max|vdso-sys|", "backwards");
+  for (const ClockStats& s : r.clocks) {
+    absl::StrAppendFormat(&out, "%-26s %8d %8d %8d %10d %11d ns %9d\n",
+                          ClockName(s.clock), s.reads, s.reads - s.fallbacks,
+                          s.fallbacks, s.mismatches, s.max_abs_diff_ns,
+                          s.backwards);
+  }
+  for (const std::string& f : r.failures) {
+    absl::StrAppendFormat(&out, "FAIL: %s\n", f);
+  }
+  for (const std::string& line : r.kernel_log) {
+    absl::StrAppendFormat(&out, "kernel: %s\n", line);
+  }
+  absl::StrAppendFormat(
+      &out, "\n%s\n",
+      r.ok() ? "PASS: every read matched the syscall bit for bit; no clock "
+               "went backwards."
+             : "FAIL: see above.");
+  return out;
+}
+
+}  // namespace vdsolab::sim

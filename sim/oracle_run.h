@@ -1,0 +1,79 @@
+// File: sim/oracle_run.h
+//
+// The spine's end-to-end run: a simulated machine (one TSC at an exact
+// frequency, periodic ticks with jitter, an NTP frequency offset set by
+// adjtimex()) drives the timekeeper model, which publishes every update into
+// the vvar page; one reader samples every clock id through the upstream vDSO
+// reader and through the timekeeper's clock_gettime() at the same counter
+// value, and the run counts mismatches and backwards steps per clock.
+//
+// Updates are applied whole at their tick here; interleaving them with
+// reader loads is the job of the simulation engine (sim/ scheduler).
+
+#ifndef VDSOLAB_SIM_ORACLE_RUN_H_
+#define VDSOLAB_SIM_ORACLE_RUN_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/clock_result.h"
+#include "common/clockid.h"
+#include "common/timespec.h"
+
+namespace vdsolab::sim {
+
+struct OracleRunConfig {
+  uint64_t seed = 1;
+  uint64_t tsc_hz = 2600000000;    // True counter frequency.
+  int hz = 250;                    // CONFIG_HZ.
+  int64_t ntp_freq = 42 << 16;     // adjtimex() freq: scaled ppm.
+  uint64_t ntp_at_ns = 300000000;  // When adjtimex() runs.
+  uint64_t duration_ns = 10000000000;
+  uint32_t reads_per_tick = 40;
+  uint64_t tick_jitter_ns = 20000;  // Ticks land up to this late.
+  // REALTIME at boot; drawn from the seed when unset.
+  std::optional<Timespec64> boot_wall;
+};
+
+// Rejects configurations the run cannot honour, naming the bad value.
+absl::Status ValidateOracleRunConfig(const OracleRunConfig& config);
+
+struct ClockStats {
+  ClockId clock = 0;
+  uint64_t reads = 0;
+  uint64_t fallbacks = 0;   // Reads the vDSO passed to the syscall.
+  uint64_t errors = 0;      // Reads that returned -errno.
+  uint64_t mismatches = 0;  // vDSO result != syscall result.
+  uint64_t max_abs_diff_ns = 0;
+  uint64_t backwards = 0;  // Reads below this clock's previous read.
+};
+
+struct OracleRunReport {
+  OracleRunConfig config;
+  // What the timekeeper ran on.
+  uint32_t tsc_khz = 0;
+  uint32_t mult = 0;
+  uint32_t shift = 0;
+  uint64_t max_cycles = 0;
+  uint64_t cycle_interval = 0;
+  uint32_t final_mult = 0;  // tkr_mono.mult after NTP steering.
+  uint64_t updates = 0;     // update_vsyscall() calls.
+  uint64_t reads = 0;
+  std::vector<ClockStats> clocks;     // One row per clock id sampled.
+  std::vector<std::string> failures;  // First few, with replay details.
+  std::vector<std::string> kernel_log;
+
+  bool ok() const;
+};
+
+absl::StatusOr<OracleRunReport> RunOracleCheck(const OracleRunConfig& config);
+
+// The report as a table for people; byte-identical for the same config.
+std::string FormatOracleRunReport(const OracleRunReport& report);
+
+}  // namespace vdsolab::sim
+
+#endif  // VDSOLAB_SIM_ORACLE_RUN_H_

@@ -1,0 +1,90 @@
+#include "sim/oracle_run.h"
+
+#include <gtest/gtest.h>
+
+namespace vdsolab::sim {
+namespace {
+
+OracleRunConfig Short() {
+  OracleRunConfig config;
+  config.duration_ns = 2000000000;  // 2 s keeps the test small.
+  config.reads_per_tick = 20;
+  return config;
+}
+
+TEST(OracleRun, DefaultMachineMatchesEverywhere) {
+  auto report = RunOracleCheck(Short());
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_TRUE(report->ok()) << FormatOracleRunReport(*report);
+  // 499 ticks and one adjtimex() cut 2 s into 501 stretches of 20 reads.
+  EXPECT_EQ(report->reads, 501u * 20u);
+  // The run exercised both paths: vDSO-served and syscall-served reads.
+  uint64_t served = 0, fallbacks = 0;
+  for (const ClockStats& s : report->clocks) {
+    served += s.reads - s.fallbacks;
+    fallbacks += s.fallbacks;
+  }
+  EXPECT_GT(served, 0u);
+  EXPECT_GT(fallbacks, 0u);
+  // NTP moved mult away from the clocksource's.
+  EXPECT_GT(report->final_mult, report->mult);
+}
+
+TEST(OracleRun, SameSeedSameReportOtherSeedOtherReport) {
+  auto a = RunOracleCheck(Short());
+  auto b = RunOracleCheck(Short());
+  OracleRunConfig other = Short();
+  other.seed = 2;
+  auto c = RunOracleCheck(other);
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+  EXPECT_EQ(FormatOracleRunReport(*a), FormatOracleRunReport(*b));
+  EXPECT_NE(FormatOracleRunReport(*a), FormatOracleRunReport(*c));
+}
+
+// With REALTIME booted on a whole second and a +500 ppm adjtimex() 1 ms
+// later, timekeeping_adjust() borrows a second from xtime_sec while
+// coarse_nsec stays: the coarse clocks step back by one second, and the run
+// must say so (docs/findings.md).
+TEST(OracleRun, ReportsTheCoarseClockStepBack) {
+  OracleRunConfig config = Short();
+  config.boot_wall = Timespec64{1764460800, 0};
+  config.ntp_at_ns = 1000000;
+  config.ntp_freq = 500 << 16;
+  auto report = RunOracleCheck(config);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_FALSE(report->ok());
+  for (const ClockStats& s : report->clocks) {
+    EXPECT_EQ(s.mismatches, 0u) << ClockName(s.clock);
+    const bool coarse =
+        s.clock == kClockRealtimeCoarse || s.clock == kClockMonotonicCoarse;
+    EXPECT_EQ(s.backwards > 0, coarse) << ClockName(s.clock);
+  }
+  EXPECT_NE(FormatOracleRunReport(*report).find("went backwards"),
+            std::string::npos);
+}
+
+TEST(OracleRun, RejectsBadConfigurationsByName) {
+  OracleRunConfig config = Short();
+  config.hz = 0;
+  EXPECT_NE(RunOracleCheck(config).status().message().find("HZ 0"),
+            std::string::npos);
+  config = Short();
+  config.tsc_hz = 12;
+  EXPECT_NE(RunOracleCheck(config).status().message().find("TSC frequency"),
+            std::string::npos);
+  config = Short();
+  config.ntp_freq = 600 << 16;
+  EXPECT_NE(RunOracleCheck(config).status().message().find("600.000 ppm"),
+            std::string::npos);
+  config = Short();
+  config.duration_ns = 86400ull * 1000000000 * 2;
+  EXPECT_FALSE(RunOracleCheck(config).ok());
+  config = Short();
+  config.reads_per_tick = 1000000;
+  config.duration_ns = 3600ull * 1000000000;
+  EXPECT_NE(RunOracleCheck(config).status().message().find("reads"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace vdsolab::sim

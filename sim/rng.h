@@ -1,0 +1,63 @@
+// File: sim/rng.h
+//
+// The simulation's only source of randomness: xoshiro256** seeded through
+// SplitMix64. Written out here (not <random>'s engines and distributions)
+// so that a seed means the same run on every compiler and library version.
+
+#ifndef VDSOLAB_SIM_RNG_H_
+#define VDSOLAB_SIM_RNG_H_
+
+#include <cstdint>
+
+namespace vdsolab::sim {
+
+class Rng {
+ public:
+  explicit Rng(uint64_t seed) {
+    uint64_t x = seed;
+    for (uint64_t& word : state_) word = SplitMix64(x);
+  }
+
+  uint64_t Next() {
+    const uint64_t result = Rotl(state_[1] * 5, 7) * 9;
+    const uint64_t t = state_[1] << 17;
+    state_[2] ^= state_[0];
+    state_[3] ^= state_[1];
+    state_[1] ^= state_[2];
+    state_[0] ^= state_[3];
+    state_[2] ^= t;
+    state_[3] = Rotl(state_[3], 45);
+    return result;
+  }
+
+  // Uniform in [0, bound); bound > 0. Rejection keeps it unbiased.
+  uint64_t Below(uint64_t bound) {
+    const uint64_t limit = ~0ull - (~0ull % bound);
+    uint64_t x;
+    do {
+      x = Next();
+    } while (x >= limit);
+    return x % bound;
+  }
+
+  // Uniform in [lo, hi]; lo <= hi.
+  uint64_t InRange(uint64_t lo, uint64_t hi) {
+    if (hi - lo == ~0ull) return Next();
+    return lo + Below(hi - lo + 1);
+  }
+
+ private:
+  static uint64_t Rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+  static uint64_t SplitMix64(uint64_t& x) {
+    uint64_t z = (x += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  }
+
+  uint64_t state_[4];
+};
+
+}  // namespace vdsolab::sim
+
+#endif  // VDSOLAB_SIM_RNG_H_

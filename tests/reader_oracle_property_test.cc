@@ -1,0 +1,195 @@
+// The spine's end-to-end property: for generated timekeeper histories, the
+// upstream vDSO reader, reading the page update_vsyscall() wrote, returns
+// bit for bit what the timekeeper's clock_gettime() syscall returns, for
+// every clock id, at the same counter value.
+//
+// The one place the two differ by design is spelled out, not skipped: the
+// x86 vDSO computes with a 63-bit counter (S64_MAX mask, bit 62 as the sign
+// of the delta), the syscall with the clocksource's 64-bit mask (bit 63). So
+// the vDSO's answer is the syscall's at cycle_last + e, where
+// e = (counter - cycle_last) mod 2^63, or at cycle_last itself when e has
+// bit 62 set. Deltas that large (2^62 cycles is 56 years at 2.6 GHz) only
+// arise from a corrupted counter; the test tags how often it draws them.
+//
+// A second, smaller domain: BOOTTIME and TAI go through ktime_t (s64 ns) in
+// the syscall but through sec + ns in the vDSO. Past KTIME_MAX (year 2262),
+// or when more than 2^32 s have passed since the last update (the vDSO's
+// u32 second carry wraps), they cannot agree; there the test asserts only
+// that both calls succeed, and tags the case.
+
+#include <gtest/gtest.h>
+#include <rapidcheck.h>
+#include <rapidcheck/gtest.h>
+
+#include <climits>
+#include <memory>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "common/clock_result.h"
+#include "common/clockid.h"
+#include "common/math64.h"
+#include "tests/generators.h"
+#include "timekeeper/clocksource.h"
+#include "timekeeper/posix_clocks.h"
+#include "timekeeper/timekeeping.h"
+#include "timekeeper/vsyscall.h"
+#include "vdso/access.h"
+#include "vdso/upstream_reader.h"
+#include "vdso/vvar_page.h"
+
+namespace vdsolab {
+namespace {
+
+using timekeeper::SyscallContext;
+
+// Hooks for one reader call on a stable page: a fixed counter, the
+// syscall at that counter as the fallback, and no spinning allowed.
+class FixedCounterHooks : public vdso::AccessHooks {
+ public:
+  FixedCounterHooks(const timekeeper::Timekeeping* tk, SyscallContext ctx)
+      : tk_(tk), ctx_(ctx) {}
+  void BeforeLoad(uint32_t, uint32_t) override {}
+  uint64_t ReadCounter() override { return ctx_.cycles; }
+  bool MayRetry() override { return false; }  // A stable page never retries.
+  ClockResult Fallback(ClockId clock) override {
+    ++fallbacks;
+    return timekeeper::SysClockGettime(*tk_, clock, ctx_);
+  }
+  int fallbacks = 0;
+
+ private:
+  const timekeeper::Timekeeping* tk_;
+  SyscallContext ctx_;
+};
+
+// The clocksource: mostly the TSC; sometimes one the vDSO cannot read.
+timekeeper::Clocksource GenClocksource() {
+  const bool vdso_capable = *rc::gen::weightedOneOf<bool>(
+      {{7, rc::gen::just(true)}, {1, rc::gen::just(false)}});
+  if (vdso_capable) {
+    auto tsc = timekeeper::MakeTscClocksource(*testing::GenTscKhz());
+    RC_ASSERT(tsc.ok());
+    return *tsc;
+  }
+  const bool hpet = *rc::gen::arbitrary<bool>();
+  auto cs = hpet ? timekeeper::ClocksourceRegisterScale(
+                       "hpet", timekeeper::ClocksourceMask(32), 1, 14318180,
+                       timekeeper::kVdsoClockmodeNone, 250)
+                 : timekeeper::ClocksourceRegisterScale(
+                       "acpi_pm", timekeeper::ClocksourceMask(24), 1, 3579545,
+                       timekeeper::kVdsoClockmodeNone, 200);
+  RC_ASSERT(cs.ok());
+  return *cs;
+}
+
+RC_GTEST_PROP(UpstreamReader, MatchesTheSyscallBitForBit, ()) {
+  auto page_or = vdso::VvarPage::Create();
+  RC_ASSERT(page_or.ok());
+  std::unique_ptr<vdso::VvarPage> page = std::move(*page_or);
+  timekeeper::VvarPublisher publisher(
+      page.get(), timekeeper::VvarPublisher::Mode::kApplyImmediately, 1);
+
+  const timekeeper::Clocksource clock = GenClocksource();
+  const int hz = *testing::GenHz();
+  const uint64_t c0 = *testing::GenCounterStart() & clock.mask;
+  const Timespec64 wall{*rc::gen::inRange<int64_t>(0, 1ll << 34),
+                        *rc::gen::inRange<int64_t>(0, 1000000000)};
+  const Timespec64 boot{*rc::gen::inRange<int64_t>(0, 100000),
+                        *rc::gen::inRange<int64_t>(0, 1000000000)};
+  timekeeper::Timekeeping tk(clock, hz, &publisher);
+  tk.Init(c0, wall, boot);
+
+  // A history of ticks and frequency changes, each published to the page.
+  const uint64_t ci = tk.timekeeper().cycle_interval;
+  uint64_t now = c0;
+  const int steps = *rc::gen::inRange(0, 40);
+  for (int i = 0; i < steps; ++i) {
+    now = (now + *testing::GenTickGap(ci, clock.max_cycles)) & clock.mask;
+    if (*rc::gen::inRange(0, 10) == 0) {
+      timekeeper::Timex txc;
+      txc.modes =
+          *rc::gen::element(timekeeper::kAdjFrequency, timekeeper::kAdjTick);
+      txc.freq = *rc::gen::inRange<int64_t>(-(500ll << 16), 500ll << 16);
+      txc.tick = *rc::gen::inRange<int64_t>(9000, 11001);
+      RC_ASSERT(tk.Adjtimex(txc, now).ok());
+    } else {
+      tk.Advance(timekeeper::AdvanceMode::kTick, now);
+    }
+  }
+
+  // Where the reader's counter sits relative to the published cycle_last.
+  const uint64_t cycle_last = tk.timekeeper().tkr_mono.cycle_last;
+  const uint64_t delta = *testing::GenProbeDelta(ci, clock.max_cycles);
+  SyscallContext ctx;
+  ctx.cycles = cycle_last + delta;
+  ctx.process_cputime_ns = *rc::gen::inRange<int64_t>(0, 1ll << 40);
+  ctx.thread_cputime_ns = *rc::gen::inRange<int64_t>(0, 1ll << 40);
+
+  // The counter the x86 vDSO effectively converts (see the file comment).
+  const uint64_t e = (ctx.cycles - cycle_last) & kS64Max;
+  const uint64_t vdso_cycles =
+      (e & (1ull << 62)) != 0 ? cycle_last : cycle_last + e;
+  const bool tsc = clock.vdso_clock_mode == timekeeper::kVdsoClockmodeTsc;
+  if (!tsc) {
+    RC_TAG("fallback: clocksource not vDSO-capable");
+  } else if (delta >= (1ull << 63) + (1ull << 62)) {
+    RC_TAG("negative motion: both clamp to the base");
+  } else if (delta >= (1ull << 62)) {
+    RC_TAG("|delta| >= 2^62: vDSO and syscall differ by design");
+  } else if (delta > clock.max_cycles) {
+    RC_TAG("delta > max_cycles: overflow-safe multiply");
+  } else {
+    RC_TAG("delta in range");
+  }
+  RC_CLASSIFY(c0 >= (1ull << 63) || cycle_last >= (1ull << 63),
+              "counter >= 2^63");
+
+  // Seconds since the update the vDSO adds, from cycles alone.
+  const auto& mono = tk.timekeeper().tkr_mono;
+  const unsigned __int128 ns_since_update =
+      (static_cast<unsigned __int128>(vdso_cycles - cycle_last) * mono.mult +
+       mono.xtime_nsec) >>
+      mono.shift;
+  const bool carry_may_wrap =
+      ns_since_update >=
+      static_cast<unsigned __int128>((1ull << 32) - 2) * kNsecPerSec;
+
+  bool not_compared = false;
+  SyscallContext vdso_ctx = ctx;
+  vdso_ctx.cycles = tsc ? vdso_cycles : ctx.cycles;
+  const std::vector<ClockId> ids = {0, 1, 2,  3,  4,  5,       6,      7,
+                                    8, 9, 10, 11, -1, INT_MIN, INT_MAX};
+  for (ClockId id : ids) {
+    FixedCounterHooks hooks(&tk, ctx);
+    vdso::HookedAccess access(page->data(), &hooks);
+    const std::optional<ClockResult> got =
+        vdso::upstream::ClockGettime(access, page->data(), id);
+    RC_ASSERT(got.has_value());
+    const bool hres = id >= 0 && id < kMaxClocks &&
+                      ((1u << id) & (kVdsoHres | kVdsoRaw)) != 0;
+    const ClockResult want =
+        timekeeper::SysClockGettime(tk, id, hres ? vdso_ctx : ctx);
+    if (tsc && (id == kClockBoottime || id == kClockTai)) {
+      const __int128 total_ns =
+          static_cast<__int128>(got->ts.tv_sec) * 1000000000 + got->ts.tv_nsec;
+      if (carry_may_wrap || total_ns >= kKtimeMax - 1000000000ll) {
+        not_compared = true;
+        RC_ASSERT(got->ret == 0);
+        RC_ASSERT(want.ret == 0);
+        continue;
+      }
+    }
+    if (!(*got == want)) {
+      RC_FAIL(
+          absl::StrFormat("%s: vDSO %s, syscall %s (counter %#x, "
+                          "cycle_last %#x)",
+                          ClockName(id), FormatClockResult(*got),
+                          FormatClockResult(want), ctx.cycles, cycle_last));
+    }
+  }
+  RC_CLASSIFY(not_compared, "BOOTTIME/TAI beyond ktime range: not compared");
+}
+
+}  // namespace
+}  // namespace vdsolab
