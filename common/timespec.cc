@@ -75,7 +75,9 @@ Timespec64 NsToTimespec64(int64_t nsec) {
 
 Ktime Timespec64ToKtime(const Timespec64& ts) {
   if (ts.tv_sec >= kKtimeSecMax) return kKtimeMax;
-  return ts.tv_sec * kNsecPerSecS + ts.tv_nsec;
+  // The kernel builds with -fno-strict-overflow: s64 arithmetic wraps.
+  return static_cast<Ktime>(static_cast<uint64_t>(ts.tv_sec) * kNsecPerSec +
+                            static_cast<uint64_t>(ts.tv_nsec));
 }
 
 }  // namespace vdsolab

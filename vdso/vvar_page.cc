@@ -64,6 +64,9 @@ std::vector<uint8_t> VvarPage::Snapshot() const {
 
 namespace {
 
+constexpr uint32_t kClockSize = sizeof(VdsoClock);
+constexpr uint32_t kTimestampSize = sizeof(VdsoTimestamp);
+
 std::string DescribeClockField(uint32_t rel) {
   switch (rel) {
     case kVcSeq:
@@ -83,9 +86,9 @@ std::string DescribeClockField(uint32_t rel) {
     default:
       break;
   }
-  if (rel >= VcBasetimeSec(0) && rel < sizeof(VdsoClock)) {
-    const uint32_t idx = (rel - VcBasetimeSec(0)) / sizeof(VdsoTimestamp);
-    const uint32_t part = (rel - VcBasetimeSec(0)) % sizeof(VdsoTimestamp);
+  if (rel >= VcBasetimeSec(0) && rel < kClockSize) {
+    const uint32_t idx = (rel - VcBasetimeSec(0)) / kTimestampSize;
+    const uint32_t part = (rel - VcBasetimeSec(0)) % kTimestampSize;
     return absl::StrFormat("basetime[%s].%s",
                            ClockName(static_cast<ClockId>(idx)),
                            part == 0 ? "sec" : "nsec");
@@ -97,13 +100,13 @@ std::string DescribeClockField(uint32_t rel) {
 
 std::string DescribeVvarOffset(uint32_t offset) {
   if (offset < AuxClockDataOffset(0)) {
-    return absl::StrFormat("clock_data[%u].%s", offset / sizeof(VdsoClock),
-                           DescribeClockField(offset % sizeof(VdsoClock)));
+    return absl::StrFormat("clock_data[%u].%s", offset / kClockSize,
+                           DescribeClockField(offset % kClockSize));
   }
   if (offset < kTzMinuteswest) {
     const uint32_t rel = offset - AuxClockDataOffset(0);
-    return absl::StrFormat("aux_clock_data[%u].%s", rel / sizeof(VdsoClock),
-                           DescribeClockField(rel % sizeof(VdsoClock)));
+    return absl::StrFormat("aux_clock_data[%u].%s", rel / kClockSize,
+                           DescribeClockField(rel % kClockSize));
   }
   switch (offset) {
     case kTzMinuteswest:
