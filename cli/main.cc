@@ -21,11 +21,13 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
+#include "cli/commands.h"
 #include "sim/oracle_run.h"
 
-ABSL_FLAG(uint64_t, seed, 1,
+ABSL_FLAG(std::string, seed, "",
           "Seed for everything random in the run; the same seed gives the "
-          "same report, byte for byte.");
+          "same report, byte for byte. Default: 1, or the scenario file's "
+          "run.seed for `run`.");
 ABSL_FLAG(absl::Duration, duration, absl::Seconds(10),
           "Simulated time to run, e.g. 10s, 1500ms, 2m (at most 24h).");
 ABSL_FLAG(uint64_t, tsc_hz, 2600000000,
@@ -41,6 +43,9 @@ ABSL_FLAG(uint32_t, reads_per_tick, 40,
           "Reads sampled between consecutive timekeeper events.");
 ABSL_FLAG(absl::Duration, tick_jitter, absl::Microseconds(20),
           "Each tick lands up to this late.");
+ABSL_FLAG(std::string, replay_out, "",
+          "run: where to write the replay file of a failure (default "
+          "<scenario>-seed<N>.replay.toml in the current directory).");
 ABSL_FLAG(std::string, boot_realtime, "",
           "CLOCK_REALTIME at boot as SECONDS[.NANOSECONDS] (e.g. "
           "1764460800.000000000); empty: drawn from the seed.");
@@ -48,6 +53,19 @@ ABSL_FLAG(std::string, boot_realtime, "",
 namespace {
 
 constexpr int kExitBadInput = 2;
+
+// --seed, if given: a decimal u64.
+absl::StatusOr<std::optional<uint64_t>> SeedFromFlag() {
+  const std::string text = absl::GetFlag(FLAGS_seed);
+  if (text.empty()) return std::optional<uint64_t>();
+  uint64_t seed = 0;
+  if (!absl::SimpleAtoi(text, &seed) ||
+      text.find_first_not_of("0123456789") != std::string::npos) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--seed=%s: want a non-negative decimal integer", text));
+  }
+  return std::optional<uint64_t>(seed);
+}
 
 // "SECONDS[.NANOSECONDS]" with up to nine fraction digits.
 absl::StatusOr<vdsolab::Timespec64> ParseRealtime(const std::string& text) {
@@ -101,7 +119,9 @@ absl::StatusOr<vdsolab::sim::OracleRunConfig> ConfigFromFlags() {
     return absl::InvalidArgumentError(absl::StrFormat(
         "--ntp_freq_ppm=%g: must be within -500..500 ppm", ppm));
   }
-  config.seed = absl::GetFlag(FLAGS_seed);
+  absl::StatusOr<std::optional<uint64_t>> seed = SeedFromFlag();
+  if (!seed.ok()) return seed.status();
+  config.seed = seed->value_or(1);
   config.duration_ns = static_cast<uint64_t>(
       absl::ToInt64Nanoseconds(absl::GetFlag(FLAGS_duration)));
   config.tsc_hz = absl::GetFlag(FLAGS_tsc_hz);
@@ -153,7 +173,13 @@ int main(int argc, char** argv) {
   absl::SetFlagsUsageConfig(usage);
   absl::SetProgramUsageMessage(
       "emulate the Linux vDSO clock path and check it.\n\n"
-      "Usage: vdsolab [flags]\n\n"
+      "Usage: vdsolab [flags]                  the built-in end-to-end check\n"
+      "       vdsolab run FILE [--seed=N]      run a scenario file\n"
+      "       vdsolab replay FILE              replay a failure's replay "
+      "file\n\n"
+      "Scenario files are documented in docs/scenarios.md; built-in ones are "
+      "in scenarios/.\n\n"
+      "Without a command: "
       "Runs a simulated machine (TSC, HZ ticks, an NTP frequency offset) "
       "through the kernel\ntimekeeper model into a vvar page in the 6.18 "
       "x86-64 layout, samples every clock id\nthrough the upstream vDSO "
@@ -163,6 +189,23 @@ int main(int argc, char** argv) {
       "check failed, 2 bad input.");
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
   if (args.size() > 1) {
+    const std::string command = args[1];
+    if ((command == "run" || command == "replay") && args.size() != 3) {
+      std::fprintf(stderr, "vdsolab: usage: vdsolab %s FILE (see --help)\n",
+                   command.c_str());
+      return kExitBadInput;
+    }
+    if (command == "run") {
+      absl::StatusOr<std::optional<uint64_t>> seed = SeedFromFlag();
+      if (!seed.ok()) {
+        std::fprintf(stderr, "vdsolab: %s\n",
+                     std::string(seed.status().message()).c_str());
+        return kExitBadInput;
+      }
+      return vdsolab::cli::RunScenario(args[2], *seed,
+                                       absl::GetFlag(FLAGS_replay_out));
+    }
+    if (command == "replay") return vdsolab::cli::ReplayScenario(args[2]);
     std::fprintf(stderr, "vdsolab: unexpected argument '%s' (see --help)\n",
                  args[1]);
     return kExitBadInput;

@@ -1,5 +1,7 @@
 #include "timekeeper/posix_clocks.h"
 
+#include "timekeeper/readers.h"
+
 namespace vdsolab::timekeeper {
 namespace {
 
@@ -41,7 +43,7 @@ constexpr ClockId kThreadSchedClock = (~0 << 3) | kCpuclockPerthreadMask | 2;
 
 }  // namespace
 
-ClockResult SysClockGettime(const Timekeeping& tk, ClockId which,
+ClockResult SysClockGettime(const Timekeeper& tk, ClockId which,
                             const SyscallContext& ctx) {
   // clockid_to_kclock(): negative ids are CPU clocks or fd-based clocks.
   if (which < 0) {
@@ -54,30 +56,30 @@ ClockResult SysClockGettime(const Timekeeping& tk, ClockId which,
   const uint64_t cycles = ctx.cycles;
   switch (which) {
     case kClockRealtime:  // posix_get_realtime_timespec()
-      return ClockResult::Ok(tk.GetRealTs64(cycles));
+      return ClockResult::Ok(KtimeGetRealTs64(tk, cycles));
     case kClockMonotonic:  // posix_get_monotonic_timespec()
-      return ClockResult::Ok(tk.GetTs64(cycles));
+      return ClockResult::Ok(KtimeGetTs64(tk, cycles));
     case kClockProcessCputimeId:
       return CpuClockGet(kProcessSchedClock, ctx);
     case kClockThreadCputimeId:
       return CpuClockGet(kThreadSchedClock, ctx);
     case kClockMonotonicRaw:
-      return ClockResult::Ok(tk.GetRawTs64(cycles));
+      return ClockResult::Ok(KtimeGetRawTs64(tk, cycles));
     case kClockRealtimeCoarse:
-      return ClockResult::Ok(tk.GetCoarseRealTs64());
+      return ClockResult::Ok(KtimeGetCoarseRealTs64(tk));
     case kClockMonotonicCoarse:
-      return ClockResult::Ok(tk.GetCoarseTs64());
+      return ClockResult::Ok(KtimeGetCoarseTs64(tk));
     case kClockBoottime:
-      return ClockResult::Ok(tk.GetBoottimeTs64(cycles));
+      return ClockResult::Ok(KtimeGetBoottimeTs64(tk, cycles));
     case kClockRealtimeAlarm:  // alarm_clock_get_timespec()
       if (!ctx.has_rtc) return ClockResult::Error(-kEinval);
       return ClockResult::Ok(
-          NsToTimespec64(tk.GetWithOffset(TkOffset::kReal, cycles)));
+          NsToTimespec64(KtimeGetWithOffset(tk, TkOffset::kReal, cycles)));
     case kClockBoottimeAlarm:
       if (!ctx.has_rtc) return ClockResult::Error(-kEinval);
-      return ClockResult::Ok(tk.GetBoottimeTs64(cycles));
+      return ClockResult::Ok(KtimeGetBoottimeTs64(tk, cycles));
     case kClockTai:
-      return ClockResult::Ok(tk.GetClocktaiTs64(cycles));
+      return ClockResult::Ok(KtimeGetClocktaiTs64(tk, cycles));
     default:
       // CLOCK_SGI_CYCLE has no kclock; ids past CLOCK_TAI have none either
       // (or, for aux clocks, none enabled).

@@ -13,6 +13,7 @@
 
 #include "common/clock_result.h"
 #include "common/clockid.h"
+#include "timekeeper/timekeeper.h"
 #include "timekeeper/timekeeping.h"
 
 namespace vdsolab::timekeeper {
@@ -35,8 +36,12 @@ struct SyscallContext {
 // SYSCALL_DEFINE2(clock_gettime): 0 and the time, or -EINVAL. POSIX aux
 // clocks (ids 16..23, 6.17+) are modelled as not enabled: -EINVAL, as the
 // host answers.
-ClockResult SysClockGettime(const Timekeeping& tk, ClockId which,
+ClockResult SysClockGettime(const Timekeeper& tk, ClockId which,
                             const SyscallContext& ctx);
+inline ClockResult SysClockGettime(const Timekeeping& tk, ClockId which,
+                                   const SyscallContext& ctx) {
+  return SysClockGettime(tk.timekeeper(), which, ctx);
+}
 
 }  // namespace vdsolab::timekeeper
 

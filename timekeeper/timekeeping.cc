@@ -98,19 +98,6 @@ void TkUpdateKtimeData(Timekeeper& tk) {
 
 }  // namespace
 
-uint64_t TimekeepingCyclesToNs(const TkReadBase& tkr, uint64_t cycles) {
-  const uint64_t mask = tkr.mask;
-  const uint64_t delta = (cycles - tkr.cycle_last) & mask;
-  // One test catches both negative motion and a product that overflows.
-  if (delta > tkr.clock->max_cycles) {
-    // The MSB of the masked delta set: the counter went backwards (another
-    // CPU's counter is behind). Return the base time, not a jump forward.
-    if ((delta & ~(mask >> 1)) != 0) return tkr.xtime_nsec >> tkr.shift;
-    return MulU64U32AddU64Shr(delta, tkr.mult, tkr.xtime_nsec, tkr.shift);
-  }
-  return (delta * tkr.mult + tkr.xtime_nsec) >> tkr.shift;
-}
-
 Timekeeping::Timekeeping(const Clocksource& clock, int hz, VsyscallSink* sink)
     : clock_(std::make_shared<const Clocksource>(clock)),
       hz_(hz),
@@ -406,66 +393,6 @@ int Timekeeping::SetTimeOfDay(const Timespec64& ts, uint64_t now) {
   TkSetXtime(tks, ts);
   UpdateFromShadow(kTkUpdateAll);
   return 0;
-}
-
-Timespec64 Timekeeping::GetRealTs64(uint64_t cycles) const {
-  Timespec64 ts{static_cast<int64_t>(real_.xtime_sec), 0};
-  TimespecAddNs(&ts, TimekeepingCyclesToNs(real_.tkr_mono, cycles));
-  return ts;
-}
-
-Timespec64 Timekeeping::GetTs64(uint64_t cycles) const {
-  const uint64_t nsec = TimekeepingCyclesToNs(real_.tkr_mono, cycles);
-  const Timespec64& tomono = real_.wall_to_monotonic;
-  Timespec64 ts{static_cast<int64_t>(real_.xtime_sec) + tomono.tv_sec, 0};
-  TimespecAddNs(&ts, nsec + static_cast<uint64_t>(tomono.tv_nsec));
-  return ts;
-}
-
-Timespec64 Timekeeping::GetRawTs64(uint64_t cycles) const {
-  Timespec64 ts{static_cast<int64_t>(real_.raw_sec), 0};
-  TimespecAddNs(&ts, TimekeepingCyclesToNs(real_.tkr_raw, cycles));
-  return ts;
-}
-
-// Models ktime_get_with_offset(): ktime arithmetic wraps like the kernel's.
-Ktime Timekeeping::GetWithOffset(TkOffset offs, uint64_t cycles) const {
-  Ktime offset = 0;
-  switch (offs) {
-    case TkOffset::kReal:
-      offset = real_.offs_real;
-      break;
-    case TkOffset::kBoot:
-      offset = real_.offs_boot;
-      break;
-    case TkOffset::kTai:
-      offset = real_.offs_tai;
-      break;
-  }
-  const uint64_t base = static_cast<uint64_t>(real_.tkr_mono.base) +
-                        static_cast<uint64_t>(offset);
-  return static_cast<Ktime>(base +
-                            TimekeepingCyclesToNs(real_.tkr_mono, cycles));
-}
-
-Timespec64 Timekeeping::GetBoottimeTs64(uint64_t cycles) const {
-  return NsToTimespec64(GetWithOffset(TkOffset::kBoot, cycles));
-}
-
-Timespec64 Timekeeping::GetClocktaiTs64(uint64_t cycles) const {
-  return NsToTimespec64(GetWithOffset(TkOffset::kTai, cycles));
-}
-
-Timespec64 Timekeeping::GetCoarseRealTs64() const {
-  return Timespec64{static_cast<int64_t>(real_.xtime_sec),
-                    static_cast<int64_t>(real_.coarse_nsec)};
-}
-
-Timespec64 Timekeeping::GetCoarseTs64() const {
-  const Timespec64& mono = real_.wall_to_monotonic;
-  return SetNormalizedTimespec64(
-      static_cast<int64_t>(real_.xtime_sec) + mono.tv_sec,
-      static_cast<int64_t>(real_.coarse_nsec) + mono.tv_nsec);
 }
 
 }  // namespace vdsolab::timekeeper

@@ -29,6 +29,7 @@
 #include "common/timespec.h"
 #include "timekeeper/clocksource.h"
 #include "timekeeper/ntp.h"
+#include "timekeeper/readers.h"
 #include "timekeeper/timekeeper.h"
 
 namespace vdsolab::timekeeper {
@@ -47,14 +48,6 @@ enum class AdvanceMode {
   kTick,  // TK_ADV_TICK: a tick has passed (update_wall_time()).
   kFreq,  // TK_ADV_FREQ: adjtimex() changed the frequency; apply it now.
 };
-
-// enum tk_offsets.
-enum class TkOffset { kReal, kBoot, kTai };
-
-// timekeeping_cycles_to_ns() (6.10+): shifted-ns time since the last second
-// boundary at `cycles`, with the negative-motion clamp and the overflow-safe
-// multiply for deltas beyond max_cycles.
-uint64_t TimekeepingCyclesToNs(const TkReadBase& tkr, uint64_t cycles);
 
 // clocksource_delta() (Dec 2024+): deltas above max_delta count as negative
 // motion and yield 0.
@@ -91,18 +84,28 @@ class Timekeeping {
   // do_settimeofday64() at counter `now`: 0 or -EINVAL.
   int SetTimeOfDay(const Timespec64& ts, uint64_t now);
 
-  // The syscall-path readers, evaluated at counter value `cycles` on the
-  // published timekeeper (what a reader inside tk_core.seq sees).
-  Timespec64 GetRealTs64(uint64_t cycles) const;  // ktime_get_real_ts64()
-  Timespec64 GetTs64(uint64_t cycles) const;      // ktime_get_ts64()
-  Timespec64 GetRawTs64(uint64_t cycles) const;   // ktime_get_raw_ts64()
-  Ktime GetWithOffset(TkOffset offs, uint64_t cycles) const;
-  Timespec64 GetBoottimeTs64(
-      uint64_t cycles) const;  // ktime_get_boottime_ts64()
-  Timespec64 GetClocktaiTs64(
-      uint64_t cycles) const;            // ktime_get_clocktai_ts64()
-  Timespec64 GetCoarseRealTs64() const;  // ktime_get_coarse_real_ts64()
-  Timespec64 GetCoarseTs64() const;      // ktime_get_coarse_ts64()
+  // The syscall-path readers (timekeeper/readers.h) on the published
+  // timekeeper, at counter value `cycles`.
+  Timespec64 GetRealTs64(uint64_t cycles) const {
+    return KtimeGetRealTs64(real_, cycles);
+  }
+  Timespec64 GetTs64(uint64_t cycles) const {
+    return KtimeGetTs64(real_, cycles);
+  }
+  Timespec64 GetRawTs64(uint64_t cycles) const {
+    return KtimeGetRawTs64(real_, cycles);
+  }
+  Ktime GetWithOffset(TkOffset offs, uint64_t cycles) const {
+    return KtimeGetWithOffset(real_, offs, cycles);
+  }
+  Timespec64 GetBoottimeTs64(uint64_t cycles) const {
+    return KtimeGetBoottimeTs64(real_, cycles);
+  }
+  Timespec64 GetClocktaiTs64(uint64_t cycles) const {
+    return KtimeGetClocktaiTs64(real_, cycles);
+  }
+  Timespec64 GetCoarseRealTs64() const { return KtimeGetCoarseRealTs64(real_); }
+  Timespec64 GetCoarseTs64() const { return KtimeGetCoarseTs64(real_); }
 
   // The published timekeeper (tk_core.timekeeper).
   const Timekeeper& timekeeper() const { return real_; }

@@ -1,0 +1,59 @@
+// File: sim/call.h
+//
+// What one simulated clock_gettime() call did: the record the checks run
+// on, and (when asked for) the step-by-step trace a replay prints.
+
+#ifndef VDSOLAB_SIM_CALL_H_
+#define VDSOLAB_SIM_CALL_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/clock_result.h"
+#include "common/clockid.h"
+
+namespace vdsolab::sim {
+
+// One step of a call: a page load, a counter read, stores that became
+// visible before it, a migration, a preemption or the fallback.
+struct TraceStep {
+  uint64_t t_ns = 0;
+  int cpu = 0;
+  std::string what;
+};
+
+struct CallRecord {
+  uint64_t index = 0;  // Global call number in the run.
+  int reader = 0;
+  uint64_t reader_call = 0;  // This reader's call number.
+  ClockId clock = 0;
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  int cpu_start = 0;
+  int cpu_end = 0;
+  // nullopt: the call was abandoned after the livelock budget.
+  std::optional<ClockResult> result;
+  bool fell_back = false;
+  // The last counter value the call read (the one its answer used), the
+  // CPU and true time it came from. For a fallback, the syscall's read.
+  bool read_counter = false;
+  uint64_t counter = 0;
+  int counter_cpu = 0;
+  uint64_t counter_ns = 0;
+  // seq of the last attempt's read_begin: the page state the data came from
+  // (state after update begin_seq / 2) if the reader's protocol held.
+  uint32_t begin_seq = 0;
+  uint32_t fallback_update = 0;  // The state the fallback syscall read.
+  uint32_t iterations = 0;       // Loop iterations (spins and retries).
+  uint32_t stores_during = 0;    // Writer stores that landed mid-call.
+  bool migrated_before = false;  // Moved to another CPU since last call.
+  bool migrated_midcall = false;
+  bool preempted = false;
+  std::vector<TraceStep> trace;  // Only when tracing.
+};
+
+}  // namespace vdsolab::sim
+
+#endif  // VDSOLAB_SIM_CALL_H_

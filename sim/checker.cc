@@ -1,0 +1,595 @@
+#include "sim/checker.h"
+
+#include <utility>
+
+#include "absl/strings/str_format.h"
+#include "common/math64.h"
+#include "timekeeper/posix_clocks.h"
+
+namespace vdsolab::sim {
+namespace {
+
+// Violations kept for the report, per kind (failures and preconditions),
+// so that many precondition notes cannot hide the first defect.
+constexpr size_t kMaxViolationsPerKind = 20;
+
+__int128 ToNs(const Timespec64& ts) {
+  return static_cast<__int128>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+std::string FormatNs(__int128 ns) {
+  const bool neg = ns < 0;
+  const unsigned __int128 mag = static_cast<unsigned __int128>(neg ? -ns : ns);
+  return absl::StrFormat("%s%d.%09d", neg ? "-" : "",
+                         static_cast<uint64_t>(mag / 1000000000),
+                         static_cast<uint64_t>(mag % 1000000000));
+}
+
+bool IsHres(ClockId c) {
+  return c >= 0 && c < kMaxClocks && ((1u << c) & (kVdsoHres | kVdsoRaw)) != 0;
+}
+bool IsCoarse(ClockId c) {
+  return c == kClockRealtimeCoarse || c == kClockMonotonicCoarse;
+}
+// Clocks that clock_settime() and leap seconds may step.
+bool IsSettable(ClockId c) {
+  return c == kClockRealtime || c == kClockRealtimeCoarse || c == kClockTai ||
+         c == kClockRealtimeAlarm;
+}
+bool IsMonotonicFamily(ClockId c) {
+  return c == kClockRealtime || c == kClockMonotonic ||
+         c == kClockMonotonicRaw || c == kClockRealtimeCoarse ||
+         c == kClockMonotonicCoarse || c == kClockBoottime || c == kClockTai ||
+         c == kClockRealtimeAlarm || c == kClockBoottimeAlarm ||
+         c == kClockProcessCputimeId || c == kClockThreadCputimeId;
+}
+
+// The clocks whose difference is fixed between events: the offset of each
+// from MONOTONIC in the timekeeper state.
+std::optional<__int128> OffsetFromMonotonic(ClockId c,
+                                            const timekeeper::Timekeeper& tk) {
+  switch (c) {
+    case kClockMonotonic:
+      return 0;
+    case kClockBoottime:
+      return tk.offs_boot;
+    case kClockRealtime:
+      return tk.offs_real;
+    case kClockTai:
+      return tk.offs_tai;
+    default:
+      return std::nullopt;
+  }
+}
+
+}  // namespace
+
+const char* PropertyName(Property p) {
+  switch (p) {
+    case Property::kExact:
+      return "exact";
+    case Property::kMonotonic:
+      return "monotonic";
+    case Property::kCausal:
+      return "causal";
+    case Property::kSane:
+      return "sane";
+    case Property::kRawRate:
+      return "raw_rate";
+    case Property::kCrossClock:
+      return "cross_clock";
+    case Property::kTorn:
+      return "torn";
+    case Property::kLivelock:
+      return "livelock";
+  }
+  return "?";
+}
+
+const char* VerdictName(Verdict v) {
+  switch (v) {
+    case Verdict::kDefect:
+      return "defect";
+    case Verdict::kPrecondition:
+      return "precondition violated";
+    case Verdict::kKnownKernel:
+      return "known kernel behaviour";
+  }
+  return "?";
+}
+
+Checker::Checker(const Scenario& scenario, const Machine* machine,
+                 const Writer* writer)
+    : scenario_(scenario),
+      machine_(machine),
+      writer_(writer),
+      tsc_(scenario.machine.clocksource == "tsc"),
+      wide_(scenario.machine.width_bits == 64),
+      boot_counter_(writer->Update(1) != nullptr ? writer->Update(1)->counter
+                                                 : 0) {}
+
+bool Checker::HasFailure() const {
+  for (const PropertyStats& s : stats_) {
+    if (s.defects != 0 || s.known_kernel != 0) return true;
+  }
+  return false;
+}
+
+void Checker::Report(Property p, Verdict v, std::string why, std::string detail,
+                     const CallRecord& call) {
+  PropertyStats& s = stats_[static_cast<int>(p) - 1];
+  switch (v) {
+    case Verdict::kDefect:
+      ++s.defects;
+      break;
+    case Verdict::kPrecondition:
+      ++s.preconditions;
+      break;
+    case Verdict::kKnownKernel:
+      ++s.known_kernel;
+      break;
+  }
+  size_t& kept =
+      v == Verdict::kPrecondition ? kept_preconditions_ : kept_failures_;
+  if (kept < kMaxViolationsPerKind) {
+    ++kept;
+    violations_.push_back(Violation{p, v, std::move(why), std::move(detail),
+                                    call.index, call.reader, call.reader_call,
+                                    call.start_ns});
+  }
+}
+
+ClockResult Checker::ExpectedVdso(const UpdateRecord& state, ClockId clock,
+                                  uint64_t counter) const {
+  timekeeper::SyscallContext ctx;
+  ctx.cycles = counter;
+  // The x86 vDSO converts with 63-bit counter arithmetic and takes bit 62
+  // of the delta as its sign (docs/readers.md); with a 64-bit counter its
+  // answer is the syscall's at the counter it effectively used.
+  if (tsc_ && wide_ && IsHres(clock)) {
+    const uint64_t last = state.tk.tkr_mono.cycle_last;
+    const uint64_t e = (counter - last) & kS64Max;
+    ctx.cycles = (e & (1ull << 62)) != 0 ? last : last + e;
+  }
+  return timekeeper::SysClockGettime(state.tk, clock, ctx);
+}
+
+uint32_t Checker::Generation(ClockId clock, const UpdateRecord* state) const {
+  return (state != nullptr && IsSettable(clock)) ? state->clock_was_set_seq : 0;
+}
+
+std::optional<std::pair<Verdict, std::string>> Checker::ExplainBackwards(
+    const Seen& earlier, const Seen& later) const {
+  if (IsCoarse(later.clock) && (earlier.coarse_off || later.coarse_off)) {
+    return std::pair{Verdict::kKnownKernel,
+                     std::string("6.15+ kernels: coarse clocks are off by one "
+                                 "second after an adjtimex() frequency change "
+                                 "between ticks (docs/findings.md)")};
+  }
+  if (!earlier.read_counter || !later.read_counter) return std::nullopt;
+  if (tsc_ && !wide_ && later.counter < later.cycle_last) {
+    return std::pair{
+        Verdict::kPrecondition,
+        absl::StrFormat("the x86 vDSO assumes a 64-bit counter; this one "
+                        "wrapped at 2^%d (counter %#x < cycle_last %#x)",
+                        scenario_.machine.width_bits, later.counter,
+                        later.cycle_last)};
+  }
+  if (later.negative_motion) {
+    // The vDSO and the syscall both clamp to the base time; a counter
+    // behind cycle_last is a skewed or backwards counter.
+    return std::pair{
+        Verdict::kPrecondition,
+        absl::StrFormat("CPU %d's counter was behind the timekeeper's "
+                        "cycle_last (negative motion): skew between CPUs",
+                        later.counter_cpu)};
+  }
+  const uint64_t mask = machine_->mask();
+  const uint64_t half = mask >> 1;
+  if (earlier.counter_cpu == later.counter_cpu) {
+    if (((later.counter - earlier.counter) & mask) > half) {
+      return std::pair{
+          Verdict::kPrecondition,
+          absl::StrFormat("the counter on CPU %d went backwards (%#x, then "
+                          "%#x): steps, wobble or jitter in the time model",
+                          later.counter_cpu, earlier.counter, later.counter)};
+    }
+    return std::nullopt;
+  }
+  // The two CPUs' counters disagreed at either read: the later CPU behind
+  // the earlier one when the later read was taken, or the earlier CPU ahead
+  // of the later one when the earlier read was.
+  const uint64_t behind_then =
+      (machine_->Counter(earlier.counter_cpu, later.counter_ns) -
+       later.counter) &
+      mask;
+  const uint64_t ahead_before =
+      (earlier.counter -
+       machine_->Counter(later.counter_cpu, earlier.counter_ns)) &
+      mask;
+  for (uint64_t skew : {behind_then, ahead_before}) {
+    if (skew != 0 && skew <= half) {
+      return std::pair{
+          Verdict::kPrecondition,
+          absl::StrFormat("CPU %d's and CPU %d's counters differ by %d "
+                          "cycles: cross-CPU counter skew",
+                          earlier.counter_cpu, later.counter_cpu, skew)};
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> Checker::ExplainSkew(const Seen& a,
+                                                const Seen& b) const {
+  if (a.negative_motion || b.negative_motion) {
+    return std::string(
+        "a read's counter was behind cycle_last (negative motion): skew "
+        "between CPUs");
+  }
+  if (a.read_counter && b.read_counter && a.counter_cpu != b.counter_cpu &&
+      machine_->Counter(a.counter_cpu, b.counter_ns) !=
+          machine_->Counter(b.counter_cpu, b.counter_ns)) {
+    return absl::StrFormat(
+        "the reads came from CPUs %d and %d, whose "
+        "counters are skewed",
+        a.counter_cpu, b.counter_cpu);
+  }
+  return std::nullopt;
+}
+
+void Checker::OnCall(const CallRecord& call) {
+  ++coverage_.calls;
+  if (call.iterations > 1) ++coverage_.retries;
+  if (call.stores_during > 0) ++coverage_.raced;
+  if (call.migrated_before) ++coverage_.migrations;
+  if (call.migrated_midcall) ++coverage_.midcall_migrations;
+  if (call.preempted) ++coverage_.preemptions;
+  if (call.read_counter &&
+      call.counter_cpu != scenario_.kernel.timekeeping_cpu) {
+    ++coverage_.cross_cpu_reads;
+  }
+  if (call.read_counter && call.counter < boot_counter_) {
+    ++coverage_.counter_wrapped;
+  }
+
+  // 8: termination.
+  PropertyStats& live = stats_[static_cast<int>(Property::kLivelock) - 1];
+  ++live.checked;
+  if (!call.result) {
+    ++coverage_.livelocks;
+    Report(Property::kLivelock, Verdict::kDefect, "the reader kept looping",
+           absl::StrFormat("%s abandoned after %d loop iterations",
+                           ClockName(call.clock), call.iterations),
+           call);
+    return;
+  }
+  const ClockResult& r = *call.result;
+  if (call.fell_back) {
+    ++coverage_.fallbacks;
+  } else {
+    ++coverage_.vdso_answers;
+  }
+  if (r.ret != 0) {
+    ++coverage_.errors;
+    return;
+  }
+
+  const uint32_t state_id =
+      call.fell_back ? call.fallback_update : call.begin_seq / 2;
+  const UpdateRecord* state = writer_->Update(state_id);
+  bool negative_motion = false;
+  if (state != nullptr && call.read_counter && IsHres(call.clock)) {
+    const uint64_t delta =
+        (call.counter - state->tk.tkr_mono.cycle_last) & machine_->mask();
+    if (delta > (machine_->mask() >> 1)) {
+      ++coverage_.negative_motion;
+      negative_motion = true;
+    } else if (delta > writer_->clocksource().max_cycles) {
+      ++coverage_.beyond_max_cycles;
+    }
+  }
+
+  // 4: sane values.
+  PropertyStats& sane = stats_[static_cast<int>(Property::kSane) - 1];
+  ++sane.checked;
+  if (r.ts.tv_nsec < 0 || r.ts.tv_nsec >= 1000000000 || r.ts.tv_sec < 0 ||
+      r.ts.tv_sec > kKtimeSecMax) {
+    Report(Property::kSane, Verdict::kDefect, "out of range",
+           absl::StrFormat("%s returned %s", ClockName(call.clock),
+                           FormatTimespec(r.ts)),
+           call);
+  }
+
+  if (!call.fell_back && (call.begin_seq & 1) == 0 && state != nullptr) {
+    CheckExactAndTorn(call, state);
+  } else if (!call.fell_back) {
+    CheckExactAndTorn(call, nullptr);
+  }
+
+  Seen seen;
+  seen.value_ns = ToNs(r.ts);
+  seen.call_index = call.index;
+  seen.reader = call.reader;
+  seen.reader_call = call.reader_call;
+  seen.end_ns = call.end_ns;
+  seen.generation = Generation(call.clock, state);
+  seen.coarse_off = state != nullptr && state->coarse_off_by_second;
+  seen.read_counter = call.read_counter;
+  seen.counter = call.counter;
+  seen.counter_cpu = call.counter_cpu;
+  seen.counter_ns = call.counter_ns;
+  seen.negative_motion = negative_motion;
+  seen.cycle_last = state != nullptr ? state->tk.tkr_mono.cycle_last : 0;
+  seen.clock = call.clock;
+
+  if (IsMonotonicFamily(call.clock)) {
+    CheckMonotonic(call, seen);
+    CheckCausal(call, seen);
+  }
+  CheckRawRate(call, state);
+  CheckCrossClock(call, seen, state);
+  previous_[call.reader] = {call, seen};
+}
+
+void Checker::CheckExactAndTorn(const CallRecord& call,
+                                const UpdateRecord* state) {
+  if (!scenario_.checks.exact && !scenario_.checks.torn) return;
+  const ClockResult& got = *call.result;
+  const bool needs_counter = IsHres(call.clock);
+  if (needs_counter && !call.read_counter) return;
+  const bool width_issue = tsc_ && !wide_ && needs_counter;
+  const char* kWidthWhy =
+      "the x86 vDSO assumes a 64-bit counter; this one wraps at 2^%d";
+
+  // 1: the state the reader validated, at the counter it used.
+  if (scenario_.checks.exact && state != nullptr) {
+    PropertyStats& s = stats_[static_cast<int>(Property::kExact) - 1];
+    ++s.checked;
+    const ClockResult want = ExpectedVdso(*state, call.clock, call.counter);
+    if (!(want == got)) {
+      Report(Property::kExact,
+             width_issue ? Verdict::kPrecondition : Verdict::kDefect,
+             width_issue
+                 ? absl::StrFormat(kWidthWhy, scenario_.machine.width_bits)
+                 : "the reader's arithmetic or protocol",
+             absl::StrFormat("%s: vDSO %s, syscall %s at counter %#x "
+                             "(page state of update %d, seq %d)",
+                             ClockName(call.clock), FormatClockResult(got),
+                             FormatClockResult(want), call.counter, state->id,
+                             call.begin_seq),
+             call);
+    }
+  }
+
+  // 7: some consistent state that was current during the call gives it.
+  if (scenario_.checks.torn) {
+    PropertyStats& s = stats_[static_cast<int>(Property::kTorn) - 1];
+    ++s.checked;
+    const uint32_t first = writer_->LatestStartedAt(call.start_ns).id;
+    const uint32_t last = writer_->LatestStartedAt(call.end_ns).id;
+    bool found = false;
+    for (uint32_t id = first > 1 ? first - 1 : 1; id <= last && !found; ++id) {
+      const UpdateRecord* u = writer_->Update(id);
+      if (u != nullptr && ExpectedVdso(*u, call.clock, call.counter) == got) {
+        found = true;
+      }
+    }
+    if (!found) {
+      Report(Property::kTorn,
+             width_issue ? Verdict::kPrecondition : Verdict::kDefect,
+             width_issue
+                 ? absl::StrFormat(kWidthWhy, scenario_.machine.width_bits)
+                 : "mixed fields of different page states",
+             absl::StrFormat("%s returned %s at counter %#x; no page state of "
+                             "updates %d..%d gives that",
+                             ClockName(call.clock), FormatClockResult(got),
+                             call.counter, first > 1 ? first - 1 : 1, last),
+             call);
+    }
+  }
+}
+
+void Checker::CheckMonotonic(const CallRecord& call, const Seen& seen) {
+  if (!scenario_.checks.monotonic) return;
+  auto it = last_.find({call.reader, call.clock});
+  if (it != last_.end() && it->second.generation == seen.generation) {
+    PropertyStats& s = stats_[static_cast<int>(Property::kMonotonic) - 1];
+    ++s.checked;
+    const Seen& prev = it->second;
+    if (seen.value_ns < prev.value_ns) {
+      auto why = ExplainBackwards(prev, seen);
+      Report(Property::kMonotonic, why ? why->first : Verdict::kDefect,
+             why ? why->second : "time went backwards for one reader",
+             absl::StrFormat("reader %d: %s read %s (CPU %d, counter %#x) "
+                             "after %s (call %d, CPU %d, counter %#x)",
+                             call.reader, ClockName(call.clock),
+                             FormatNs(seen.value_ns), seen.counter_cpu,
+                             seen.counter, FormatNs(prev.value_ns),
+                             prev.reader_call, prev.counter_cpu, prev.counter),
+             call);
+    }
+  }
+  last_[{call.reader, call.clock}] = seen;
+}
+
+void Checker::CheckCausal(const CallRecord& call, const Seen& seen) {
+  if (!scenario_.checks.causal) return;
+  auto& heap = in_flight_[call.clock];
+  while (!heap.empty() && heap.top().end_ns < call.start_ns) {
+    const Seen done = heap.top();
+    heap.pop();
+    auto m = matured_.find(call.clock);
+    if (m == matured_.end() || done.generation > m->second.generation ||
+        (done.generation == m->second.generation &&
+         done.value_ns > m->second.value_ns)) {
+      matured_[call.clock] = done;
+    }
+  }
+  auto m = matured_.find(call.clock);
+  if (m != matured_.end() && m->second.generation == seen.generation &&
+      m->second.reader != call.reader) {
+    PropertyStats& s = stats_[static_cast<int>(Property::kCausal) - 1];
+    ++s.checked;
+    if (seen.value_ns < m->second.value_ns) {
+      auto why = ExplainBackwards(m->second, seen);
+      Report(
+          Property::kCausal, why ? why->first : Verdict::kDefect,
+          why ? why->second : "a later call returned less than an earlier one",
+          absl::StrFormat(
+              "%s: reader %d read %s (CPU %d, counter %#x), but reader "
+              "%d's call %d had returned %s (CPU %d, counter %#x) before "
+              "this call started",
+              ClockName(call.clock), call.reader, FormatNs(seen.value_ns),
+              seen.counter_cpu, seen.counter, m->second.reader,
+              m->second.reader_call, FormatNs(m->second.value_ns),
+              m->second.counter_cpu, m->second.counter),
+          call);
+    }
+  }
+  heap.push(seen);
+}
+
+void Checker::CheckRawRate(const CallRecord& call, const UpdateRecord* state) {
+  if (!scenario_.checks.raw_rate || state == nullptr || !call.read_counter ||
+      !wide_) {
+    return;
+  }
+  const ClockResult& r = *call.result;
+  const timekeeper::TkReadBase& raw = state->tk.tkr_raw;
+  if (call.clock == kClockMonotonicRaw) {
+    // Without negative motion, RAW is exactly the counter's distance from
+    // boot at the clocksource's own mult/shift, whatever NTP did.
+    const uint64_t since_last = call.counter - raw.cycle_last;
+    const uint64_t since_boot = call.counter - boot_counter_;
+    if (since_last > (1ull << 62) || since_boot > (1ull << 62)) return;
+    PropertyStats& s = stats_[static_cast<int>(Property::kRawRate) - 1];
+    ++s.checked;
+    const unsigned __int128 ns =
+        (static_cast<unsigned __int128>(since_boot) * raw.mult) >> raw.shift;
+    // timekeeping_init() starts MONOTONIC_RAW at zero.
+    const __int128 want = static_cast<__int128>(ns);
+    if (ToNs(r.ts) != want) {
+      Report(
+          Property::kRawRate, Verdict::kDefect,
+          "MONOTONIC_RAW is not the raw conversion of the counter",
+          absl::StrFormat("RAW %s at counter %#x; (counter - boot) * "
+                          "mult >> shift is %s",
+                          FormatTimespec(r.ts), call.counter, FormatNs(want)),
+          call);
+    }
+    return;
+  }
+  if (call.clock != kClockMonotonic) return;
+  // MONOTONIC advances at NTP's rate relative to RAW, over at least 1 s
+  // within one NTP setting.
+  // Only reads from one CPU, neither clamped by negative motion, compare:
+  // otherwise the values do not follow from the counters alone.
+  const uint64_t since_last =
+      (call.counter - state->tk.tkr_mono.cycle_last) & machine_->mask();
+  const bool usable = since_last <= (machine_->mask() >> 1);
+  auto it = rate_anchor_.find(call.reader);
+  if (it == rate_anchor_.end() ||
+      it->second.generation != state->ntp_generation ||
+      it->second.cpu != call.counter_cpu || !usable) {
+    rate_anchor_[call.reader] = RateAnchor{state->ntp_generation, call.counter,
+                                           ToNs(r.ts), call.counter_cpu};
+    if (!usable) rate_anchor_.erase(call.reader);
+    return;
+  }
+  const RateAnchor& a = it->second;
+  const uint64_t dc = call.counter - a.counter;
+  if (dc > (1ull << 62)) return;  // Backwards; monotonic covers it.
+  const unsigned __int128 raw_ns =
+      (static_cast<unsigned __int128>(dc) * raw.mult) >> raw.shift;
+  if (raw_ns < 1000000000) return;
+  PropertyStats& s = stats_[static_cast<int>(Property::kRawRate) - 1];
+  ++s.checked;
+  const __int128 want =
+      static_cast<__int128>(raw_ns * state->ntp_second_length /
+                            (static_cast<unsigned __int128>(1000000000) << 32));
+  const __int128 got = ToNs(r.ts) - a.value_ns;
+  const __int128 tol = 2000 + static_cast<__int128>(raw_ns / 1000000);
+  const __int128 diff = got - want;
+  if (diff > tol || diff < -tol) {
+    Report(Property::kRawRate, Verdict::kDefect,
+           "MONOTONIC does not run at NTP's rate",
+           absl::StrFormat("over %s s of RAW, MONOTONIC advanced %s s; NTP's "
+                           "rate gives %s s",
+                           FormatNs(static_cast<__int128>(raw_ns)),
+                           FormatNs(got), FormatNs(want)),
+           call);
+  }
+  rate_anchor_[call.reader] = RateAnchor{state->ntp_generation, call.counter,
+                                         ToNs(r.ts), call.counter_cpu};
+}
+
+void Checker::CheckCrossClock(const CallRecord& call, const Seen& seen,
+                              const UpdateRecord* state) {
+  if (!scenario_.checks.cross_clock || state == nullptr) return;
+  auto it = previous_.find(call.reader);
+  if (it == previous_.end()) return;
+  const CallRecord& prev = it->second.first;
+  const Seen& prev_seen = it->second.second;
+  if (!prev.result || prev.result->ret != 0 || prev.clock == call.clock) return;
+  const uint32_t prev_state_id =
+      prev.fell_back ? prev.fallback_update : prev.begin_seq / 2;
+  const UpdateRecord* pstate = writer_->Update(prev_state_id);
+  if (pstate == nullptr ||
+      pstate->clock_was_set_seq != state->clock_was_set_seq) {
+    return;
+  }
+  // Both values advance at most 1.2x true time (ADJ_TICK allows 10%).
+  const uint64_t span = std::max(call.end_ns, prev.end_ns) -
+                        std::min(call.start_ns, prev.start_ns);
+  const __int128 tol = static_cast<__int128>(span) * 12 / 10 + 2;
+  const __int128 diff = seen.value_ns - prev_seen.value_ns;
+  PropertyStats& s = stats_[static_cast<int>(Property::kCrossClock) - 1];
+
+  auto a = OffsetFromMonotonic(prev.clock, pstate->tk);
+  auto b = OffsetFromMonotonic(call.clock, state->tk);
+  if (a && b) {
+    ++s.checked;
+    const __int128 want = *b - *a;
+    if (diff - want > tol || want - diff > tol) {
+      auto why = ExplainSkew(prev_seen, seen);
+      Report(Property::kCrossClock,
+             why ? Verdict::kPrecondition : Verdict::kDefect,
+             why ? *why : "clocks drifted apart between events",
+             absl::StrFormat("%s then %s differ by %s s; the timekeeper's "
+                             "offset is %s s (+/- %s s for the time between "
+                             "the reads)",
+                             ClockName(prev.clock), ClockName(call.clock),
+                             FormatNs(diff), FormatNs(want), FormatNs(tol)),
+             call);
+    }
+    return;
+  }
+  // A coarse clock is never ahead of its fine clock.
+  const bool pair =
+      (prev.clock == kClockRealtimeCoarse && call.clock == kClockRealtime) ||
+      (prev.clock == kClockRealtime && call.clock == kClockRealtimeCoarse) ||
+      (prev.clock == kClockMonotonicCoarse && call.clock == kClockMonotonic) ||
+      (prev.clock == kClockMonotonic && call.clock == kClockMonotonicCoarse);
+  if (!pair) return;
+  ++s.checked;
+  const bool coarse_first = IsCoarse(prev.clock);
+  const __int128 coarse = coarse_first ? prev_seen.value_ns : seen.value_ns;
+  const __int128 fine = coarse_first ? seen.value_ns : prev_seen.value_ns;
+  const __int128 allowed = coarse_first ? 2 : tol;
+  if (coarse - fine > allowed) {
+    const bool known =
+        state->coarse_off_by_second || pstate->coarse_off_by_second;
+    Report(Property::kCrossClock,
+           known ? Verdict::kKnownKernel : Verdict::kDefect,
+           known ? "6.15+ kernels: coarse clocks are off by one second after "
+                   "an adjtimex() frequency change between ticks "
+                   "(docs/findings.md)"
+                 : "a coarse clock ran ahead of its fine clock",
+           absl::StrFormat("%s %s vs %s %s", ClockName(prev.clock),
+                           FormatNs(prev_seen.value_ns), ClockName(call.clock),
+                           FormatNs(seen.value_ns)),
+           call);
+  }
+}
+
+}  // namespace vdsolab::sim

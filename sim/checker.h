@@ -1,0 +1,177 @@
+// File: sim/checker.h
+//
+// The properties a simulation run checks, call by call (in start order):
+//   1 exact       the vDSO's answer equals the syscall model's at the counter
+//                 value it used, for the page state it validated;
+//   2 monotonic   per reader and clock, no value below the previous one;
+//   3 causal      a call that started after another ended (true time) does
+//                 not return less;
+//   4 sane        tv_nsec in [0, 1e9) and 0 <= tv_sec <= KTIME_SEC_MAX;
+//   5 raw_rate    MONOTONIC_RAW is exactly the raw conversion of the counter
+//                 since boot; MONOTONIC advances at NTP's rate;
+//   6 cross_clock BOOTTIME - MONOTONIC, REALTIME - MONOTONIC, TAI - REALTIME
+//                 constant between events; coarse never ahead of fine;
+//   7 torn        the answer is one some single consistent page state gives;
+//   8 livelock    the call finished within the loop budget.
+//
+// Each violation carries a verdict: a defect (of the reader, or the kernel
+// model it reads), a violated precondition of the design (counters skewed
+// or running backwards, a counter narrower than the x86 vDSO assumes), or a
+// known kernel behaviour (docs/findings.md).
+
+#ifndef VDSOLAB_SIM_CHECKER_H_
+#define VDSOLAB_SIM_CHECKER_H_
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <queue>
+#include <string>
+#include <vector>
+
+#include "sim/call.h"
+#include "sim/machine.h"
+#include "sim/scenario.h"
+#include "sim/writer.h"
+
+namespace vdsolab::sim {
+
+enum class Property {
+  kExact = 1,
+  kMonotonic,
+  kCausal,
+  kSane,
+  kRawRate,
+  kCrossClock,
+  kTorn,
+  kLivelock,
+};
+inline constexpr int kNumProperties = 8;
+const char* PropertyName(Property p);
+
+enum class Verdict { kDefect, kPrecondition, kKnownKernel };
+const char* VerdictName(Verdict v);
+
+struct Violation {
+  Property property = Property::kExact;
+  Verdict verdict = Verdict::kDefect;
+  std::string why;     // The verdict's reason.
+  std::string detail;  // What was seen.
+  uint64_t call_index = 0;
+  int reader = 0;  // Reader id.
+  uint64_t reader_call = 0;
+  uint64_t t_ns = 0;
+};
+
+struct PropertyStats {
+  uint64_t checked = 0;
+  uint64_t defects = 0;
+  uint64_t preconditions = 0;
+  uint64_t known_kernel = 0;
+};
+
+// How often the interesting regimes happened (for reports and RC_CLASSIFY).
+struct Coverage {
+  uint64_t calls = 0;
+  uint64_t vdso_answers = 0;
+  uint64_t fallbacks = 0;
+  uint64_t errors = 0;
+  uint64_t retries = 0;     // Calls that looped more than once.
+  uint64_t raced = 0;       // Calls with writer stores landing mid-call.
+  uint64_t migrations = 0;  // Between calls.
+  uint64_t midcall_migrations = 0;
+  uint64_t preemptions = 0;
+  uint64_t negative_motion = 0;    // Counter behind the state's cycle_last.
+  uint64_t beyond_max_cycles = 0;  // Counter past cycle_last + max_cycles.
+  uint64_t counter_wrapped = 0;    // Counter below its value at boot.
+  uint64_t cross_cpu_reads = 0;    // Counter from a CPU other than the
+                                   // timekeeping CPU.
+  uint64_t livelocks = 0;
+};
+
+class Checker {
+ public:
+  Checker(const Scenario& scenario, const Machine* machine,
+          const Writer* writer);
+
+  // Checks one call; calls must arrive in non-decreasing start order.
+  void OnCall(const CallRecord& call);
+
+  const std::array<PropertyStats, kNumProperties>& stats() const {
+    return stats_;
+  }
+  const Coverage& coverage() const { return coverage_; }
+  // The first violations of each kind (up to a cap), in the order found.
+  const std::vector<Violation>& violations() const { return violations_; }
+  bool HasFailure() const;  // Any defect or known-kernel violation.
+
+ private:
+  struct Seen {  // A returned value and what is needed to explain it.
+    __int128 value_ns = 0;
+    uint64_t call_index = 0;
+    int reader = 0;
+    uint64_t reader_call = 0;
+    uint64_t end_ns = 0;
+    uint32_t generation = 0;
+    bool coarse_off = false;
+    bool read_counter = false;
+    uint64_t counter = 0;
+    int counter_cpu = 0;
+    uint64_t counter_ns = 0;
+    bool negative_motion = false;  // The counter was behind cycle_last.
+    uint64_t cycle_last = 0;       // Of the state the value came from.
+    ClockId clock = 0;
+  };
+  struct LaterFirst {
+    bool operator()(const Seen& a, const Seen& b) const {
+      return a.end_ns > b.end_ns;
+    }
+  };
+  struct RateAnchor {
+    uint32_t generation = 0;
+    uint64_t counter = 0;
+    __int128 value_ns = 0;
+    int cpu = 0;
+  };
+
+  void Report(Property p, Verdict v, std::string why, std::string detail,
+              const CallRecord& call);
+  void CheckExactAndTorn(const CallRecord& call, const UpdateRecord* state);
+  void CheckMonotonic(const CallRecord& call, const Seen& seen);
+  void CheckCausal(const CallRecord& call, const Seen& seen);
+  void CheckRawRate(const CallRecord& call, const UpdateRecord* state);
+  void CheckCrossClock(const CallRecord& call, const Seen& seen,
+                       const UpdateRecord* state);
+  // Why `later` reads less than `earlier`, if the model's preconditions or
+  // a known kernel behaviour explain it.
+  std::optional<std::pair<Verdict, std::string>> ExplainBackwards(
+      const Seen& earlier, const Seen& later) const;
+  // Whether skew or negative motion explains two reads disagreeing.
+  std::optional<std::string> ExplainSkew(const Seen& a, const Seen& b) const;
+  ClockResult ExpectedVdso(const UpdateRecord& state, ClockId clock,
+                           uint64_t counter) const;
+  uint32_t Generation(ClockId clock, const UpdateRecord* state) const;
+
+  const Scenario& scenario_;
+  const Machine* machine_;
+  const Writer* writer_;
+  bool tsc_;
+  bool wide_;  // A 64-bit counter.
+  uint64_t boot_counter_;
+  std::array<PropertyStats, kNumProperties> stats_{};
+  Coverage coverage_;
+  std::vector<Violation> violations_;
+  size_t kept_failures_ = 0;
+  size_t kept_preconditions_ = 0;
+  std::map<std::pair<int, ClockId>, Seen> last_;  // (reader, clock).
+  std::map<ClockId, std::priority_queue<Seen, std::vector<Seen>, LaterFirst>>
+      in_flight_;
+  std::map<ClockId, Seen> matured_;        // Max value of calls already ended.
+  std::map<int, RateAnchor> rate_anchor_;  // Per reader, MONOTONIC.
+  std::map<int, std::pair<CallRecord, Seen>> previous_;  // Per reader.
+};
+
+}  // namespace vdsolab::sim
+
+#endif  // VDSOLAB_SIM_CHECKER_H_

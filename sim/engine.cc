@@ -1,0 +1,333 @@
+#include "sim/engine.h"
+
+#include <memory>
+#include <queue>
+
+#include "absl/strings/str_format.h"
+#include "common/math64.h"
+#include "sim/machine.h"
+#include "sim/page_view.h"
+#include "sim/rng.h"
+#include "sim/writer.h"
+#include "timekeeper/posix_clocks.h"
+#include "vdso/datapage.h"
+#include "vdso/upstream_reader.h"
+
+namespace vdsolab::sim {
+namespace {
+
+constexpr uint32_t kRecordSize = sizeof(vdso::VdsoClock);
+
+bool IsSeqOffset(uint32_t offset) {
+  return offset < vdso::kTzMinuteswest && offset % kRecordSize == 0;
+}
+
+uint64_t Load(const uint8_t* page, uint32_t offset, int size) {
+  uint64_t v = 0;
+  std::memcpy(&v, page + offset, static_cast<size_t>(size));
+  return v;
+}
+
+// Everything one call needs from the run.
+struct World {
+  const Scenario* scenario;
+  const Machine* machine;
+  Writer* writer;
+  PageView* view;
+  const uint8_t* page;
+};
+
+// The random strategy's hooks for one call.
+class RandomHooks : public vdso::AccessHooks {
+ public:
+  RandomHooks(const World& w, const ReaderSpec* spec, CallRecord* rec,
+              uint64_t seed, bool tracing, int cpu)
+      : w_(w),
+        spec_(spec),
+        t_(w.scenario->timing),
+        rec_(rec),
+        rng_(seed),
+        tracing_(tracing),
+        cpu_(cpu),
+        now_(rec->start_ns) {}
+
+  void BeforeLoad(uint32_t offset, uint32_t size) override {
+    Step(t_.load_ns);
+    const uint64_t value = Load(w_.page, offset, static_cast<int>(size));
+    if (IsSeqOffset(offset)) {
+      last_seq_ = static_cast<uint32_t>(value);
+      last_seq_ns_ = now_;
+    } else {
+      rec_->begin_seq = last_seq_;
+    }
+    if (tracing_) {
+      Trace(absl::StrFormat("load %s = %#x", vdso::DescribeVvarOffset(offset),
+                            value));
+    }
+  }
+
+  uint64_t ReadCounter() override {
+    Step(t_.counter_read_ns);
+    // Unordered rdtsc: the CPU ran it early, up to speculation_ns before
+    // the read's seq load (but not before the call began), instead of after
+    // the loads that precede it.
+    uint64_t at = now_;
+    if (w_.scenario->faults.unordered_counter_read) {
+      const uint64_t early =
+          rng_.InRange(0, w_.scenario->faults.speculation_ns);
+      at = last_seq_ns_ > early ? last_seq_ns_ - early : 0;
+      at = std::max(at, rec_->start_ns);
+    }
+    const uint64_t c = w_.machine->Counter(cpu_, at);
+    rec_->read_counter = true;
+    rec_->counter = c;
+    rec_->counter_cpu = cpu_;
+    rec_->counter_ns = at;
+    if (tracing_) {
+      page_at_counter_ = DescribeRecord(
+          w_.page, rec_->clock == kClockMonotonicRaw ? 1 : 0, rec_->clock);
+      Trace(absl::StrFormat("counter read on CPU %d at %d ns = %#x", cpu_, at,
+                            c));
+    }
+    return c;
+  }
+
+  bool MayRetry() override {
+    if (++rec_->iterations > w_.scenario->checks.livelock_budget) return false;
+    // A reader spinning on an odd seq waits for the writer: jump to its
+    // next store rather than burning the budget one load at a time.
+    if ((last_seq_ & 1) != 0) {
+      if (const TimedStore* next = w_.view->NextPending()) {
+        if (next->visible_ns > now_) now_ = next->visible_ns;
+        Step(0);
+      }
+    }
+    return true;
+  }
+
+  ClockResult Fallback(ClockId clock) override {
+    rec_->fell_back = true;
+    Step(t_.syscall_ns);
+    // The syscall waits out an update in progress, then reads that state.
+    const UpdateRecord& u = w_.writer->LatestStartedAt(now_);
+    if (u.end_ns > now_) {
+      now_ = u.end_ns;
+      Step(0);
+    }
+    timekeeper::SyscallContext ctx;
+    ctx.cycles = w_.machine->Counter(cpu_, now_);
+    ctx.has_rtc = w_.scenario->kernel.has_rtc;
+    ctx.thread_cputime_ns = static_cast<int64_t>(now_ / 4);
+    ctx.process_cputime_ns = static_cast<int64_t>(now_ / 2);
+    rec_->read_counter = true;
+    rec_->counter = ctx.cycles;
+    rec_->counter_cpu = cpu_;
+    rec_->counter_ns = now_;
+    rec_->fallback_update = u.id;
+    const ClockResult r = timekeeper::SysClockGettime(u.tk, clock, ctx);
+    if (tracing_) {
+      Trace(absl::StrFormat("syscall fallback on update %d at counter %#x: %s",
+                            u.id, ctx.cycles, FormatClockResult(r)));
+    }
+    return r;
+  }
+
+  uint64_t now() const { return now_; }
+  int cpu() const { return cpu_; }
+  std::string page_at_counter() const { return page_at_counter_; }
+
+ private:
+  void Step(uint64_t cost) {
+    if (t_.preempt_ppm != 0 && rng_.Below(1000000) < t_.preempt_ppm) {
+      now_ += rng_.InRange(0, t_.preempt_max_ns);
+      if (w_.writer->InPause(now_)) now_ = w_.writer->PauseEnd(now_);
+      rec_->preempted = true;
+      if (tracing_) Trace("preempted");
+    }
+    now_ += cost;
+    const ReaderSpec& spec = *spec_;
+    if (spec.migrate_midcall_ppm != 0 && w_.machine->cpus() > 1 &&
+        rng_.Below(1000000) < spec.migrate_midcall_ppm) {
+      const int to = static_cast<int>(
+          rng_.Below(static_cast<uint64_t>(w_.machine->cpus() - 1)));
+      const int from = cpu_;
+      cpu_ = to >= cpu_ ? to + 1 : to;
+      rec_->migrated_midcall = true;
+      if (tracing_) Trace(absl::StrFormat("migrated CPU %d -> %d", from, cpu_));
+    }
+    const size_t before = w_.view->applied();
+    const uint32_t n = w_.view->ApplyThrough(now_);
+    rec_->stores_during += n;
+    if (tracing_ && n != 0) {
+      for (size_t i = before; i < before + n; ++i) {
+        const TimedStore& s = w_.writer->pending()[i];
+        Trace(absl::StrFormat("  writer (update %d) at %d ns: %s", s.update,
+                              s.visible_ns, vdso::DescribeVvarStore(s.store)));
+      }
+    }
+  }
+
+  void Trace(std::string what) {
+    rec_->trace.push_back(TraceStep{now_, cpu_, std::move(what)});
+  }
+
+  const World& w_;
+  const ReaderSpec* spec_;
+  const TimingSpec& t_;
+  CallRecord* rec_;
+  Rng rng_;
+  bool tracing_;
+  int cpu_;
+  uint64_t now_;
+  uint32_t last_seq_ = 0;
+  uint64_t last_seq_ns_ = 0;
+  std::string page_at_counter_;
+};
+
+struct ReaderState {
+  int index = 0;
+  int id = 0;
+  int cpu = 0;
+  uint64_t next_start = 0;
+  uint64_t calls = 0;
+};
+
+struct Later {
+  bool operator()(const ReaderState* a, const ReaderState* b) const {
+    return a->next_start != b->next_start ? a->next_start > b->next_start
+                                          : a->index > b->index;
+  }
+};
+
+}  // namespace
+
+absl::StatusOr<ReaderFn> ReaderByName(const std::string& name) {
+  if (name == "upstream") {
+    return &vdso::upstream::ClockGettime<vdso::HookedAccess>;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrFormat("unknown reader \"%s\" (available: upstream)", name));
+}
+
+std::string DescribeRecord(const uint8_t* page, int record, ClockId clock) {
+  const uint32_t vc = vdso::ClockDataOffset(record);
+  const int idx = clock >= 0 && clock < kVdsoBases ? clock : 0;
+  return absl::StrFormat(
+      "clock_data[%d]: seq %d, clock_mode %d, cycle_last %#x, max_cycles %#x, "
+      "mask %#x, mult %d, shift %d, basetime[%s] = {sec %d, nsec %#x}",
+      record, Load(page, vc + vdso::kVcSeq, 4),
+      static_cast<int32_t>(Load(page, vc + vdso::kVcClockMode, 4)),
+      Load(page, vc + vdso::kVcCycleLast, 8),
+      Load(page, vc + vdso::kVcMaxCycles, 8), Load(page, vc + vdso::kVcMask, 8),
+      Load(page, vc + vdso::kVcMult, 4), Load(page, vc + vdso::kVcShift, 4),
+      ClockName(idx), Load(page, vc + vdso::VcBasetimeSec(idx), 8),
+      Load(page, vc + vdso::VcBasetimeNsec(idx), 8));
+}
+
+absl::StatusOr<RunResult> RunRandom(const Scenario& scenario, ReaderFn reader,
+                                    const RunOptions& options) {
+  if (absl::Status s = ValidateScenario(scenario); !s.ok()) return s;
+  const uint64_t seed = scenario.run.seed;
+  Machine machine(scenario.machine, seed);
+  absl::StatusOr<std::unique_ptr<vdso::VvarPage>> page_or =
+      vdso::VvarPage::Create();
+  if (!page_or.ok()) return page_or.status();
+  std::unique_ptr<vdso::VvarPage> page = std::move(*page_or);
+  absl::StatusOr<std::unique_ptr<Writer>> writer_or =
+      Writer::Create(scenario, &machine, page.get());
+  if (!writer_or.ok()) return writer_or.status();
+  std::unique_ptr<Writer> writer = std::move(*writer_or);
+  PageView view(page.get(), writer.get());
+  Checker checker(scenario, &machine, writer.get());
+  World world{&scenario, &machine, writer.get(), &view, page->data()};
+  RunResult result;
+
+  std::vector<ReaderState> readers(scenario.readers.size());
+  std::priority_queue<ReaderState*, std::vector<ReaderState*>, Later> queue;
+  for (size_t i = 0; i < readers.size(); ++i) {
+    ReaderState& r = readers[i];
+    r.index = static_cast<int>(i);
+    r.id = ReaderId(scenario, i);
+    r.cpu = scenario.readers[i].cpu;
+    // Stagger the first calls across one period.
+    r.next_start = MixHash(seed, 0x57a6, static_cast<uint64_t>(r.id)) %
+                   scenario.readers[i].period_ns;
+    queue.push(&r);
+  }
+
+  uint64_t call_index = 0;
+  const uint64_t duration = scenario.run.duration_ns;
+  while (!queue.empty()) {
+    ReaderState* r = queue.top();
+    queue.pop();
+    const ReaderSpec& spec = scenario.readers[static_cast<size_t>(r->index)];
+    uint64_t start = r->next_start;
+    if (writer->InPause(start)) start = writer->PauseEnd(start);
+    if (start >= duration) continue;
+    if (options.stop != nullptr && options.stop->load()) {
+      result.stopped_early = true;
+      break;
+    }
+    view.CommitThrough(start);
+    writer->Retire(start);
+
+    Rng between(MixHash(seed, 0xbe7, static_cast<uint64_t>(r->id), r->calls));
+    CallRecord rec;
+    if (spec.migrate_ppm != 0 && machine.cpus() > 1 &&
+        between.Below(1000000) < spec.migrate_ppm) {
+      const int to = static_cast<int>(
+          between.Below(static_cast<uint64_t>(machine.cpus() - 1)));
+      r->cpu = to >= r->cpu ? to + 1 : to;
+      rec.migrated_before = true;
+    }
+
+    rec.index = call_index++;
+    rec.reader = r->id;
+    rec.reader_call = r->calls;
+    rec.clock = spec.clocks[r->calls % spec.clocks.size()];
+    rec.start_ns = start;
+    rec.cpu_start = r->cpu;
+    const bool tracing = options.trace_call &&
+                         options.trace_call->first == r->id &&
+                         options.trace_call->second == r->calls;
+    RandomHooks hooks(
+        world, &spec, &rec,
+        MixHash(seed, 0xca11, static_cast<uint64_t>(r->id), r->calls), tracing,
+        r->cpu);
+    vdso::HookedAccess access(page->data(), &hooks);
+    rec.result = reader(access, page->data(), rec.clock);
+    rec.end_ns = hooks.now();
+    rec.cpu_end = hooks.cpu();
+    if (tracing) {
+      result.traced = rec;
+      result.traced_page = hooks.page_at_counter();
+    }
+    view.Rollback();
+    checker.OnCall(rec);
+
+    r->cpu = hooks.cpu();
+    ++r->calls;
+    r->next_start = rec.end_ns + spec.period_ns +
+                    (spec.period_jitter_ns == 0
+                         ? 0
+                         : between.InRange(0, spec.period_jitter_ns));
+    queue.push(r);
+    result.simulated_ns = start;
+    if (options.progress && (call_index & 0xffff) == 0) {
+      options.progress(start, duration, call_index);
+    }
+    if (options.stop_at_first_failure && checker.HasFailure()) {
+      result.stopped_early = true;
+      break;
+    }
+  }
+  if (!result.stopped_early) result.simulated_ns = duration;
+  result.stats = checker.stats();
+  result.coverage = checker.coverage();
+  result.violations = checker.violations();
+  result.updates = writer->latest_update();
+  result.failed = checker.HasFailure();
+  return result;
+}
+
+}  // namespace vdsolab::sim

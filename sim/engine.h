@@ -1,0 +1,72 @@
+// File: sim/engine.h
+//
+// The simulation engine: runs a scenario's readers against its writer on
+// the simulated machine, "inside out": each clock_gettime() call runs
+// synchronously, and at every page load and counter read the access hooks
+// move the reader's true time forward (load costs, seeded preemption),
+// migrate it, and make visible exactly the writer stores that landed by
+// then. Calls run in order of their true start time; a call's view of the
+// future is rolled back afterwards (sim/page_view.h).
+
+#ifndef VDSOLAB_SIM_ENGINE_H_
+#define VDSOLAB_SIM_ENGINE_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/clock_result.h"
+#include "sim/call.h"
+#include "sim/checker.h"
+#include "sim/scenario.h"
+#include "vdso/access.h"
+
+namespace vdsolab::sim {
+
+// A vDSO clock_gettime() under test, instantiated for the simulation's
+// access policy.
+using ReaderFn = std::optional<ClockResult> (*)(vdso::HookedAccess&,
+                                                const uint8_t*, ClockId);
+
+// The reader named in a scenario ("upstream").
+absl::StatusOr<ReaderFn> ReaderByName(const std::string& name);
+
+struct RunOptions {
+  // Record the step-by-step trace of this call (reader id, reader call).
+  std::optional<std::pair<int, uint64_t>> trace_call;
+  // Stop early when set (Ctrl-C); the report says so.
+  const std::atomic<bool>* stop = nullptr;
+  // Called now and then with (simulated ns done, total, calls so far).
+  std::function<void(uint64_t, uint64_t, uint64_t)> progress;
+  // Stop at the first defect or known-kernel violation.
+  bool stop_at_first_failure = false;
+};
+
+struct RunResult {
+  std::array<PropertyStats, kNumProperties> stats{};
+  Coverage coverage;
+  std::vector<Violation> violations;
+  uint64_t updates = 0;       // Writer updates published.
+  uint64_t simulated_ns = 0;  // How far the run got.
+  bool stopped_early = false;
+  bool failed = false;               // A defect or known-kernel violation.
+  std::optional<CallRecord> traced;  // The call named in trace_call.
+  std::string traced_page;           // Its page state at the counter read.
+};
+
+// Runs a scenario with the random strategy and the given reader.
+absl::StatusOr<RunResult> RunRandom(const Scenario& scenario, ReaderFn reader,
+                                    const RunOptions& options = {});
+
+// A description of the vDSO record `record` (0 = hres, 1 = raw) as bytes on
+// `page`, with `clock`'s base: seq, mode, cycle_last, max_cycles, mask,
+// mult, shift, basetime.
+std::string DescribeRecord(const uint8_t* page, int record, ClockId clock);
+
+}  // namespace vdsolab::sim
+
+#endif  // VDSOLAB_SIM_ENGINE_H_

@@ -1,0 +1,393 @@
+#include "sim/exhaustive.h"
+
+#include <algorithm>
+#include <memory>
+#include <set>
+
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "common/math64.h"
+#include "sim/machine.h"
+#include "sim/page_view.h"
+#include "sim/writer.h"
+#include "timekeeper/posix_clocks.h"
+#include "vdso/datapage.h"
+
+namespace vdsolab::sim {
+namespace {
+
+constexpr uint32_t kRecordSize = sizeof(vdso::VdsoClock);
+
+bool IsSeqOffset(uint32_t offset) {
+  return offset < vdso::kTzMinuteswest && offset % kRecordSize == 0;
+}
+
+bool Overlaps(const vdso::VvarStore& s, uint32_t offset, uint32_t size) {
+  return s.offset < offset + size && offset < s.offset + s.size;
+}
+
+bool IsCycleLast(const vdso::VvarStore& s) {
+  return s.offset < vdso::kTzMinuteswest &&
+         s.offset % kRecordSize == vdso::kVcCycleLast;
+}
+
+// The world one exploration runs in: the page just before the raced
+// updates, and those updates' stores.
+struct Setup {
+  std::unique_ptr<Machine> machine;
+  std::unique_ptr<vdso::VvarPage> page;
+  std::unique_ptr<Writer> writer;
+  std::unique_ptr<PageView> view;
+  uint64_t start_ns = 0;
+  size_t stores = 0;  // How many pending stores the explored updates have.
+  uint32_t updates = 0;
+};
+
+absl::StatusOr<Setup> MakeSetup(const Scenario& s) {
+  if (absl::Status v = ValidateScenario(s); !v.ok()) return v;
+  Setup w;
+  w.machine = std::make_unique<Machine>(s.machine, s.run.seed);
+  absl::StatusOr<std::unique_ptr<vdso::VvarPage>> page =
+      vdso::VvarPage::Create();
+  if (!page.ok()) return page.status();
+  w.page = std::move(*page);
+  absl::StatusOr<std::unique_ptr<Writer>> writer =
+      Writer::Create(s, w.machine.get(), w.page.get());
+  if (!writer.ok()) return writer.status();
+  w.writer = std::move(*writer);
+  w.view = std::make_unique<PageView>(w.page.get(), w.writer.get());
+  w.start_ns = s.run.exhaustive_at_ns;
+  w.view->CommitThrough(w.start_ns);
+  // Let the writer run until k whole updates are pending.
+  const uint64_t tick = kNsecPerSec / static_cast<uint64_t>(s.kernel.hz);
+  const uint32_t want = static_cast<uint32_t>(s.run.exhaustive_updates);
+  uint64_t t = w.start_ns;
+  for (int guard = 0; guard < 1000000; ++guard) {
+    std::set<uint32_t> ids;
+    for (const TimedStore& ts : w.writer->pending()) ids.insert(ts.update);
+    if (ids.size() > want ||
+        (ids.size() == want &&
+         t > w.writer->pending().back().visible_ns + tick)) {
+      break;
+    }
+    t += tick;
+    w.writer->AdvanceTo(t);
+  }
+  std::set<uint32_t> ids;
+  for (const TimedStore& ts : w.writer->pending()) {
+    if (ids.size() == want && ids.count(ts.update) == 0) break;
+    ids.insert(ts.update);
+    ++w.stores;
+  }
+  w.updates = static_cast<uint32_t>(ids.size());
+  if (w.updates < want) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "only %d writer update(s) follow run.exhaustive_at within the run",
+        w.updates));
+  }
+  return w;
+}
+
+// Hooks that follow a script of choices.
+class ScriptedHooks : public vdso::AccessHooks {
+ public:
+  ScriptedHooks(const Scenario& s, Setup* w, CallRecord* rec,
+                const std::vector<int>* script, bool tracing)
+      : s_(s), w_(w), rec_(rec), script_(script), tracing_(tracing) {}
+
+  void BeforeLoad(uint32_t offset, uint32_t size) override {
+    std::vector<size_t> options = {Applied()};
+    for (size_t i = Applied(); i < w_->stores; ++i) {
+      if (Overlaps(Store(i), offset, size)) options.push_back(i + 1);
+    }
+    // Fairness: a reader spinning on an odd seq with nothing new visible
+    // must see the writer progress.
+    const bool spinning = IsSeqOffset(offset) && offset == last_seq_offset_ &&
+                          Applied() == applied_at_seq_ && (last_seq_ & 1) != 0;
+    if (spinning && options.size() > 1) options.erase(options.begin());
+    Decide(options);
+    uint64_t value = 0;
+    std::memcpy(&value, w_->page->data() + offset, size);
+    if (IsSeqOffset(offset)) {
+      last_seq_ = static_cast<uint32_t>(value);
+      last_seq_time_ = Now();
+      last_seq_offset_ = offset;
+      applied_at_seq_ = Applied();
+    } else {
+      rec_->begin_seq = last_seq_;
+    }
+    if (tracing_) {
+      Trace(absl::StrFormat("load %s = %#x", vdso::DescribeVvarOffset(offset),
+                            value));
+    }
+  }
+
+  uint64_t ReadCounter() override {
+    std::vector<size_t> options = {Applied()};
+    for (size_t i = Applied(); i < w_->stores; ++i) {
+      if (IsCycleLast(Store(i))) options.push_back(i + 1);
+    }
+    Decide(options);
+    const uint64_t at =
+        s_.faults.unordered_counter_read ? last_seq_time_ : Now();
+    const int cpu = s_.readers[0].cpu;
+    const uint64_t c = w_->machine->Counter(cpu, at);
+    rec_->read_counter = true;
+    rec_->counter = c;
+    rec_->counter_cpu = cpu;
+    rec_->counter_ns = at;
+    if (tracing_) {
+      page_at_counter_ = DescribeRecord(
+          w_->page->data(), rec_->clock == kClockMonotonicRaw ? 1 : 0,
+          rec_->clock);
+      Trace(absl::StrFormat("counter read at %d ns = %#x", at, c));
+    }
+    return c;
+  }
+
+  bool MayRetry() override {
+    return ++rec_->iterations <= s_.checks.livelock_budget;
+  }
+
+  ClockResult Fallback(ClockId clock) override {
+    rec_->fell_back = true;
+    // The syscall waits out an update in progress, then reads it.
+    const size_t p = Applied();
+    if (p > 0 && p < w_->stores &&
+        Store(p - 1, true).update == Store(p, true).update) {
+      size_t end = p;
+      while (end < w_->stores &&
+             Store(end, true).update == Store(p, true).update)
+        ++end;
+      ApplyTo(end);
+    }
+    const UpdateRecord& u = w_->writer->LatestStartedAt(Now());
+    timekeeper::SyscallContext ctx;
+    ctx.cycles = w_->machine->Counter(s_.readers[0].cpu, Now());
+    ctx.has_rtc = s_.kernel.has_rtc;
+    rec_->read_counter = true;
+    rec_->counter = ctx.cycles;
+    rec_->counter_cpu = s_.readers[0].cpu;
+    rec_->counter_ns = Now();
+    rec_->fallback_update = u.id;
+    return timekeeper::SysClockGettime(u.tk, clock, ctx);
+  }
+
+  // The true time right after the last visible store.
+  uint64_t Now() const {
+    const size_t p = Applied();
+    if (p == 0) return w_->start_ns;
+    return std::max(w_->start_ns, Store(p - 1, true).visible_ns);
+  }
+  const std::vector<int>& choices() const { return choices_; }
+  const std::vector<int>& option_counts() const { return counts_; }
+  uint32_t splits() const { return splits_; }
+  std::string page_at_counter() const { return page_at_counter_; }
+
+ private:
+  size_t Applied() const { return w_->view->applied(); }
+  const vdso::VvarStore& Store(size_t i) const {
+    return w_->writer->pending()[i].store;
+  }
+  const TimedStore& Store(size_t i, bool) const {
+    return w_->writer->pending()[i];
+  }
+  void ApplyTo(size_t target) {
+    const size_t from = Applied();
+    if (target <= from) return;
+    w_->view->ApplyCount(target - from);
+    rec_->stores_during += static_cast<uint32_t>(target - from);
+    if (tracing_) {
+      for (size_t i = from; i < target; ++i) {
+        Trace(absl::StrFormat("  writer (update %d): %s", Store(i, true).update,
+                              vdso::DescribeVvarStore(Store(i))));
+      }
+    }
+  }
+  void Decide(const std::vector<size_t>& options) {
+    const size_t k = choices_.size();
+    int choice = k < script_->size() ? (*script_)[k] : 0;
+    if (choice < 0 || static_cast<size_t>(choice) >= options.size()) choice = 0;
+    choices_.push_back(choice);
+    counts_.push_back(static_cast<int>(options.size()));
+    if (options[static_cast<size_t>(choice)] > Applied()) ++splits_;
+    ApplyTo(options[static_cast<size_t>(choice)]);
+  }
+  void Trace(std::string what) {
+    rec_->trace.push_back(TraceStep{Now(), s_.readers[0].cpu, std::move(what)});
+  }
+
+  const Scenario& s_;
+  Setup* w_;
+  CallRecord* rec_;
+  const std::vector<int>* script_;
+  bool tracing_;
+  std::vector<int> choices_;
+  std::vector<int> counts_;
+  uint32_t splits_ = 0;
+  uint32_t last_seq_ = 0;
+  uint64_t last_seq_time_ = 0;
+  uint32_t last_seq_offset_ = ~0u;
+  size_t applied_at_seq_ = ~size_t{0};
+  std::string page_at_counter_;
+};
+
+struct Execution {
+  CallRecord call;
+  std::vector<int> choices;
+  std::vector<int> counts;
+  uint32_t splits = 0;
+  std::vector<Violation> violations;
+  bool failed = false;
+  std::string page;
+};
+
+Execution RunOne(const Scenario& s, Setup* w, ReaderFn reader,
+                 const std::vector<int>& script, bool tracing) {
+  Execution e;
+  e.call.clock = s.readers[0].clocks[0];
+  e.call.reader = ReaderId(s, 0);
+  e.call.start_ns = w->start_ns;
+  e.call.cpu_start = e.call.cpu_end = s.readers[0].cpu;
+  ScriptedHooks hooks(s, w, &e.call, &script, tracing);
+  vdso::HookedAccess access(w->page->data(), &hooks);
+  e.call.result = reader(access, w->page->data(), e.call.clock);
+  e.call.end_ns = hooks.Now();
+  e.choices = hooks.choices();
+  e.counts = hooks.option_counts();
+  e.splits = hooks.splits();
+  e.page = hooks.page_at_counter();
+  w->view->Rollback();
+  Checker checker(s, w->machine.get(), w->writer.get());
+  checker.OnCall(e.call);
+  e.violations = checker.violations();
+  e.failed = checker.HasFailure();
+  return e;
+}
+
+}  // namespace
+
+absl::StatusOr<ExploreResult> Explore(const Scenario& s, ReaderFn reader,
+                                      const ExploreOptions& options) {
+  absl::StatusOr<Setup> setup = MakeSetup(s);
+  if (!setup.ok()) return setup.status();
+  ExploreResult result;
+  result.clock = s.readers[0].clocks[0];
+  result.updates = setup->updates;
+  result.stores = static_cast<uint32_t>(setup->stores);
+  std::vector<int> script;
+  for (;;) {
+    Execution e = RunOne(s, &*setup, reader, script, false);
+    ++result.interleavings;
+    if (e.failed) {
+      ++result.failing;
+      if (!result.minimal || e.splits < result.minimal_splits) {
+        result.minimal = e.choices;
+        result.minimal_splits = e.splits;
+        result.minimal_violations = e.violations;
+      }
+    }
+    // Backtrack: bump the deepest choice that has another option.
+    size_t k = e.choices.size();
+    while (k > 0 && e.choices[k - 1] + 1 >= e.counts[k - 1]) --k;
+    if (k == 0) {
+      result.complete = true;
+      break;
+    }
+    script.assign(e.choices.begin(),
+                  e.choices.begin() + static_cast<std::ptrdiff_t>(k));
+    ++script[k - 1];
+    if (options.progress && (result.interleavings & 0x3ff) == 0) {
+      options.progress(result.interleavings, result.failing);
+    }
+    if ((options.stop != nullptr && options.stop->load()) ||
+        result.interleavings >= options.max_interleavings) {
+      break;
+    }
+  }
+  if (result.minimal) {
+    Execution e = RunOne(s, &*setup, reader, *result.minimal, true);
+    result.minimal_call = e.call;
+    result.minimal_page = e.page;
+  }
+  return result;
+}
+
+std::string FormatExploreReport(const Scenario& s, const ExploreResult& r) {
+  std::string o;
+  absl::StrAppendFormat(
+      &o,
+      "vdsolab run: scenario \"%s\", seed %d, strategy exhaustive, reader %s\n"
+      "one clock_gettime(%s) on CPU %d against %d update(s) (%d stores) from "
+      "%s s\n"
+      "%d distinct interleavings explored%s; %d failing\n",
+      s.name, s.run.seed, s.run.reader, ClockName(r.clock), s.readers[0].cpu,
+      r.updates, r.stores,
+      absl::StrFormat("%d.%09d", s.run.exhaustive_at_ns / kNsecPerSec,
+                      s.run.exhaustive_at_ns % kNsecPerSec),
+      r.interleavings, r.complete ? " (all of them)" : " (stopped early)",
+      r.failing);
+  if (!r.minimal) {
+    absl::StrAppendFormat(&o, "\nPASS: no interleaving violates a property.\n");
+    return o;
+  }
+  absl::StrAppendFormat(
+      &o,
+      "\nminimal failing interleaving (%d mid-call landing(s)), choices "
+      "[%s]:\n",
+      r.minimal_splits, absl::StrJoin(*r.minimal, ", "));
+  for (const Violation& v : r.minimal_violations) {
+    absl::StrAppendFormat(&o, "  [%s] %s: %s\n    %s\n", VerdictName(v.verdict),
+                          PropertyName(v.property), v.why, v.detail);
+  }
+  if (!r.minimal_page.empty()) {
+    absl::StrAppendFormat(&o, "page at the counter read: %s\n", r.minimal_page);
+  }
+  for (const TraceStep& step : r.minimal_call.trace) {
+    absl::StrAppendFormat(&o, "  %d ns  %s\n", step.t_ns, step.what);
+  }
+  absl::StrAppendFormat(&o,
+                        "\nFAIL: %d of %d interleavings violate a "
+                        "property.\n",
+                        r.failing, r.interleavings);
+  return o;
+}
+
+absl::StatusOr<std::string> ReplayInterleaving(const Scenario& s,
+                                               ReaderFn reader,
+                                               bool* reproduced) {
+  absl::StatusOr<Setup> setup = MakeSetup(s);
+  if (!setup.ok()) return setup.status();
+  Execution e = RunOne(s, &*setup, reader, s.replay.decisions, true);
+  *reproduced = e.failed;
+  std::string o;
+  absl::StrAppendFormat(&o,
+                        "vdsolab replay: scenario \"%s\": clock_gettime(%s) "
+                        "against %d update(s), choices [%s]\n",
+                        s.name, ClockName(e.call.clock), setup->updates,
+                        absl::StrJoin(s.replay.decisions, ", "));
+  for (const Violation& v : e.violations) {
+    absl::StrAppendFormat(&o, "  [%s] %s: %s\n    %s\n", VerdictName(v.verdict),
+                          PropertyName(v.property), v.why, v.detail);
+  }
+  if (e.call.result) {
+    absl::StrAppendFormat(&o, "returned %s\n",
+                          FormatClockResult(*e.call.result));
+  }
+  if (e.call.read_counter) {
+    absl::StrAppendFormat(&o, "counter: %#x at %d ns\n", e.call.counter,
+                          e.call.counter_ns);
+  }
+  if (!e.page.empty()) {
+    absl::StrAppendFormat(&o, "page at the counter read: %s\n", e.page);
+  }
+  absl::StrAppendFormat(&o, "\nthe interleaving:\n");
+  for (const TraceStep& step : e.call.trace) {
+    absl::StrAppendFormat(&o, "  %d ns  %s\n", step.t_ns, step.what);
+  }
+  absl::StrAppendFormat(&o, "\n%s\n",
+                        e.failed ? "REPRODUCED" : "NOT REPRODUCED");
+  return o;
+}
+
+}  // namespace vdsolab::sim

@@ -1,0 +1,69 @@
+// File: sim/exhaustive.h
+//
+// The exhaustive strategy: one reader call against the next k writer
+// updates, over every distinct interleaving of the call's loads and counter
+// reads with the updates' stores.
+//
+// Stateless model checking, inside out: the call runs from the same
+// starting page again and again, each time with a script saying, at every
+// hook, how many more writer stores become visible first. Only choices
+// that can change what the reader sees are offered: before a load, "none",
+// or "up to and including a store to that field"; before the counter read,
+// "none" or "up to a store of cycle_last" (the counter is the time right
+// after the last visible store). A reader spinning on an odd seq must let
+// the writer progress (fairness). Depth-first search over the scripts
+// enumerates each distinct interleaving once.
+
+#ifndef VDSOLAB_SIM_EXHAUSTIVE_H_
+#define VDSOLAB_SIM_EXHAUSTIVE_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "sim/call.h"
+#include "sim/checker.h"
+#include "sim/engine.h"
+#include "sim/scenario.h"
+
+namespace vdsolab::sim {
+
+struct ExploreOptions {
+  const std::atomic<bool>* stop = nullptr;
+  std::function<void(uint64_t done, uint64_t failing)> progress;
+  uint64_t max_interleavings = 50000000;
+};
+
+struct ExploreResult {
+  ClockId clock = 0;
+  uint32_t updates = 0;        // Updates raced.
+  uint32_t stores = 0;         // Their stores.
+  uint64_t interleavings = 0;  // Executions explored.
+  uint64_t failing = 0;        // Executions with a defect.
+  bool complete = false;       // Every interleaving explored.
+  // The failing interleaving with the fewest mid-call store landings.
+  std::optional<std::vector<int>> minimal;
+  uint32_t minimal_splits = 0;
+  std::vector<Violation> minimal_violations;
+  CallRecord minimal_call;
+  std::string minimal_page;
+};
+
+absl::StatusOr<ExploreResult> Explore(const Scenario& scenario, ReaderFn reader,
+                                      const ExploreOptions& options = {});
+
+std::string FormatExploreReport(const Scenario& scenario,
+                                const ExploreResult& result);
+
+// Runs the interleaving in scenario.replay.decisions with a trace.
+absl::StatusOr<std::string> ReplayInterleaving(const Scenario& scenario,
+                                               ReaderFn reader,
+                                               bool* reproduced);
+
+}  // namespace vdsolab::sim
+
+#endif  // VDSOLAB_SIM_EXHAUSTIVE_H_

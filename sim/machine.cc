@@ -1,0 +1,63 @@
+#include "sim/machine.h"
+
+namespace vdsolab::sim {
+namespace {
+
+uint64_t Fmix(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
+uint64_t MixHash(uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
+  uint64_t h = Fmix(a + 0x9e3779b97f4a7c15ull);
+  h = Fmix(h ^ (b + 0x9e3779b97f4a7c15ull));
+  h = Fmix(h ^ (c + 0x632be59bd9b4e019ull));
+  return Fmix(h ^ (d + 0x85ebca77c2b2ae63ull));
+}
+
+Machine::Machine(const MachineSpec& spec, uint64_t seed)
+    : hz_(spec.counter_hz),
+      start_(spec.counter_start),
+      mask_(spec.width_bits >= 64 ? ~0ull : (1ull << spec.width_bits) - 1),
+      jitter_seed_(MixHash(seed, 0x6a17)),
+      cpus_(spec.cpus) {}
+
+__int128 Machine::IdealCounter(int cpu, uint64_t t_ns) const {
+  const CpuCounterSpec& c = cpus_[static_cast<size_t>(cpu)];
+  // floor(t * hz * (1e9 + drift) / 1e18): exact in 128 bits for t < 2^63.
+  const __int128 rate = static_cast<__int128>(1000000000) + c.drift_ppb;
+  __int128 ticks = static_cast<__int128>(t_ns) * hz_ / 1000000000 * rate;
+  ticks += (static_cast<__int128>(t_ns) * hz_ % 1000000000) * rate / 1000000000;
+  ticks /= 1000000000;
+  __int128 value = static_cast<__int128>(start_) + c.offset_cycles + ticks;
+  for (const CounterStep& step : c.steps) {
+    if (step.at_ns <= t_ns) value += step.cycles;
+  }
+  return value;
+}
+
+uint64_t Machine::Counter(int cpu, uint64_t t_ns) const {
+  const CpuCounterSpec& c = cpus_[static_cast<size_t>(cpu)];
+  __int128 value = IdealCounter(cpu, t_ns);
+  if (c.wobble_cycles != 0) {
+    // Triangle wave in [0, wobble]: integer, and steep enough to run the
+    // counter backwards when wobble * 2 / period exceeds the rate.
+    const uint64_t phase = t_ns % c.wobble_period_ns;
+    const uint64_t half = c.wobble_period_ns / 2;
+    const unsigned __int128 rise =
+        phase < half ? phase : c.wobble_period_ns - phase;
+    value +=
+        static_cast<__int128>(rise * c.wobble_cycles / (half == 0 ? 1 : half));
+  }
+  if (c.jitter_cycles != 0) {
+    value += static_cast<__int128>(
+        MixHash(jitter_seed_, static_cast<uint64_t>(cpu), t_ns) %
+        (c.jitter_cycles + 1));
+  }
+  return static_cast<uint64_t>(value) & mask_;
+}
+
+}  // namespace vdsolab::sim

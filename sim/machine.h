@@ -1,0 +1,46 @@
+// File: sim/machine.h
+//
+// The simulated machine's counters: one per CPU, each a pure function of
+// true time built from the scenario's time model (ideal rate, skew, drift,
+// steps, wobble, jitter, width). Pure functions of time keep every run
+// replayable: reading a counter never changes the machine.
+
+#ifndef VDSOLAB_SIM_MACHINE_H_
+#define VDSOLAB_SIM_MACHINE_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/scenario.h"
+
+namespace vdsolab::sim {
+
+class Machine {
+ public:
+  Machine(const MachineSpec& spec, uint64_t seed);
+
+  int cpus() const { return static_cast<int>(cpus_.size()); }
+  uint64_t mask() const { return mask_; }
+
+  // CPU `cpu`'s counter at true time `t_ns`, wrapped to the width.
+  uint64_t Counter(int cpu, uint64_t t_ns) const;
+
+  // The same without width wrapping, jitter or wobble: for reports.
+  __int128 IdealCounter(int cpu, uint64_t t_ns) const;
+
+ private:
+  uint64_t hz_;
+  uint64_t start_;
+  uint64_t mask_;
+  uint64_t jitter_seed_;
+  std::vector<CpuCounterSpec> cpus_;
+};
+
+// A stateless 64-bit mix of several words (SplitMix64 finaliser chain):
+// the simulation's per-event randomness, so that removing one event or
+// reader never changes the random draws of the others.
+uint64_t MixHash(uint64_t a, uint64_t b, uint64_t c = 0, uint64_t d = 0);
+
+}  // namespace vdsolab::sim
+
+#endif  // VDSOLAB_SIM_MACHINE_H_

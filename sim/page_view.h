@@ -1,0 +1,92 @@
+// File: sim/page_view.h
+//
+// The page as one reader call sees it. Stores visible at the call's start
+// are committed to the page for good; stores that land while the call runs
+// are applied with an undo log and rolled back afterwards, because the next
+// call may start earlier in true time than this one ended (a preempted
+// call runs ahead of the others).
+
+#ifndef VDSOLAB_SIM_PAGE_VIEW_H_
+#define VDSOLAB_SIM_PAGE_VIEW_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/writer.h"
+#include "vdso/vvar_page.h"
+
+namespace vdsolab::sim {
+
+class PageView {
+ public:
+  PageView(vdso::VvarPage* page, Writer* writer)
+      : page_(page), writer_(writer) {}
+
+  // Commits every store visible at or before t (no call may be in flight).
+  void CommitThrough(uint64_t t_ns) {
+    writer_->AdvanceTo(t_ns);
+    size_t n = 0;
+    for (const TimedStore& s : writer_->pending()) {
+      if (s.visible_ns > t_ns) break;
+      page_->Apply(s.store);
+      ++n;
+    }
+    writer_->PopPending(n);
+  }
+
+  // Applies, undoably, the pending stores visible at or before t; returns
+  // how many it applied now.
+  uint32_t ApplyThrough(uint64_t t_ns) {
+    writer_->AdvanceTo(t_ns);
+    uint32_t n = 0;
+    while (applied_ < writer_->pending().size() &&
+           writer_->pending()[applied_].visible_ns <= t_ns) {
+      ApplyNext();
+      ++n;
+    }
+    return n;
+  }
+
+  // Applies the next `n` pending stores regardless of time (exhaustive).
+  void ApplyCount(size_t n) {
+    for (size_t i = 0; i < n && applied_ < writer_->pending().size(); ++i) {
+      ApplyNext();
+    }
+  }
+
+  // The next pending store not yet applied, if any.
+  const TimedStore* NextPending() const {
+    return applied_ < writer_->pending().size() ? &writer_->pending()[applied_]
+                                                : nullptr;
+  }
+  size_t applied() const { return applied_; }
+
+  // Undoes everything applied since the last commit.
+  void Rollback() {
+    for (auto it = undo_.rbegin(); it != undo_.rend(); ++it) {
+      page_->Store(it->offset, it->size, it->value);
+    }
+    undo_.clear();
+    applied_ = 0;
+  }
+
+  const vdso::VvarPage& page() const { return *page_; }
+
+ private:
+  void ApplyNext() {
+    const vdso::VvarStore& s = writer_->pending()[applied_].store;
+    undo_.push_back(vdso::VvarStore{s.offset, s.size,
+                                    page_->Load(s.offset, s.size), false});
+    page_->Apply(s);
+    ++applied_;
+  }
+
+  vdso::VvarPage* page_;
+  Writer* writer_;
+  size_t applied_ = 0;  // Pending stores applied (undoably) so far.
+  std::vector<vdso::VvarStore> undo_;
+};
+
+}  // namespace vdsolab::sim
+
+#endif  // VDSOLAB_SIM_PAGE_VIEW_H_

@@ -1,0 +1,198 @@
+// File: sim/scenario.h
+//
+// A scenario: everything a simulation run depends on, as data. With the
+// seed, it decides the run completely (design rule 4). Scenarios are read
+// from and written to TOML files (sim/scenario_toml.h); docs/scenarios.md
+// documents every field.
+
+#ifndef VDSOLAB_SIM_SCENARIO_H_
+#define VDSOLAB_SIM_SCENARIO_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "common/clockid.h"
+#include "common/timespec.h"
+
+namespace vdsolab::sim {
+
+// A counter jump at a true time (a TSC write, a migration to a host with a
+// different TSC, a hypervisor correction). Negative jumps go backwards.
+struct CounterStep {
+  uint64_t at_ns = 0;
+  int64_t cycles = 0;
+
+  friend bool operator==(const CounterStep&, const CounterStep&) = default;
+};
+
+// How one CPU's counter differs from the machine's ideal counter. The
+// offsets, drift, steps, wobble and jitter add up (TigerBeetle-style time
+// models as data).
+struct CpuCounterSpec {
+  int64_t offset_cycles = 0;  // Constant skew against CPU 0's ideal.
+  int64_t drift_ppb = 0;      // Rate error, parts per billion.
+  std::vector<CounterStep> steps;
+  uint64_t wobble_cycles = 0;     // Triangle wave, peak amplitude.
+  uint64_t wobble_period_ns = 0;  // Its period (0: no wobble).
+  uint64_t jitter_cycles = 0;     // Per-read noise in [0, jitter].
+
+  friend bool operator==(const CpuCounterSpec&,
+                         const CpuCounterSpec&) = default;
+};
+
+struct MachineSpec {
+  // "tsc" (vDSO mode TSC), or "hpet" / "acpi_pm" (vDSO mode NONE: the vDSO
+  // falls back to the syscall for hres clocks).
+  std::string clocksource = "tsc";
+  uint64_t counter_hz = 2600000000;  // True nominal frequency.
+  uint64_t calibrated_hz = 0;  // What the kernel registers; 0: counter_hz.
+  int width_bits = 64;         // The counter wraps at 2^width.
+  uint64_t counter_start = 1ull << 36;  // CPU 0's value at true time 0.
+  std::vector<CpuCounterSpec> cpus = {CpuCounterSpec{}};
+
+  friend bool operator==(const MachineSpec&, const MachineSpec&) = default;
+};
+
+struct KernelSpec {
+  int hz = 250;
+  Timespec64 boot_realtime{1764460800, 0};
+  Timespec64 boot_offset{1, 0};  // MONOTONIC at boot.
+  uint32_t hrtimer_res_ns = 1;
+  int timekeeping_cpu = 0;  // Whose counter the timekeeper reads.
+  bool has_rtc = false;
+
+  friend bool operator==(const KernelSpec&, const KernelSpec&) = default;
+};
+
+// Costs and disturbances in true nanoseconds; probabilities in ppm.
+struct TimingSpec {
+  uint64_t tick_jitter_ns = 2000;    // Ticks land up to this late.
+  uint64_t load_ns = 1;              // A reader's page load.
+  uint64_t counter_read_ns = 10;     // A reader's counter read.
+  uint64_t syscall_ns = 250;         // The fallback syscall.
+  uint64_t writer_start_ns = 300;    // Tick to the writer's first store.
+  uint64_t store_ns = 1;             // Between two writer stores.
+  uint32_t writer_stall_ppm = 0;     // Before a store, the writer stalls...
+  uint64_t writer_stall_max_ns = 0;  // ...for up to this long.
+  uint32_t preempt_ppm = 0;          // Before a reader hook, preemption...
+  uint64_t preempt_max_ns = 0;       // ...for up to this long.
+
+  friend bool operator==(const TimingSpec&, const TimingSpec&) = default;
+};
+
+enum class EventKind {
+  kAdjtimexFrequency,  // adjtimex(ADJ_FREQUENCY, freq)
+  kAdjtimexTick,       // adjtimex(ADJ_TICK, tick)
+  kSetTime,            // clock_settime(CLOCK_REALTIME, realtime)
+  kIdle,               // NO_HZ: no ticks for `duration_ns`
+  kPause,              // VM pause: no ticks and no reader calls
+};
+
+struct EventSpec {
+  EventKind kind = EventKind::kAdjtimexFrequency;
+  uint64_t at_ns = 0;
+  int64_t freq_scaled_ppm = 0;  // kAdjtimexFrequency: ppm << 16.
+  int64_t tick_usec = 10000;    // kAdjtimexTick.
+  Timespec64 realtime;          // kSetTime.
+  uint64_t duration_ns = 0;     // kIdle, kPause.
+
+  friend bool operator==(const EventSpec&, const EventSpec&) = default;
+};
+
+struct ReaderSpec {
+  int id = -1;  // Stable identity for randomness and replays; -1: index.
+  int cpu = 0;
+  std::vector<ClockId> clocks = {kClockMonotonic};  // Called in turn.
+  uint64_t period_ns = 20000;        // Between the end of one call and
+  uint64_t period_jitter_ns = 0;     // the start of the next, plus jitter.
+  uint32_t migrate_ppm = 0;          // Move to another CPU between calls.
+  uint32_t migrate_midcall_ppm = 0;  // ...or at a hook inside a call.
+
+  friend bool operator==(const ReaderSpec&, const ReaderSpec&) = default;
+};
+
+struct FaultSpec {
+  // rdtsc without ordering: the counter is read up to speculation_ns before
+  // the read's seq load, not after the loads that precede it in program
+  // order (the CPU executed it early).
+  bool unordered_counter_read = false;
+  uint64_t speculation_ns = 200;
+
+  friend bool operator==(const FaultSpec&, const FaultSpec&) = default;
+};
+
+struct CheckSpec {
+  bool exact = true;        // 1: vDSO == syscall at the counter used.
+  bool monotonic = true;    // 2: per reader, per clock.
+  bool causal = true;       // 3: across readers, by true time.
+  bool sane = true;         // 4: tv_nsec in [0, 1e9), sane tv_sec.
+  bool raw_rate = true;     // 5: RAW exact; MONOTONIC at the NTP rate.
+  bool cross_clock = true;  // 6: BOOT-MONO, REAL-MONO, TAI-REAL, coarse.
+  bool torn = true;         // 7: the value of some consistent page state.
+  uint32_t livelock_budget = 10000;  // 8: loop iterations before giving up.
+
+  friend bool operator==(const CheckSpec&, const CheckSpec&) = default;
+};
+
+enum class Strategy {
+  kRandom,      // Seeded random timing, preemption and stalls.
+  kExhaustive,  // Every distinct interleaving of one call with k updates.
+};
+
+// Which call a replay file points at (written with a failure).
+struct ReplaySpec {
+  bool present = false;
+  int reader = 0;              // Reader id.
+  uint64_t call = 0;           // That reader's call number.
+  std::string property;        // The property it violated.
+  std::vector<int> decisions;  // Exhaustive: the interleaving's choices.
+
+  friend bool operator==(const ReplaySpec&, const ReplaySpec&) = default;
+};
+
+struct RunSpec {
+  uint64_t duration_ns = 1000000000;
+  uint64_t seed = 1;
+  Strategy strategy = Strategy::kRandom;
+  std::string reader = "upstream";
+  // kExhaustive: the call starts just before the first update at or after
+  // exhaustive_at_ns, and races the next `exhaustive_updates` updates.
+  uint64_t exhaustive_at_ns = 100000000;
+  int exhaustive_updates = 1;
+
+  friend bool operator==(const RunSpec&, const RunSpec&) = default;
+};
+
+struct Scenario {
+  std::string name = "unnamed";
+  std::string description;
+  MachineSpec machine;
+  KernelSpec kernel;
+  TimingSpec timing;
+  std::vector<EventSpec> events;
+  std::vector<ReaderSpec> readers = {ReaderSpec{}};
+  FaultSpec faults;
+  CheckSpec checks;
+  RunSpec run;
+  ReplaySpec replay;
+
+  friend bool operator==(const Scenario&, const Scenario&) = default;
+};
+
+// Checks every field's range; the message names the field and the value.
+absl::Status ValidateScenario(const Scenario& scenario);
+
+// A reader's id: its `id` field, or its index when that is -1.
+int ReaderId(const Scenario& scenario, size_t index);
+
+// The names the TOML files use, e.g. "adjtimex_frequency", "MONOTONIC_RAW".
+const char* EventKindName(EventKind kind);
+const char* StrategyName(Strategy strategy);
+// "MONOTONIC" for CLOCK_MONOTONIC; ids without a name as decimal.
+std::string ClockShortName(ClockId clock);
+
+}  // namespace vdsolab::sim
+
+#endif  // VDSOLAB_SIM_SCENARIO_H_

@@ -1,0 +1,116 @@
+// File: sim/writer.h
+//
+// The kernel's side of a simulation: ticks at HZ (with jitter, skipped in
+// NO_HZ idle and VM pauses), the scenario's adjtimex()/settime events, each
+// run through the timekeeper model at the timekeeping CPU's counter, and
+// each published update turned into stores with the true times at which
+// they become visible. Generated lazily in time order; independent of the
+// readers (readers cannot delay the writer), so any reader can be replayed
+// against it.
+
+#ifndef VDSOLAB_SIM_WRITER_H_
+#define VDSOLAB_SIM_WRITER_H_
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "sim/machine.h"
+#include "sim/scenario.h"
+#include "timekeeper/timekeeper.h"
+#include "timekeeper/timekeeping.h"
+#include "timekeeper/vsyscall.h"
+#include "vdso/vvar_page.h"
+
+namespace vdsolab::sim {
+
+// A writer store with the true time it becomes visible to readers.
+struct TimedStore {
+  uint64_t visible_ns = 0;
+  uint32_t update = 0;  // Which update (1-based) it belongs to.
+  vdso::VvarStore store;
+};
+
+// One published update: the timekeeper state it publishes (seq 2 * id).
+struct UpdateRecord {
+  uint32_t id = 0;
+  uint64_t start_ns = 0;  // The writer read the counter here.
+  uint64_t end_ns = 0;    // Its last store became visible here.
+  std::string cause;      // "tick", "adjtimex_frequency", ...
+  uint64_t counter = 0;   // What the timekeeper read.
+  uint32_t clock_was_set_seq = 0;
+  // NTP's length of a second in ns << 32 (tick_length_base * HZ), and how
+  // many adjtimex()/settime operations came before: MONOTONIC's rate.
+  uint64_t ntp_second_length = 0;
+  uint32_t ntp_generation = 0;
+  // The 6.15+ anomaly (docs/findings.md): xtime_sec moved since the last
+  // accumulation while coarse_nsec did not, so the published coarse time
+  // is off by one second.
+  bool coarse_off_by_second = false;
+  timekeeper::Timekeeper tk;
+};
+
+class Writer {
+ public:
+  // The initial update (timekeeping_init) is applied to `page` at time 0.
+  static absl::StatusOr<std::unique_ptr<Writer>> Create(
+      const Scenario& scenario, const Machine* machine, vdso::VvarPage* page);
+
+  // Runs every writer operation that starts at or before `t_ns`.
+  void AdvanceTo(uint64_t t_ns);
+
+  // Stores not yet committed to the page, in visibility order.
+  const std::deque<TimedStore>& pending() const { return pending_; }
+  // Drops the first n pending stores (committed by the caller).
+  void PopPending(size_t n);
+
+  // The update with this id (1 = timekeeping_init), while retained.
+  const UpdateRecord* Update(uint32_t id) const;
+  uint32_t latest_update() const { return next_update_id_ - 1; }
+  // The newest update started at or before t (what a syscall at t waits
+  // for and then reads).
+  const UpdateRecord& LatestStartedAt(uint64_t t_ns) const;
+  // Forgets updates that ended before t, keeping the last one of them.
+  void Retire(uint64_t t_ns);
+
+  const timekeeper::Clocksource& clocksource() const {
+    return tk_->clocksource();
+  }
+  const timekeeper::Timekeeping& timekeeping() const { return *tk_; }
+  // True while a pause or idle window covers t (no ticks).
+  bool InNoTickWindow(uint64_t t_ns) const;
+  bool InPause(uint64_t t_ns) const;
+  // The first pause window ending after t, if t is inside one.
+  uint64_t PauseEnd(uint64_t t_ns) const;
+
+ private:
+  Writer(const Scenario& scenario, const Machine* machine);
+  void RunOperation(const std::string& cause, uint64_t t_ns,
+                    const EventSpec* event);
+  UpdateRecord MakeRecord(const std::string& cause, uint64_t start,
+                          uint64_t counter);
+  uint64_t NextTickTime() const;
+
+  const Scenario& scenario_;
+  const Machine* machine_;
+  std::unique_ptr<vdso::VvarPage> scratch_;  // The publisher's seq source.
+  std::unique_ptr<timekeeper::VvarPublisher> publisher_;
+  std::unique_ptr<timekeeper::Timekeeping> tk_;
+  std::deque<TimedStore> pending_;
+  std::deque<UpdateRecord> updates_;
+  uint32_t next_update_id_ = 1;
+  uint64_t busy_until_ns_ = 0;  // The writer's last store's time.
+  uint64_t coarse_sec_ = 0;     // xtime_sec at the last accumulation.
+  uint32_t ntp_generation_ = 0;
+  uint64_t next_tick_index_ = 1;
+  size_t next_event_ = 0;
+  std::vector<EventSpec> events_;  // Sorted by time.
+  uint64_t tick_ns_;
+};
+
+}  // namespace vdsolab::sim
+
+#endif  // VDSOLAB_SIM_WRITER_H_

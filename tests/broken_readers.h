@@ -1,0 +1,39 @@
+// File: tests/broken_readers.h
+//
+// Deliberately broken vDSO readers, for tests only: the checks must catch
+// them. Each reuses the upstream reader's pieces and removes one thing.
+
+#ifndef VDSOLAB_TESTS_BROKEN_READERS_H_
+#define VDSOLAB_TESTS_BROKEN_READERS_H_
+
+#include <optional>
+
+#include "common/clock_result.h"
+#include "vdso/access.h"
+#include "vdso/upstream_reader.h"
+
+namespace vdsolab::testing {
+
+// The upstream reader without the seq retry: one pass over the data, no
+// matter what the writer did meanwhile (and no wait on an odd seq).
+template <vdso::VdsoAccess A>
+std::optional<ClockResult> NoSeqRetryClockGettime(A& acc, const uint8_t* vd,
+                                                  ClockId clock) {
+  namespace internal = vdso::upstream::upstream_internal;
+  const bool hres = clock >= 0 && clock < kMaxClocks &&
+                    ((1u << clock) & (kVdsoHres | kVdsoRaw)) != 0;
+  if (!hres) return vdso::upstream::ClockGettime(acc, vd, clock);
+  const uint8_t* vc = vd + vdso::ClockDataOffset(clock == kClockMonotonicRaw
+                                                     ? vdso::kCsRaw
+                                                     : vdso::kCsHresCoarse);
+  (void)acc.template Load<uint32_t>(vc + vdso::kVcSeq);  // Read, not used.
+  uint64_t sec = 0, ns = 0;
+  if (!internal::GetTimestamp(acc, vc, clock, &sec, &ns)) {
+    return acc.Fallback(clock);
+  }
+  return ClockResult::Ok(internal::SetTimespec(sec, ns));
+}
+
+}  // namespace vdsolab::testing
+
+#endif  // VDSOLAB_TESTS_BROKEN_READERS_H_

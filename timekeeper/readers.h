@@ -1,0 +1,39 @@
+// File: timekeeper/readers.h
+//
+// The timekeeper's syscall-path readers (kernel/time/timekeeping.c, 6.15+),
+// as functions of a timekeeper state and a counter value. They are the
+// oracle every vDSO reader is checked against, and the vDSO's fallback. A
+// reader here sees `tk` as one consistent state: what a kernel reader gets
+// inside read_seqcount_begin/retry(&tk_core.seq).
+
+#ifndef VDSOLAB_TIMEKEEPER_READERS_H_
+#define VDSOLAB_TIMEKEEPER_READERS_H_
+
+#include <cstdint>
+
+#include "common/timespec.h"
+#include "timekeeper/timekeeper.h"
+
+namespace vdsolab::timekeeper {
+
+// enum tk_offsets.
+enum class TkOffset { kReal, kBoot, kTai };
+
+// timekeeping_cycles_to_ns() (6.10+): shifted-ns time since the last second
+// boundary at `cycles`, with the negative-motion clamp and the overflow-safe
+// multiply for deltas beyond max_cycles.
+uint64_t TimekeepingCyclesToNs(const TkReadBase& tkr, uint64_t cycles);
+
+Timespec64 KtimeGetRealTs64(const Timekeeper& tk, uint64_t cycles);
+Timespec64 KtimeGetTs64(const Timekeeper& tk, uint64_t cycles);
+Timespec64 KtimeGetRawTs64(const Timekeeper& tk, uint64_t cycles);
+// ktime_get_with_offset(): ktime arithmetic wraps like the kernel's.
+Ktime KtimeGetWithOffset(const Timekeeper& tk, TkOffset offs, uint64_t cycles);
+Timespec64 KtimeGetBoottimeTs64(const Timekeeper& tk, uint64_t cycles);
+Timespec64 KtimeGetClocktaiTs64(const Timekeeper& tk, uint64_t cycles);
+Timespec64 KtimeGetCoarseRealTs64(const Timekeeper& tk);
+Timespec64 KtimeGetCoarseTs64(const Timekeeper& tk);
+
+}  // namespace vdsolab::timekeeper
+
+#endif  // VDSOLAB_TIMEKEEPER_READERS_H_
