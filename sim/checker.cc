@@ -158,81 +158,92 @@ uint32_t Checker::Generation(ClockId clock, const UpdateRecord* state) const {
   return (state != nullptr && IsSettable(clock)) ? state->clock_was_set_seq : 0;
 }
 
-std::optional<std::pair<Verdict, std::string>> Checker::ExplainBackwards(
-    const Seen& earlier, const Seen& later) const {
-  if (IsCoarse(later.clock) && (earlier.coarse_off || later.coarse_off)) {
+std::optional<std::string> Checker::BrokenPrecondition(const Seen& s) const {
+  const int tk_cpu = scenario_.kernel.timekeeping_cpu;
+  // A coarse read uses no counter of its own: only the timekeeper's.
+  const int cpu_index = s.read_counter ? s.counter_cpu : tk_cpu;
+  const uint64_t when = s.read_counter ? s.counter_ns : s.end_ns;
+  const CpuCounterSpec& cpu =
+      scenario_.machine.cpus[static_cast<size_t>(cpu_index)];
+  bool stepped = false;
+  for (const CounterStep& step : cpu.steps) stepped |= step.at_ns <= when;
+  const bool unsteady =
+      stepped || cpu.jitter_cycles != 0 || cpu.wobble_cycles != 0;
+  if (!s.read_counter) {
+    if (!unsteady) return std::nullopt;
+    return absl::StrFormat(
+        "the timekeeping CPU %d's counter does not run steadily (steps, "
+        "wobble or jitter in the time model)",
+        tk_cpu);
+  }
+  if (tsc_ && !wide_ && s.counter < s.cycle_last) {
+    return absl::StrFormat(
+        "the x86 vDSO assumes a 64-bit counter; this one wrapped at 2^%d "
+        "(counter %#x < cycle_last %#x)",
+        scenario_.machine.width_bits, s.counter, s.cycle_last);
+  }
+  // The timekeeper must update before the counter wraps: a wider gap (a
+  // pause or idle longer than the counter's period) loses whole wraps.
+  const __int128 elapsed =
+      machine_->IdealCounter(tk_cpu, s.counter_ns) - s.cycle_last_ideal;
+  if (elapsed > static_cast<__int128>(writer_->clocksource().max_raw_delta)) {
+    return absl::StrFormat(
+        "the counter ran %s cycles since the timekeeper last accumulated, more "
+        "than 7/8 of its %d-bit range: the timekeeper cannot see the wraps",
+        absl::StrFormat("%d", static_cast<uint64_t>(
+                                  elapsed > static_cast<__int128>(UINT64_MAX)
+                                      ? UINT64_MAX
+                                      : static_cast<uint64_t>(elapsed))),
+        scenario_.machine.width_bits);
+  }
+  // The design needs every CPU's counter to agree with the one the
+  // timekeeper reads (synchronised TSCs).
+  const uint64_t reference = machine_->Counter(tk_cpu, s.counter_ns);
+  if (s.counter_cpu != tk_cpu && reference != s.counter) {
+    const uint64_t mask = machine_->mask();
+    const uint64_t ahead = (s.counter - reference) & mask;
+    const bool behind = ahead > (mask >> 1);
+    return absl::StrFormat(
+        "CPU %d's counter is %d cycles %s the timekeeping CPU %d's: "
+        "cross-CPU counter skew%s",
+        s.counter_cpu, behind ? ((reference - s.counter) & mask) : ahead,
+        behind ? "behind" : "ahead of", tk_cpu,
+        s.negative_motion ? (wide_ ? " (negative motion, clamped to the base "
+                                     "time)"
+                                   : " (negative motion, read as a near-wrap "
+                                     "forward jump)")
+                          : "");
+  }
+  // ...and to run steadily: no steps, wobble or jitter.
+  if (unsteady) {
+    return absl::StrFormat(
+        "CPU %d's counter does not run steadily (steps, wobble or jitter in "
+        "the time model)",
+        s.counter_cpu);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::pair<Verdict, std::string>> Checker::Explain(
+    const Seen& a, const Seen& b) const {
+  if ((IsCoarse(a.clock) || IsCoarse(b.clock)) &&
+      (a.coarse_off || b.coarse_off)) {
     return std::pair{Verdict::kKnownKernel,
                      std::string("6.15+ kernels: coarse clocks are off by one "
                                  "second after an adjtimex() frequency change "
                                  "between ticks (docs/findings.md)")};
   }
-  if (!earlier.read_counter || !later.read_counter) return std::nullopt;
-  if (tsc_ && !wide_ && later.counter < later.cycle_last) {
+  if (a.wrap_losses != b.wrap_losses) {
     return std::pair{
         Verdict::kPrecondition,
-        absl::StrFormat("the x86 vDSO assumes a 64-bit counter; this one "
-                        "wrapped at 2^%d (counter %#x < cycle_last %#x)",
-                        scenario_.machine.width_bits, later.counter,
-                        later.cycle_last)};
+        std::string("between these reads the timekeeper went longer than "
+                    "the counter's range without an update (a pause or idle "
+                    "past max_raw_delta) and lost whole counter wraps")};
   }
-  if (later.negative_motion) {
-    // The vDSO and the syscall both clamp to the base time; a counter
-    // behind cycle_last is a skewed or backwards counter.
-    return std::pair{
-        Verdict::kPrecondition,
-        absl::StrFormat("CPU %d's counter was behind the timekeeper's "
-                        "cycle_last (negative motion): skew between CPUs",
-                        later.counter_cpu)};
-  }
-  const uint64_t mask = machine_->mask();
-  const uint64_t half = mask >> 1;
-  if (earlier.counter_cpu == later.counter_cpu) {
-    if (((later.counter - earlier.counter) & mask) > half) {
-      return std::pair{
-          Verdict::kPrecondition,
-          absl::StrFormat("the counter on CPU %d went backwards (%#x, then "
-                          "%#x): steps, wobble or jitter in the time model",
-                          later.counter_cpu, earlier.counter, later.counter)};
+  for (const Seen* s : {&b, &a}) {
+    if (auto why = BrokenPrecondition(*s)) {
+      return std::pair{Verdict::kPrecondition, *why};
     }
-    return std::nullopt;
-  }
-  // The two CPUs' counters disagreed at either read: the later CPU behind
-  // the earlier one when the later read was taken, or the earlier CPU ahead
-  // of the later one when the earlier read was.
-  const uint64_t behind_then =
-      (machine_->Counter(earlier.counter_cpu, later.counter_ns) -
-       later.counter) &
-      mask;
-  const uint64_t ahead_before =
-      (earlier.counter -
-       machine_->Counter(later.counter_cpu, earlier.counter_ns)) &
-      mask;
-  for (uint64_t skew : {behind_then, ahead_before}) {
-    if (skew != 0 && skew <= half) {
-      return std::pair{
-          Verdict::kPrecondition,
-          absl::StrFormat("CPU %d's and CPU %d's counters differ by %d "
-                          "cycles: cross-CPU counter skew",
-                          earlier.counter_cpu, later.counter_cpu, skew)};
-    }
-  }
-  return std::nullopt;
-}
-
-std::optional<std::string> Checker::ExplainSkew(const Seen& a,
-                                                const Seen& b) const {
-  if (a.negative_motion || b.negative_motion) {
-    return std::string(
-        "a read's counter was behind cycle_last (negative motion): skew "
-        "between CPUs");
-  }
-  if (a.read_counter && b.read_counter && a.counter_cpu != b.counter_cpu &&
-      machine_->Counter(a.counter_cpu, b.counter_ns) !=
-          machine_->Counter(b.counter_cpu, b.counter_ns)) {
-    return absl::StrFormat(
-        "the reads came from CPUs %d and %d, whose "
-        "counters are skewed",
-        a.counter_cpu, b.counter_cpu);
   }
   return std::nullopt;
 }
@@ -289,23 +300,6 @@ void Checker::OnCall(const CallRecord& call) {
     }
   }
 
-  // 4: sane values.
-  PropertyStats& sane = stats_[static_cast<int>(Property::kSane) - 1];
-  ++sane.checked;
-  if (r.ts.tv_nsec < 0 || r.ts.tv_nsec >= 1000000000 || r.ts.tv_sec < 0 ||
-      r.ts.tv_sec > kKtimeSecMax) {
-    Report(Property::kSane, Verdict::kDefect, "out of range",
-           absl::StrFormat("%s returned %s", ClockName(call.clock),
-                           FormatTimespec(r.ts)),
-           call);
-  }
-
-  if (!call.fell_back && (call.begin_seq & 1) == 0 && state != nullptr) {
-    CheckExactAndTorn(call, state);
-  } else if (!call.fell_back) {
-    CheckExactAndTorn(call, nullptr);
-  }
-
   Seen seen;
   seen.value_ns = ToNs(r.ts);
   seen.call_index = call.index;
@@ -320,13 +314,37 @@ void Checker::OnCall(const CallRecord& call) {
   seen.counter_ns = call.counter_ns;
   seen.negative_motion = negative_motion;
   seen.cycle_last = state != nullptr ? state->tk.tkr_mono.cycle_last : 0;
+  seen.cycle_last_ideal = state != nullptr ? state->cycle_last_ideal : 0;
+  seen.wrap_losses = state != nullptr ? state->wrap_losses : 0;
   seen.clock = call.clock;
+
+  // 4: sane values.
+  PropertyStats& sane = stats_[static_cast<int>(Property::kSane) - 1];
+  ++sane.checked;
+  if (r.ts.tv_nsec < 0 || r.ts.tv_nsec >= 1000000000 || r.ts.tv_sec < 0 ||
+      r.ts.tv_sec > kKtimeSecMax) {
+    // A value below zero right after boot comes from the 6.15+ coarse
+    // behaviour, or from a counter behind cycle_last clamped to a base that
+    // an NTP adjustment moved a few ns earlier.
+    auto why = Explain(seen, seen);
+    Report(Property::kSane, why ? why->first : Verdict::kDefect,
+           why ? why->second : "out of range",
+           absl::StrFormat("%s returned %s", ClockName(call.clock),
+                           FormatTimespec(r.ts)),
+           call);
+  }
+
+  if (!call.fell_back && (call.begin_seq & 1) == 0 && state != nullptr) {
+    CheckExactAndTorn(call, state);
+  } else if (!call.fell_back) {
+    CheckExactAndTorn(call, nullptr);
+  }
 
   if (IsMonotonicFamily(call.clock)) {
     CheckMonotonic(call, seen);
     CheckCausal(call, seen);
   }
-  CheckRawRate(call, state);
+  CheckRawRate(call, seen, state);
   CheckCrossClock(call, seen, state);
   previous_[call.reader] = {call, seen};
 }
@@ -397,7 +415,7 @@ void Checker::CheckMonotonic(const CallRecord& call, const Seen& seen) {
     ++s.checked;
     const Seen& prev = it->second;
     if (seen.value_ns < prev.value_ns) {
-      auto why = ExplainBackwards(prev, seen);
+      auto why = Explain(prev, seen);
       Report(Property::kMonotonic, why ? why->first : Verdict::kDefect,
              why ? why->second : "time went backwards for one reader",
              absl::StrFormat("reader %d: %s read %s (CPU %d, counter %#x) "
@@ -431,7 +449,7 @@ void Checker::CheckCausal(const CallRecord& call, const Seen& seen) {
     PropertyStats& s = stats_[static_cast<int>(Property::kCausal) - 1];
     ++s.checked;
     if (seen.value_ns < m->second.value_ns) {
-      auto why = ExplainBackwards(m->second, seen);
+      auto why = Explain(m->second, seen);
       Report(
           Property::kCausal, why ? why->first : Verdict::kDefect,
           why ? why->second : "a later call returned less than an earlier one",
@@ -449,7 +467,8 @@ void Checker::CheckCausal(const CallRecord& call, const Seen& seen) {
   heap.push(seen);
 }
 
-void Checker::CheckRawRate(const CallRecord& call, const UpdateRecord* state) {
+void Checker::CheckRawRate(const CallRecord& call, const Seen& seen,
+                           const UpdateRecord* state) {
   if (!scenario_.checks.raw_rate || state == nullptr || !call.read_counter ||
       !wide_) {
     return;
@@ -469,9 +488,14 @@ void Checker::CheckRawRate(const CallRecord& call, const UpdateRecord* state) {
     // timekeeping_init() starts MONOTONIC_RAW at zero.
     const __int128 want = static_cast<__int128>(ns);
     if (ToNs(r.ts) != want) {
+      // Exactness needs the timekeeper's own counter to have run steadily.
+      Seen timekeeper_side = seen;
+      timekeeper_side.read_counter = false;
+      auto why = BrokenPrecondition(timekeeper_side);
+      if (!why) why = BrokenPrecondition(seen);
       Report(
-          Property::kRawRate, Verdict::kDefect,
-          "MONOTONIC_RAW is not the raw conversion of the counter",
+          Property::kRawRate, why ? Verdict::kPrecondition : Verdict::kDefect,
+          why ? *why : "MONOTONIC_RAW is not the raw conversion of the counter",
           absl::StrFormat("RAW %s at counter %#x; (counter - boot) * "
                           "mult >> shift is %s",
                           FormatTimespec(r.ts), call.counter, FormatNs(want)),
@@ -504,15 +528,18 @@ void Checker::CheckRawRate(const CallRecord& call, const UpdateRecord* state) {
   if (raw_ns < 1000000000) return;
   PropertyStats& s = stats_[static_cast<int>(Property::kRawRate) - 1];
   ++s.checked;
-  const __int128 want =
-      static_cast<__int128>(raw_ns * state->ntp_second_length /
-                            (static_cast<unsigned __int128>(1000000000) << 32));
+  const __int128 want = static_cast<__int128>(raw_ns * state->mono_rate_num /
+                                              state->mono_rate_den);
   const __int128 got = ToNs(r.ts) - a.value_ns;
   const __int128 tol = 2000 + static_cast<__int128>(raw_ns / 1000000);
   const __int128 diff = got - want;
   if (diff > tol || diff < -tol) {
-    Report(Property::kRawRate, Verdict::kDefect,
-           "MONOTONIC does not run at NTP's rate",
+    Seen timekeeper_side = seen;
+    timekeeper_side.read_counter = false;
+    auto why = BrokenPrecondition(timekeeper_side);
+    if (!why) why = BrokenPrecondition(seen);
+    Report(Property::kRawRate, why ? Verdict::kPrecondition : Verdict::kDefect,
+           why ? *why : "MONOTONIC does not run at NTP's rate",
            absl::StrFormat("over %s s of RAW, MONOTONIC advanced %s s; NTP's "
                            "rate gives %s s",
                            FormatNs(static_cast<__int128>(raw_ns)),
@@ -551,10 +578,9 @@ void Checker::CheckCrossClock(const CallRecord& call, const Seen& seen,
     ++s.checked;
     const __int128 want = *b - *a;
     if (diff - want > tol || want - diff > tol) {
-      auto why = ExplainSkew(prev_seen, seen);
-      Report(Property::kCrossClock,
-             why ? Verdict::kPrecondition : Verdict::kDefect,
-             why ? *why : "clocks drifted apart between events",
+      auto why = Explain(prev_seen, seen);
+      Report(Property::kCrossClock, why ? why->first : Verdict::kDefect,
+             why ? why->second : "clocks drifted apart between events",
              absl::StrFormat("%s then %s differ by %s s; the timekeeper's "
                              "offset is %s s (+/- %s s for the time between "
                              "the reads)",
@@ -577,14 +603,9 @@ void Checker::CheckCrossClock(const CallRecord& call, const Seen& seen,
   const __int128 fine = coarse_first ? seen.value_ns : prev_seen.value_ns;
   const __int128 allowed = coarse_first ? 2 : tol;
   if (coarse - fine > allowed) {
-    const bool known =
-        state->coarse_off_by_second || pstate->coarse_off_by_second;
-    Report(Property::kCrossClock,
-           known ? Verdict::kKnownKernel : Verdict::kDefect,
-           known ? "6.15+ kernels: coarse clocks are off by one second after "
-                   "an adjtimex() frequency change between ticks "
-                   "(docs/findings.md)"
-                 : "a coarse clock ran ahead of its fine clock",
+    auto why = Explain(prev_seen, seen);
+    Report(Property::kCrossClock, why ? why->first : Verdict::kDefect,
+           why ? why->second : "a coarse clock ran ahead of its fine clock",
            absl::StrFormat("%s %s vs %s %s", ClockName(prev.clock),
                            FormatNs(prev_seen.value_ns), ClockName(call.clock),
                            FormatNs(seen.value_ns)),

@@ -119,8 +119,10 @@ class Checker {
     uint64_t counter = 0;
     int counter_cpu = 0;
     uint64_t counter_ns = 0;
-    bool negative_motion = false;  // The counter was behind cycle_last.
-    uint64_t cycle_last = 0;       // Of the state the value came from.
+    bool negative_motion = false;   // The counter was behind cycle_last.
+    uint64_t cycle_last = 0;        // Of the state the value came from,
+    __int128 cycle_last_ideal = 0;  // and the unwrapped counter then.
+    uint32_t wrap_losses = 0;       // UpdateRecord::wrap_losses of it.
     ClockId clock = 0;
   };
   struct LaterFirst {
@@ -140,15 +142,16 @@ class Checker {
   void CheckExactAndTorn(const CallRecord& call, const UpdateRecord* state);
   void CheckMonotonic(const CallRecord& call, const Seen& seen);
   void CheckCausal(const CallRecord& call, const Seen& seen);
-  void CheckRawRate(const CallRecord& call, const UpdateRecord* state);
+  void CheckRawRate(const CallRecord& call, const Seen& seen,
+                    const UpdateRecord* state);
   void CheckCrossClock(const CallRecord& call, const Seen& seen,
                        const UpdateRecord* state);
-  // Why `later` reads less than `earlier`, if the model's preconditions or
-  // a known kernel behaviour explain it.
-  std::optional<std::pair<Verdict, std::string>> ExplainBackwards(
-      const Seen& earlier, const Seen& later) const;
-  // Whether skew or negative motion explains two reads disagreeing.
-  std::optional<std::string> ExplainSkew(const Seen& a, const Seen& b) const;
+  // Why one read disagrees with another, if a violated precondition of the
+  // design (counter skew, backwards or narrow counters) or a known kernel
+  // behaviour explains it; nullopt means a defect.
+  std::optional<std::pair<Verdict, std::string>> Explain(const Seen& a,
+                                                         const Seen& b) const;
+  std::optional<std::string> BrokenPrecondition(const Seen& s) const;
   ClockResult ExpectedVdso(const UpdateRecord& state, ClockId clock,
                            uint64_t counter) const;
   uint32_t Generation(ClockId clock, const UpdateRecord* state) const;

@@ -62,6 +62,8 @@ absl::StatusOr<std::unique_ptr<Writer>> Writer::Create(const Scenario& scenario,
   }
   w->publisher_->pending().clear();
   w->coarse_sec_ = w->tk_->timekeeper().xtime_sec;
+  w->cycle_last_ideal_ =
+      machine->IdealCounter(scenario.kernel.timekeeping_cpu, 0);
   w->updates_.push_back(w->MakeRecord("timekeeping_init", 0, c0));
   return w;
 }
@@ -77,10 +79,17 @@ UpdateRecord Writer::MakeRecord(const std::string& cause, uint64_t start,
   record.tk = tk_->timekeeper();
   record.clock_was_set_seq = record.tk.clock_was_set_seq;
   const timekeeper::NtpData& ntp = tk_->ntp().data();
-  record.ntp_second_length =
-      ntp.tick_length_base * static_cast<uint64_t>(ntp.hz);
+  const timekeeper::Timekeeper& tk = record.tk;
+  const uint64_t ntpinterval = (kNsecPerSec / static_cast<uint64_t>(ntp.hz))
+                               << tk.tkr_mono.shift;
+  record.mono_rate_num = (ntp.tick_length_base >> tk.ntp_error_shift) -
+                         static_cast<uint64_t>(tk.xtime_remainder);
+  record.mono_rate_den =
+      ntpinterval - static_cast<uint64_t>(tk.xtime_remainder);
   record.ntp_generation = ntp_generation_;
   record.coarse_off_by_second = record.tk.xtime_sec != coarse_sec_;
+  record.wrap_losses = wrap_losses_;
+  record.cycle_last_ideal = cycle_last_ideal_;
   return record;
 }
 
@@ -153,6 +162,13 @@ void Writer::RunOperation(const std::string& cause, uint64_t t_ns,
   const uint64_t counter =
       machine_->Counter(scenario_.kernel.timekeeping_cpu, start);
   const uint64_t cycle_last_before = tk_->timekeeper().tkr_mono.cycle_last;
+  // clocksource_delta() cannot tell how many times a narrow counter wrapped
+  // since cycle_last: past max_raw_delta the kernel loses that time.
+  const int tk_cpu = scenario_.kernel.timekeeping_cpu;
+  if (machine_->IdealCounter(tk_cpu, start) - cycle_last_ideal_ >
+      static_cast<__int128>(tk_->clocksource().max_raw_delta)) {
+    ++wrap_losses_;
+  }
   if (event != nullptr) ++ntp_generation_;
   if (event == nullptr) {
     tk_->Advance(timekeeper::AdvanceMode::kTick, counter);
@@ -174,6 +190,10 @@ void Writer::RunOperation(const std::string& cause, uint64_t t_ns,
   // coarse_nsec together with xtime_sec.
   if (tk_->timekeeper().tkr_mono.cycle_last != cycle_last_before) {
     coarse_sec_ = tk_->timekeeper().xtime_sec;
+    // cycle_last trails `counter` by the cycles not yet accumulated.
+    const uint64_t behind =
+        (counter - tk_->timekeeper().tkr_mono.cycle_last) & machine_->mask();
+    cycle_last_ideal_ = machine_->IdealCounter(tk_cpu, start) - behind;
   }
   std::deque<vdso::VvarUpdate>& built = publisher_->pending();
   for (vdso::VvarUpdate& update : built) {

@@ -42,14 +42,25 @@ struct UpdateRecord {
   std::string cause;      // "tick", "adjtimex_frequency", ...
   uint64_t counter = 0;   // What the timekeeper read.
   uint32_t clock_was_set_seq = 0;
-  // NTP's length of a second in ns << 32 (tick_length_base * HZ), and how
-  // many adjtimex()/settime operations came before: MONOTONIC's rate.
-  uint64_t ntp_second_length = 0;
+  // MONOTONIC's rate against MONOTONIC_RAW, as a fraction: per interval of
+  // cycle_interval counter cycles the timekeeper adds NTP's tick length
+  // minus xtime_remainder, where RAW adds the nominal interval minus it
+  // (both in shifted ns). And how many adjtimex()/settime operations came
+  // before (a new rate starts with each).
+  uint64_t mono_rate_num = 0;
+  uint64_t mono_rate_den = 1;
   uint32_t ntp_generation = 0;
   // The 6.15+ anomaly (docs/findings.md): xtime_sec moved since the last
   // accumulation while coarse_nsec did not, so the published coarse time
   // is off by one second.
   bool coarse_off_by_second = false;
+  // How many operations so far found the counter had run past
+  // max_raw_delta since the last accumulation (whole wraps lost).
+  uint32_t wrap_losses = 0;
+  // The timekeeping CPU's unwrapped counter when it read the value now in
+  // cycle_last (Machine::IdealCounter units): how far the counter has run
+  // since, wraps included.
+  __int128 cycle_last_ideal = 0;
   timekeeper::Timekeeper tk;
 };
 
@@ -102,8 +113,10 @@ class Writer {
   std::deque<TimedStore> pending_;
   std::deque<UpdateRecord> updates_;
   uint32_t next_update_id_ = 1;
-  uint64_t busy_until_ns_ = 0;  // The writer's last store's time.
-  uint64_t coarse_sec_ = 0;     // xtime_sec at the last accumulation.
+  uint64_t busy_until_ns_ = 0;     // The writer's last store's time.
+  uint64_t coarse_sec_ = 0;        // xtime_sec at the last accumulation.
+  __int128 cycle_last_ideal_ = 0;  // See UpdateRecord::cycle_last_ideal.
+  uint32_t wrap_losses_ = 0;
   uint32_t ntp_generation_ = 0;
   uint64_t next_tick_index_ = 1;
   size_t next_event_ = 0;

@@ -1,0 +1,122 @@
+#include "sim/scenario_toml.h"
+
+#include <gtest/gtest.h>
+
+#include "absl/strings/match.h"
+
+namespace vdsolab::sim {
+namespace {
+
+TEST(ParseDurationNs, AcceptsUnitsAndExactFractions) {
+  EXPECT_EQ(*ParseDurationNs("250us"), 250000u);
+  EXPECT_EQ(*ParseDurationNs("1.5s"), 1500000000u);
+  EXPECT_EQ(*ParseDurationNs("2m"), 120000000000u);
+  EXPECT_EQ(*ParseDurationNs("3ms"), 3000000u);
+  EXPECT_EQ(*ParseDurationNs("17"), 17u);
+  EXPECT_EQ(*ParseDurationNs("0.000000001s"), 1u);
+  EXPECT_FALSE(ParseDurationNs("1.5ns").ok());  // Not whole nanoseconds.
+  EXPECT_FALSE(ParseDurationNs("-1s").ok());
+  EXPECT_FALSE(ParseDurationNs("1 s").ok());
+  EXPECT_FALSE(ParseDurationNs("s").ok());
+  EXPECT_FALSE(ParseDurationNs("1.s").ok());
+  EXPECT_FALSE(ParseDurationNs("40d").ok());
+  EXPECT_FALSE(ParseDurationNs("31000000s").ok());  // Over 30 days.
+}
+
+TEST(FormatDurationNs, PicksTheLargestExactUnit) {
+  EXPECT_EQ(FormatDurationNs(0), "0ns");
+  EXPECT_EQ(FormatDurationNs(1500000000), "1500ms");
+  EXPECT_EQ(FormatDurationNs(120000000000), "2m");
+  EXPECT_EQ(FormatDurationNs(7), "7ns");
+}
+
+Scenario Rich() {
+  Scenario s;
+  s.name = "rich";
+  s.description = "with \"quotes\" and a \\ backslash";
+  s.machine.cpus = {CpuCounterSpec{}, CpuCounterSpec{}};
+  s.machine.cpus[1] = {-5000, 250,   {{1000000, -77}, {2000000, 9}},
+                       100,   40000, 3};
+  s.machine.counter_start = ~0ull - 12345;  // Needs the string form.
+  s.kernel.boot_realtime = {1764460800, 123456789};
+  s.kernel.timekeeping_cpu = 1;
+  s.timing.preempt_ppm = 1234;
+  s.timing.preempt_max_ns = 5000;
+  EventSpec freq;
+  freq.kind = EventKind::kAdjtimexFrequency;
+  freq.at_ns = 1000;
+  freq.freq_scaled_ppm = -(12ll << 16) - 5;  // Not a whole ppm.
+  EventSpec set;
+  set.kind = EventKind::kSetTime;
+  set.at_ns = 2000;
+  set.realtime = {1800000000, 5};
+  EventSpec pause;
+  pause.kind = EventKind::kPause;
+  pause.at_ns = 3000;
+  pause.duration_ns = 60000000000;
+  s.events = {freq, set, pause};
+  s.readers = {ReaderSpec{}, ReaderSpec{}};
+  s.readers[1].id = 7;
+  s.readers[1].cpu = 1;
+  s.readers[1].clocks = {kClockTai, kClockMonotonicCoarse, -1};
+  s.readers[1].migrate_midcall_ppm = 10;
+  s.faults.unordered_counter_read = true;
+  s.checks.causal = false;
+  s.run.duration_ns = 4000000;
+  s.replay.present = true;
+  s.replay.reader = 7;
+  s.replay.call = 99;
+  s.replay.property = "torn";
+  s.replay.decisions = {0, 2, 1};
+  return s;
+}
+
+TEST(ScenarioToml, RoundTripsEveryField) {
+  const Scenario s = Rich();
+  ASSERT_TRUE(ValidateScenario(s).ok()) << ValidateScenario(s);
+  const std::string text = ScenarioToToml(s);
+  absl::StatusOr<Scenario> back = ParseScenario(text, "rich.toml");
+  ASSERT_TRUE(back.ok()) << back.status() << "\n" << text;
+  // Reader 0 had id -1 (its index); the file spells the id out.
+  Scenario want = s;
+  want.readers[0].id = 0;
+  EXPECT_TRUE(*back == want) << text << "\n---\n" << ScenarioToToml(*back);
+  EXPECT_EQ(ScenarioToToml(*back), text);
+}
+
+TEST(ScenarioToml, DefaultsFillAnEmptyFile) {
+  absl::StatusOr<Scenario> s = ParseScenario("", "empty.toml");
+  ASSERT_TRUE(s.ok()) << s.status();
+  Scenario defaults;
+  EXPECT_TRUE(*s == defaults);
+}
+
+void ExpectError(const std::string& text, const std::string& fragment) {
+  absl::StatusOr<Scenario> s = ParseScenario(text, "bad.toml");
+  ASSERT_FALSE(s.ok()) << text;
+  EXPECT_TRUE(absl::StrContains(s.status().message(), fragment))
+      << "message: " << s.status().message() << "\nwanted: " << fragment;
+}
+
+TEST(ScenarioToml, ErrorsNameTheProblem) {
+  ExpectError("name = \"x\"\nnmae = 1\n", "unknown key \"nmae\"");
+  ExpectError("[kernel]\nhz = \"fast\"\n", "kernel.hz: want an integer");
+  ExpectError("[kernel]\nhz = 7\n", "kernel.hz = 7");
+  ExpectError("[timing]\nload = \"3 parsecs\"\n", "timing.load");
+  ExpectError("[[reader]]\nclocks = [\"MONOTONICK\"]\n",
+              "unknown clock \"MONOTONICK\"");
+  ExpectError("[[reader]]\ncpu = 3\n", "reader[0].cpu = 3");
+  ExpectError("[[event]]\nkind = \"reboot\"\n", "event[0].kind");
+  ExpectError("[[event]]\nkind = \"adjtimex_frequency\"\nfreq_ppm = 900\n",
+              "900 ppm");
+  ExpectError("[[event]]\nkind = \"settime\"\nat = \"5s\"\n",
+              "not inside run.duration");
+  ExpectError("[run]\nstrategy = \"clever\"\n", "run.strategy");
+  ExpectError("[run]\nreader = \"mine\"\n", "run.reader");
+  ExpectError("[machine\n", "bad.toml:1");
+  ExpectError("[machine]\ncounter_start = -5\n", "machine.counter_start");
+  ExpectError("[kernel]\nboot_realtime = \"12.5.6\"\n", "kernel.boot_realtime");
+}
+
+}  // namespace
+}  // namespace vdsolab::sim

@@ -1,0 +1,162 @@
+// File: tests/scenario_generators.h
+//
+// rapidcheck generators for whole simulation scenarios: machines (CPUs,
+// counter starts near 2^32, 2^62, 2^63 and the wrap, skew, drift, steps,
+// wobble, jitter, narrow widths), kernel settings, events (NTP, settime, NO_HZ
+// idle, VM pauses past max_cycles), readers (rates, migration) and timing
+// (preemption, writer stalls). Shrinking works on the scenario itself, so a
+// failure shrinks to a small scenario file.
+
+#ifndef VDSOLAB_TESTS_SCENARIO_GENERATORS_H_
+#define VDSOLAB_TESTS_SCENARIO_GENERATORS_H_
+
+#include <rapidcheck.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/scenario.h"
+
+namespace vdsolab::testing {
+
+inline rc::Gen<uint64_t> GenCounterStart64() {
+  return rc::gen::weightedOneOf<uint64_t>({
+      {3, rc::gen::inRange<uint64_t>(0, 1ull << 44)},
+      {1, rc::gen::inRange<uint64_t>((1ull << 32) - (1ull << 30), 1ull << 32)},
+      {1, rc::gen::inRange<uint64_t>((1ull << 62) - (1ull << 30), 1ull << 62)},
+      {1, rc::gen::inRange<uint64_t>((1ull << 63) - (1ull << 30), 1ull << 63)},
+      {1, rc::gen::inRange<uint64_t>(~0ull - (1ull << 30), ~0ull)},
+  });
+}
+
+inline rc::Gen<sim::CpuCounterSpec> GenCpu(bool skewed) {
+  return rc::gen::exec([skewed] {
+    sim::CpuCounterSpec c;
+    if (!skewed) return c;
+    c.offset_cycles = *rc::gen::weightedOneOf<int64_t>({
+        {2, rc::gen::just<int64_t>(0)},
+        {3, rc::gen::inRange<int64_t>(-300000, 300000)},
+    });
+    c.drift_ppb = *rc::gen::weightedOneOf<int64_t>(
+        {{3, rc::gen::just<int64_t>(0)},
+         {1, rc::gen::inRange<int64_t>(-20000, 20000)}});
+    if (*rc::gen::inRange(0, 4) == 0) {
+      c.steps.push_back(
+          sim::CounterStep{*rc::gen::inRange<uint64_t>(0, 30000000),
+                           *rc::gen::inRange<int64_t>(-5000000, 5000000)});
+    }
+    if (*rc::gen::inRange(0, 5) == 0) {
+      c.jitter_cycles = *rc::gen::inRange<uint64_t>(0, 200);
+    }
+    if (*rc::gen::inRange(0, 6) == 0) {
+      c.wobble_cycles = *rc::gen::inRange<uint64_t>(1, 100000);
+      c.wobble_period_ns = *rc::gen::inRange<uint64_t>(1000, 10000000);
+    }
+    return c;
+  });
+}
+
+struct ScenarioShape {
+  bool multi_cpu = false;     // Several CPUs, skewed, with migration.
+  bool events = false;        // NTP, settime, idle, pause.
+  bool races = true;          // Preemption and writer stalls.
+  bool odd_counters = false;  // Non-TSC clocksources, narrow widths.
+};
+
+inline rc::Gen<sim::Scenario> GenScenario(ScenarioShape shape) {
+  return rc::gen::exec([shape] {
+    sim::Scenario s;
+    s.name = "generated";
+    s.run.seed = *rc::gen::inRange<uint64_t>(0, 1u << 30);
+    s.run.duration_ns = *rc::gen::inRange<uint64_t>(2000000, 20000000);
+    s.kernel.hz = *rc::gen::element(100, 250, 300, 1000);
+    s.machine.counter_hz = *rc::gen::element<uint64_t>(
+        2600000000, 3000000000, 2095998000, 1000000000, 3579545000);
+    s.machine.counter_start = *GenCounterStart64();
+    if (shape.odd_counters) {
+      s.machine.clocksource =
+          *rc::gen::element<std::string>("tsc", "hpet", "acpi_pm");
+      if (s.machine.clocksource != "tsc") {
+        s.machine.counter_hz =
+            s.machine.clocksource == "hpet" ? 14318180 : 3579545;
+      }
+      s.machine.width_bits = *rc::gen::element(64, 56, 40, 32, 24);
+      if (s.machine.width_bits < 64) {
+        s.machine.counter_start &= (1ull << s.machine.width_bits) - 1;
+      }
+    }
+    const int cpus = shape.multi_cpu ? *rc::gen::inRange(2, 5) : 1;
+    s.machine.cpus.clear();
+    // Half the multi-CPU machines keep their counters synchronised, so that
+    // migration is checked strictly too.
+    const bool skewed = shape.multi_cpu && *rc::gen::arbitrary<bool>();
+    for (int i = 0; i < cpus; ++i) {
+      s.machine.cpus.push_back(*GenCpu(skewed && i > 0));
+    }
+    s.kernel.timekeeping_cpu = *rc::gen::inRange(0, cpus);
+    s.kernel.boot_realtime = {
+        *rc::gen::inRange<int64_t>(0, 4000000000),
+        *rc::gen::element<int64_t>(0, 999999999, 500000000, 999000000)};
+    const uint64_t tick = 1000000000ull / static_cast<uint64_t>(s.kernel.hz);
+    s.timing.tick_jitter_ns = *rc::gen::inRange<uint64_t>(0, tick / 4);
+    if (shape.races) {
+      s.timing.preempt_ppm = *rc::gen::inRange<uint32_t>(0, 100000);
+      s.timing.preempt_max_ns = *rc::gen::inRange<uint64_t>(0, 3 * tick);
+      s.timing.writer_stall_ppm = *rc::gen::inRange<uint32_t>(0, 200000);
+      s.timing.writer_stall_max_ns = *rc::gen::inRange<uint64_t>(0, 50000);
+    }
+    if (shape.events) {
+      const int n = *rc::gen::inRange(1, 5);
+      bool long_pause = false;  // At most one, so readers run ~duration.
+      for (int i = 0; i < n; ++i) {
+        sim::EventSpec e;
+        e.at_ns = *rc::gen::inRange<uint64_t>(0, s.run.duration_ns);
+        e.kind = *rc::gen::element(
+            sim::EventKind::kAdjtimexFrequency, sim::EventKind::kAdjtimexTick,
+            sim::EventKind::kSetTime, sim::EventKind::kIdle,
+            sim::EventKind::kPause);
+        e.freq_scaled_ppm =
+            *rc::gen::inRange<int64_t>(-(500ll << 16), 500ll << 16);
+        e.tick_usec = *rc::gen::inRange<int64_t>(9000, 11001);
+        e.realtime = {*rc::gen::inRange<int64_t>(1000, 4000000000),
+                      *rc::gen::inRange<int64_t>(0, 1000000000)};
+        // Idle windows are short (readers keep running through them);
+        // pauses may outlast max_cycles (about 16 minutes for a 2.6 GHz
+        // TSC), since no reader runs while the VM is paused.
+        e.duration_ns = *rc::gen::inRange<uint64_t>(1, 50000000);
+        if (e.kind == sim::EventKind::kPause && !long_pause &&
+            *rc::gen::inRange(0, 3) == 0) {
+          long_pause = true;
+          e.duration_ns = *rc::gen::inRange<uint64_t>(900ull * 1000000000,
+                                                      1500ull * 1000000000);
+          s.run.duration_ns += e.duration_ns;  // Time to read after it.
+        }
+        s.events.push_back(e);
+      }
+    }
+    const int readers = *rc::gen::inRange(1, 4);
+    s.readers.clear();
+    for (int i = 0; i < readers; ++i) {
+      sim::ReaderSpec r;
+      r.cpu = *rc::gen::inRange(0, cpus);
+      r.clocks = *rc::gen::nonEmpty(rc::gen::container<std::vector<ClockId>>(
+          rc::gen::element<ClockId>(0, 1, 4, 5, 6, 7, 11, 2, 8, -1)));
+      r.period_ns = *rc::gen::inRange<uint64_t>(1000, 60000);
+      r.period_jitter_ns = *rc::gen::inRange<uint64_t>(0, 5000);
+      if (shape.multi_cpu) {
+        r.migrate_ppm = *rc::gen::inRange<uint32_t>(0, 300000);
+        r.migrate_midcall_ppm = *rc::gen::inRange<uint32_t>(0, 50000);
+      }
+      s.readers.push_back(r);
+    }
+    if (*rc::gen::inRange(0, 6) == 0) {
+      s.faults.unordered_counter_read = true;
+      s.faults.speculation_ns = *rc::gen::inRange<uint64_t>(0, 5000);
+    }
+    return s;
+  });
+}
+
+}  // namespace vdsolab::testing
+
+#endif  // VDSOLAB_TESTS_SCENARIO_GENERATORS_H_
