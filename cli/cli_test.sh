@@ -41,6 +41,72 @@ expect coarse_step_back 1 "_COARSE went backwards" -- \
 expect replay_line 1 "replay: ./bazelw run //:vdsolab -- --seed=1" -- \
   --duration=1s --boot_realtime=1764460800 --ntp_at=1ms --ntp_freq_ppm=500
 
+# Scenario runs: the built-in scenarios end as documented.
+scen="${TEST_SRCDIR:-.}/vdsolab/scenarios"
+tmp="${TEST_TMPDIR:-/tmp}"
+for s in baseline preempted-readers ntp-settime-pause unordered-rdtsc; do
+  expect "run_$s" 0 "PASS: every property held." -- run "$scen/$s.toml"
+done
+for s in skewed-cpus narrow-counter; do
+  expect "run_$s" 0 "PASS: every property held where its preconditions did." \
+    -- run "$scen/$s.toml"
+done
+expect run_exhaustive 0 "(all of them); 0 failing" -- \
+  run "$scen/exhaustive-monotonic.toml"
+expect run_coarse_step_back 1 "[known kernel behaviour]" -- \
+  run "$scen/coarse-step-back.toml" --replay_out="$tmp/coarse.replay.toml"
+expect replay_reproduces 1 "REPRODUCED" -- replay "$tmp/coarse.replay.toml"
+expect replay_shows_page 1 "page at the counter read: clock_data[0]" -- \
+  replay "$tmp/coarse.replay.toml"
+expect replay_needs_replay_section 2 "no [replay] section" -- \
+  replay "$scen/baseline.toml"
+expect run_missing_file 2 "cannot open scenario file" -- run "$tmp/nope.toml"
+printf 'name = "x"\n[kernel]\nhz = 3\n' > "$tmp/bad.toml"
+expect run_bad_file 2 "kernel.hz = 3" -- run "$tmp/bad.toml"
+expect run_usage 2 "usage: vdsolab run FILE" -- run
+expect run_bad_seed 2 "--seed=x1" -- run "$scen/baseline.toml" --seed=x1
+expect run_seed_override 0 "seed 42," -- run "$scen/baseline.toml" --seed=42
+
+a=$("$bin" run "$scen/preempted-readers.toml" --seed=5)
+b=$("$bin" run "$scen/preempted-readers.toml" --seed=5)
+if [ "$a" == "$b" ]; then echo "ok   run_deterministic"; else
+  echo "FAIL run_deterministic: two runs of one scenario and seed differ"
+  failures=$((failures + 1)); fi
+
+# Ctrl-C stops a long run and still prints what was found.
+cat > "$tmp/long.toml" <<'TOML'
+name = "long"
+[[reader]]
+period = "1us"
+[run]
+duration = "10m"
+TOML
+"$bin" run "$tmp/long.toml" > "$tmp/long.out" 2>&1 &
+pid=$!
+sleep 1
+kill -INT $pid
+wait $pid
+rc=$?
+if [ $rc -eq 0 ] && grep -q "(stopped early)" "$tmp/long.out"; then
+  echo "ok   ctrl_c"; else
+  echo "FAIL ctrl_c: exit $rc"; tail -3 "$tmp/long.out"
+  failures=$((failures + 1)); fi
+
+# On a terminal, a run shows progress on stderr.
+if command -v script >/dev/null; then
+  cat > "$tmp/mid.toml" <<'TOML'
+name = "mid"
+[[reader]]
+period = "1us"
+[run]
+duration = "2s"
+TOML
+  if script -qec "$bin run $tmp/mid.toml" /dev/null | tr '\r' '\n' |
+     grep -q '^\[run\] .* calls/s, 0 failing'; then
+    echo "ok   progress_on_tty"; else
+    echo "FAIL progress_on_tty"; failures=$((failures + 1)); fi
+fi
+
 a=$("$bin" --duration=1s --seed=9 --reads_per_tick=3)
 b=$("$bin" --duration=1s --seed=9 --reads_per_tick=3)
 if [ "$a" == "$b" ]; then echo "ok   deterministic"; else

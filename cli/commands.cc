@@ -147,17 +147,19 @@ int RunScenario(const std::string& path, std::optional<uint64_t> seed,
   sim::RunOptions options;
   options.stop = &g_stop;
   if (tty) {
-    options.progress = [&](uint64_t done_ns, uint64_t total_ns,
-                           uint64_t calls) {
+    options.progress = [&](uint64_t done_ns, uint64_t total_ns, uint64_t calls,
+                           uint64_t failures) {
       const double secs = std::chrono::duration<double>(
                               std::chrono::steady_clock::now() - started)
                               .count();
-      std::fprintf(
-          stderr, "\r[run] %.3f/%.3f s simulated, %llu calls, %.2fM calls/s   ",
-          static_cast<double>(done_ns) / 1e9,
-          static_cast<double>(total_ns) / 1e9,
-          static_cast<unsigned long long>(calls),
-          secs > 0 ? static_cast<double>(calls) / secs / 1e6 : 0.0);
+      std::fprintf(stderr,
+                   "\r[run] %.3f/%.3f s simulated, %llu calls, %.2fM calls/s, "
+                   "%llu failing   ",
+                   static_cast<double>(done_ns) / 1e9,
+                   static_cast<double>(total_ns) / 1e9,
+                   static_cast<unsigned long long>(calls),
+                   secs > 0 ? static_cast<double>(calls) / secs / 1e6 : 0.0,
+                   static_cast<unsigned long long>(failures));
     };
   }
   absl::StatusOr<sim::RunResult> result =

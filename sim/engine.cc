@@ -314,7 +314,11 @@ absl::StatusOr<RunResult> RunRandom(const Scenario& scenario, ReaderFn reader,
     queue.push(r);
     result.simulated_ns = start;
     if (options.progress && (call_index & 0xffff) == 0) {
-      options.progress(start, duration, call_index);
+      uint64_t failures = 0;
+      for (const PropertyStats& st : checker.stats()) {
+        failures += st.defects + st.known_kernel;
+      }
+      options.progress(start, duration, call_index, failures);
     }
     if (options.stop_at_first_failure && checker.HasFailure()) {
       result.stopped_early = true;

@@ -40,8 +40,9 @@ struct RunOptions {
   std::optional<std::pair<int, uint64_t>> trace_call;
   // Stop early when set (Ctrl-C); the report says so.
   const std::atomic<bool>* stop = nullptr;
-  // Called now and then with (simulated ns done, total, calls so far).
-  std::function<void(uint64_t, uint64_t, uint64_t)> progress;
+  // Called now and then with (simulated ns done, total, calls so far,
+  // failing violations so far).
+  std::function<void(uint64_t, uint64_t, uint64_t, uint64_t)> progress;
   // Stop at the first defect or known-kernel violation.
   bool stop_at_first_failure = false;
 };
