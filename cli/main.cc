@@ -23,6 +23,7 @@
 #include "absl/time/time.h"
 #include "cli/commands.h"
 #include "sim/oracle_run.h"
+#include "sim/scenario_toml.h"
 
 ABSL_FLAG(std::string, seed, "",
           "Seed for everything random in the run; the same seed gives the "
@@ -67,34 +68,16 @@ absl::StatusOr<std::optional<uint64_t>> SeedFromFlag() {
   return std::optional<uint64_t>(seed);
 }
 
-// "SECONDS[.NANOSECONDS]" with up to nine fraction digits.
+// --boot_realtime: "SECONDS[.NANOSECONDS]".
 absl::StatusOr<vdsolab::Timespec64> ParseRealtime(const std::string& text) {
-  const auto bad = [&] {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("--boot_realtime=%s: want SECONDS[.NANOSECONDS], e.g. "
-                        "1764460800.5",
-                        text));
-  };
-  const size_t dot = text.find('.');
-  const std::string sec_text = text.substr(0, dot);
-  const std::string frac_text =
-      dot == std::string::npos ? "" : text.substr(dot + 1);
-  int64_t sec = 0;
-  if (sec_text.empty() || sec_text.size() > 12 ||
-      !absl::SimpleAtoi(sec_text, &sec) || sec < 0 ||
-      sec_text.find_first_not_of("0123456789") != std::string::npos) {
-    return bad();
+  absl::StatusOr<vdsolab::Timespec64> ts =
+      vdsolab::sim::ParseSecondsFraction(text);
+  if (!ts.ok()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--boot_realtime=%s: want SECONDS[.NANOSECONDS], e.g. 1764460800.5",
+        text));
   }
-  if (frac_text.size() > 9 ||
-      frac_text.find_first_not_of("0123456789") != std::string::npos ||
-      (dot != std::string::npos && frac_text.empty())) {
-    return bad();
-  }
-  int64_t nsec = 0;
-  for (size_t i = 0; i < 9; ++i) {
-    nsec = nsec * 10 + (i < frac_text.size() ? frac_text[i] - '0' : 0);
-  }
-  return vdsolab::Timespec64{sec, nsec};
+  return ts;
 }
 
 absl::Status NonNegative(absl::Duration d, const char* flag) {

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_format.h"
 #include "common/math64.h"
+#include "sim/load_observer.h"
 #include "sim/machine.h"
 #include "sim/page_view.h"
 #include "sim/rng.h"
@@ -15,12 +16,6 @@
 
 namespace vdsolab::sim {
 namespace {
-
-constexpr uint32_t kRecordSize = sizeof(vdso::VdsoClock);
-
-bool IsSeqOffset(uint32_t offset) {
-  return offset < vdso::kTzMinuteswest && offset % kRecordSize == 0;
-}
 
 uint64_t Load(const uint8_t* page, uint32_t offset, int size) {
   uint64_t v = 0;
@@ -53,17 +48,8 @@ class RandomHooks : public vdso::AccessHooks {
 
   void BeforeLoad(uint32_t offset, uint32_t size) override {
     Step(t_.load_ns);
-    const uint64_t value = Load(w_.page, offset, static_cast<int>(size));
-    if (IsSeqOffset(offset)) {
-      last_seq_ = static_cast<uint32_t>(value);
-      last_seq_ns_ = now_;
-    } else {
-      rec_->begin_seq = last_seq_;
-    }
-    if (tracing_) {
-      Trace(absl::StrFormat("load %s = %#x", vdso::DescribeVvarOffset(offset),
-                            value));
-    }
+    const uint64_t value = loads_.OnLoad(w_.page, offset, size, now_, rec_);
+    if (tracing_) Trace(internal::LoadObserver::Describe(offset, value));
   }
 
   uint64_t ReadCounter() override {
@@ -75,7 +61,8 @@ class RandomHooks : public vdso::AccessHooks {
     if (w_.scenario->faults.unordered_counter_read) {
       const uint64_t early =
           rng_.InRange(0, w_.scenario->faults.speculation_ns);
-      at = last_seq_ns_ > early ? last_seq_ns_ - early : 0;
+      const uint64_t seq_ns = loads_.last_seq_ns();
+      at = seq_ns > early ? seq_ns - early : 0;
       at = std::max(at, rec_->start_ns);
     }
     const uint64_t c = w_.machine->Counter(cpu_, at);
@@ -96,7 +83,7 @@ class RandomHooks : public vdso::AccessHooks {
     if (++rec_->iterations > w_.scenario->checks.livelock_budget) return false;
     // A reader spinning on an odd seq waits for the writer: jump to its
     // next store rather than burning the budget one load at a time.
-    if ((last_seq_ & 1) != 0) {
+    if ((loads_.last_seq() & 1) != 0) {
       if (const TimedStore* next = w_.view->NextPending()) {
         if (next->visible_ns > now_) now_ = next->visible_ns;
         Step(0);
@@ -179,8 +166,7 @@ class RandomHooks : public vdso::AccessHooks {
   bool tracing_;
   int cpu_;
   uint64_t now_;
-  uint32_t last_seq_ = 0;
-  uint64_t last_seq_ns_ = 0;
+  internal::LoadObserver loads_;
   std::string page_at_counter_;
 };
 

@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/math64.h"
+#include "sim/load_observer.h"
 #include "sim/machine.h"
 #include "sim/page_view.h"
 #include "sim/writer.h"
@@ -16,11 +17,7 @@
 namespace vdsolab::sim {
 namespace {
 
-constexpr uint32_t kRecordSize = sizeof(vdso::VdsoClock);
-
-bool IsSeqOffset(uint32_t offset) {
-  return offset < vdso::kTzMinuteswest && offset % kRecordSize == 0;
-}
+using internal::IsSeqOffset;
 
 bool Overlaps(const vdso::VvarStore& s, uint32_t offset, uint32_t size) {
   return s.offset < offset + size && offset < s.offset + s.size;
@@ -28,7 +25,7 @@ bool Overlaps(const vdso::VvarStore& s, uint32_t offset, uint32_t size) {
 
 bool IsCycleLast(const vdso::VvarStore& s) {
   return s.offset < vdso::kTzMinuteswest &&
-         s.offset % kRecordSize == vdso::kVcCycleLast;
+         s.offset % sizeof(vdso::VdsoClock) == vdso::kVcCycleLast;
 }
 
 // The world one exploration runs in: the page just before the raced
@@ -102,24 +99,15 @@ class ScriptedHooks : public vdso::AccessHooks {
     }
     // Fairness: a reader spinning on an odd seq with nothing new visible
     // must see the writer progress.
-    const bool spinning = IsSeqOffset(offset) && offset == last_seq_offset_ &&
-                          Applied() == applied_at_seq_ && (last_seq_ & 1) != 0;
+    const bool spinning =
+        IsSeqOffset(offset) && offset == loads_.last_seq_offset() &&
+        Applied() == applied_at_seq_ && (loads_.last_seq() & 1) != 0;
     if (spinning && options.size() > 1) options.erase(options.begin());
     Decide(options);
-    uint64_t value = 0;
-    std::memcpy(&value, w_->page->data() + offset, size);
-    if (IsSeqOffset(offset)) {
-      last_seq_ = static_cast<uint32_t>(value);
-      last_seq_time_ = Now();
-      last_seq_offset_ = offset;
-      applied_at_seq_ = Applied();
-    } else {
-      rec_->begin_seq = last_seq_;
-    }
-    if (tracing_) {
-      Trace(absl::StrFormat("load %s = %#x", vdso::DescribeVvarOffset(offset),
-                            value));
-    }
+    const uint64_t value =
+        loads_.OnLoad(w_->page->data(), offset, size, Now(), rec_);
+    if (IsSeqOffset(offset)) applied_at_seq_ = Applied();
+    if (tracing_) Trace(internal::LoadObserver::Describe(offset, value));
   }
 
   uint64_t ReadCounter() override {
@@ -129,7 +117,7 @@ class ScriptedHooks : public vdso::AccessHooks {
     }
     Decide(options);
     const uint64_t at =
-        s_.faults.unordered_counter_read ? last_seq_time_ : Now();
+        s_.faults.unordered_counter_read ? loads_.last_seq_ns() : Now();
     const int cpu = s_.readers[0].cpu;
     const uint64_t c = w_->machine->Counter(cpu, at);
     rec_->read_counter = true;
@@ -153,11 +141,9 @@ class ScriptedHooks : public vdso::AccessHooks {
     rec_->fell_back = true;
     // The syscall waits out an update in progress, then reads it.
     const size_t p = Applied();
-    if (p > 0 && p < w_->stores &&
-        Store(p - 1, true).update == Store(p, true).update) {
+    if (p > 0 && p < w_->stores && Pending(p - 1).update == Pending(p).update) {
       size_t end = p;
-      while (end < w_->stores &&
-             Store(end, true).update == Store(p, true).update)
+      while (end < w_->stores && Pending(end).update == Pending(p).update)
         ++end;
       ApplyTo(end);
     }
@@ -177,7 +163,7 @@ class ScriptedHooks : public vdso::AccessHooks {
   uint64_t Now() const {
     const size_t p = Applied();
     if (p == 0) return w_->start_ns;
-    return std::max(w_->start_ns, Store(p - 1, true).visible_ns);
+    return std::max(w_->start_ns, Pending(p - 1).visible_ns);
   }
   const std::vector<int>& choices() const { return choices_; }
   const std::vector<int>& option_counts() const { return counts_; }
@@ -189,9 +175,7 @@ class ScriptedHooks : public vdso::AccessHooks {
   const vdso::VvarStore& Store(size_t i) const {
     return w_->writer->pending()[i].store;
   }
-  const TimedStore& Store(size_t i, bool) const {
-    return w_->writer->pending()[i];
-  }
+  const TimedStore& Pending(size_t i) const { return w_->writer->pending()[i]; }
   void ApplyTo(size_t target) {
     const size_t from = Applied();
     if (target <= from) return;
@@ -199,7 +183,7 @@ class ScriptedHooks : public vdso::AccessHooks {
     rec_->stores_during += static_cast<uint32_t>(target - from);
     if (tracing_) {
       for (size_t i = from; i < target; ++i) {
-        Trace(absl::StrFormat("  writer (update %d): %s", Store(i, true).update,
+        Trace(absl::StrFormat("  writer (update %d): %s", Pending(i).update,
                               vdso::DescribeVvarStore(Store(i))));
       }
     }
@@ -225,9 +209,7 @@ class ScriptedHooks : public vdso::AccessHooks {
   std::vector<int> choices_;
   std::vector<int> counts_;
   uint32_t splits_ = 0;
-  uint32_t last_seq_ = 0;
-  uint64_t last_seq_time_ = 0;
-  uint32_t last_seq_offset_ = ~0u;
+  internal::LoadObserver loads_;
   size_t applied_at_seq_ = ~size_t{0};
   std::string page_at_counter_;
 };

@@ -101,26 +101,9 @@ class TableReader {
       return Bad(Where(key), "want \"SECONDS[.FRACTION]\"");
     }
     const std::string text = *node->value<std::string>();
-    const size_t dot = text.find('.');
-    const std::string whole = text.substr(0, dot);
-    const std::string frac =
-        dot == std::string::npos ? "" : text.substr(dot + 1);
-    int64_t sec = 0;
-    if (whole.empty() || whole.size() > 12 ||
-        whole.find_first_not_of("0123456789") != std::string::npos ||
-        !absl::SimpleAtoi(whole, &sec) || frac.size() > 9 ||
-        frac.find_first_not_of("0123456789") != std::string::npos ||
-        (dot != std::string::npos && frac.empty())) {
-      return Bad(Where(key),
-                 absl::StrFormat("\"%s\" is not SECONDS[.FRACTION] (up to 9 "
-                                 "fraction digits)",
-                                 text));
-    }
-    int64_t nsec = 0;
-    for (size_t i = 0; i < 9; ++i) {
-      nsec = nsec * 10 + (i < frac.size() ? frac[i] - '0' : 0);
-    }
-    *out = Timespec64{sec, nsec};
+    absl::StatusOr<Timespec64> ts = ParseSecondsFraction(text);
+    if (!ts.ok()) return Bad(Where(key), std::string(ts.status().message()));
+    *out = *ts;
     return absl::OkStatus();
   }
   // ppm as a number; stored as scaled ppm (ppm << 16), as adjtimex() takes.
@@ -281,6 +264,26 @@ absl::Status ReadEvent(const toml::table* t, const std::string& where,
 }
 
 }  // namespace
+
+absl::StatusOr<Timespec64> ParseSecondsFraction(const std::string& text) {
+  const size_t dot = text.find('.');
+  const std::string whole = text.substr(0, dot);
+  const std::string frac = dot == std::string::npos ? "" : text.substr(dot + 1);
+  int64_t sec = 0;
+  if (whole.empty() || whole.size() > 12 ||
+      whole.find_first_not_of("0123456789") != std::string::npos ||
+      !absl::SimpleAtoi(whole, &sec) || frac.size() > 9 ||
+      frac.find_first_not_of("0123456789") != std::string::npos ||
+      (dot != std::string::npos && frac.empty())) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "\"%s\" is not SECONDS[.FRACTION] (up to 9 fraction digits)", text));
+  }
+  int64_t nsec = 0;
+  for (size_t i = 0; i < 9; ++i) {
+    nsec = nsec * 10 + (i < frac.size() ? frac[i] - '0' : 0);
+  }
+  return Timespec64{sec, nsec};
+}
 
 absl::StatusOr<uint64_t> ParseDurationNs(const std::string& text) {
   // Longest unit names first, so that "ms" is not read as "m" + "s".

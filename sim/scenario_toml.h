@@ -11,6 +11,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "common/timespec.h"
 #include "sim/scenario.h"
 
 namespace vdsolab::sim {
@@ -22,6 +23,10 @@ absl::StatusOr<Scenario> LoadScenarioFile(const std::string& path);
 
 // The scenario as TOML that ParseScenario() reads back to an equal value.
 std::string ScenarioToToml(const Scenario& scenario);
+
+// "1764460800.5" -> {1764460800, 500000000}: whole seconds (up to 12
+// digits) and up to nine fraction digits, nothing else.
+absl::StatusOr<Timespec64> ParseSecondsFraction(const std::string& text);
 
 // "1.5s" -> 1500000000; units ns, us, ms, s, m, h; plain integers are ns.
 absl::StatusOr<uint64_t> ParseDurationNs(const std::string& text);

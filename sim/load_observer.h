@@ -1,0 +1,62 @@
+// File: sim/load_observer.h
+//
+// What both simulation strategies' hooks record about a call's page loads:
+// the value of each load (read from the page just before it happens), which
+// seq the call's last attempt began with, and when the last seq load was
+// (where an unordered counter read may come from).
+
+#ifndef VDSOLAB_SIM_LOAD_OBSERVER_H_
+#define VDSOLAB_SIM_LOAD_OBSERVER_H_
+
+#include <cstdint>
+#include <cstring>
+
+#include "absl/strings/str_format.h"
+#include "sim/call.h"
+#include "vdso/datapage.h"
+#include "vdso/vvar_page.h"
+
+namespace vdsolab::sim::internal {
+
+// Whether a page offset is some clock record's seq.
+inline bool IsSeqOffset(uint32_t offset) {
+  return offset < vdso::kTzMinuteswest && offset % sizeof(vdso::VdsoClock) == 0;
+}
+
+class LoadObserver {
+ public:
+  // Records a load of `size` bytes at `offset` at true time `now`; returns
+  // the value the load sees. A data load takes the last seq seen as the
+  // seq its attempt began with.
+  uint64_t OnLoad(const uint8_t* page, uint32_t offset, uint32_t size,
+                  uint64_t now, CallRecord* rec) {
+    uint64_t value = 0;
+    std::memcpy(&value, page + offset, size);
+    if (IsSeqOffset(offset)) {
+      last_seq_ = static_cast<uint32_t>(value);
+      last_seq_ns_ = now;
+      last_seq_offset_ = offset;
+    } else {
+      rec->begin_seq = last_seq_;
+    }
+    return value;
+  }
+
+  static std::string Describe(uint32_t offset, uint64_t value) {
+    return absl::StrFormat("load %s = %#x", vdso::DescribeVvarOffset(offset),
+                           value);
+  }
+
+  uint32_t last_seq() const { return last_seq_; }
+  uint64_t last_seq_ns() const { return last_seq_ns_; }
+  uint32_t last_seq_offset() const { return last_seq_offset_; }
+
+ private:
+  uint32_t last_seq_ = 0;
+  uint64_t last_seq_ns_ = 0;
+  uint32_t last_seq_offset_ = ~0u;
+};
+
+}  // namespace vdsolab::sim::internal
+
+#endif  // VDSOLAB_SIM_LOAD_OBSERVER_H_
