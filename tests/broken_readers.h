@@ -28,9 +28,10 @@ std::optional<ClockResult> NoSeqRetryClockGettime(A& acc, const uint8_t* vd,
                                                      : vdso::kCsHresCoarse);
   (void)acc.template Load<uint32_t>(vc + vdso::kVcSeq);  // Read, not used.
   uint64_t sec = 0, ns = 0;
-  if (!internal::GetTimestamp(acc, vc, clock, &sec, &ns)) {
-    return acc.Fallback(clock);
-  }
+  const std::optional<bool> ok =
+      internal::GetTimestamp(acc, vd, vc, clock, &sec, &ns);
+  if (!ok) return std::nullopt;
+  if (!*ok) return acc.Fallback(clock);
   return ClockResult::Ok(internal::SetTimespec(sec, ns));
 }
 

@@ -103,6 +103,50 @@ constexpr uint32_t AuxClockDataOffset(int idx) {
                                sizeof(VdsoClock) * idx);
 }
 
+// The vvar area as x86-64 6.13+ maps it: four data pages ([vvar]: time,
+// time namespace, random, arch), then the vclock pages ([vvar_vclock]: the
+// pvclock page and the Hyper-V TSC page). The vDSO reaches them RIP-relative,
+// so only these relative positions matter.
+inline constexpr size_t kVvarDataPages = 4;
+inline constexpr size_t kVvarVclockPages = 2;
+inline constexpr uint32_t kPvclockPageOffset =
+    static_cast<uint32_t>(kVvarDataPages * kPageSize);
+inline constexpr uint32_t kHvclockPageOffset =
+    static_cast<uint32_t>((kVvarDataPages + 1) * kPageSize);
+
+// struct pvclock_vcpu_time_info (arch/x86/include/asm/pvclock-abi.h): the
+// hypervisor's per-vCPU clock parameters, at the start of the pvclock page
+// (vCPU 0's, which the vDSO reads).
+struct PvclockVcpuTimeInfo {
+  uint32_t version;  // Odd while the hypervisor updates the rest.
+  uint32_t pad0;
+  uint64_t tsc_timestamp;
+  uint64_t system_time;  // ns at tsc_timestamp.
+  uint32_t tsc_to_system_mul;
+  int8_t tsc_shift;
+  uint8_t flags;
+  uint8_t pad[2];
+};
+static_assert(offsetof(PvclockVcpuTimeInfo, version) == 0);
+static_assert(offsetof(PvclockVcpuTimeInfo, tsc_timestamp) == 8);
+static_assert(offsetof(PvclockVcpuTimeInfo, system_time) == 16);
+static_assert(offsetof(PvclockVcpuTimeInfo, tsc_to_system_mul) == 24);
+static_assert(offsetof(PvclockVcpuTimeInfo, tsc_shift) == 28);
+static_assert(offsetof(PvclockVcpuTimeInfo, flags) == 29);
+static_assert(sizeof(PvclockVcpuTimeInfo) == 32);
+
+inline constexpr uint32_t kPvtiVersion = offsetof(PvclockVcpuTimeInfo, version);
+inline constexpr uint32_t kPvtiTscTimestamp =
+    offsetof(PvclockVcpuTimeInfo, tsc_timestamp);
+inline constexpr uint32_t kPvtiSystemTime =
+    offsetof(PvclockVcpuTimeInfo, system_time);
+inline constexpr uint32_t kPvtiMul =
+    offsetof(PvclockVcpuTimeInfo, tsc_to_system_mul);
+inline constexpr uint32_t kPvtiShift = offsetof(PvclockVcpuTimeInfo, tsc_shift);
+inline constexpr uint32_t kPvtiFlags = offsetof(PvclockVcpuTimeInfo, flags);
+inline constexpr uint8_t kPvclockTscStableBit = 1
+                                                << 0;  // PVCLOCK_TSC_STABLE_BIT
+
 inline constexpr uint32_t kTzMinuteswest =
     offsetof(VdsoTimeData, tz_minuteswest);
 inline constexpr uint32_t kTzDsttime = offsetof(VdsoTimeData, tz_dsttime);

@@ -9,8 +9,10 @@
 //
 // Deviations (docs/readers.md): time namespaces are not modelled (the writer
 // never publishes a TIMENS page, so an odd seq is always a write in
-// progress); PVCLOCK and HVCLOCK counters are not modelled and read as
-// U64_MAX, which sends the caller to the syscall as for mode NONE.
+// progress); the HVCLOCK (Hyper-V TSC page) counter is not modelled and
+// reads as U64_MAX, which sends the caller to the syscall as for mode NONE.
+// The PVCLOCK counter (kvm-clock) is modelled: vread_pvclock() over the
+// pvclock page of the vvar area.
 //
 // Example:
 //   vdso::NativeAccess native;
@@ -34,6 +36,7 @@ namespace vdsolab::vdso::upstream {
 // VDSO_CLOCKMODE_* values the reader tests.
 inline constexpr int32_t kClockModeNone = 0;
 inline constexpr int32_t kClockModeTsc = 1;
+inline constexpr int32_t kClockModePvclock = 2;
 inline constexpr int32_t kClockModeTimens = 0x7fffffff;
 
 namespace upstream_internal {
@@ -65,11 +68,66 @@ bool ReadRetry(A& acc, const uint8_t* vc, uint32_t start) {
   return acc.template Load<uint32_t>(vc + kVcSeq) != start;
 }
 
-// __arch_get_hw_counter() for x86: the TSC with the sign bit cleared, since
-// U64_MAX / a set MSB marks an invalid read.
+// pvclock_scale_delta() for x86-64: shift, then the 64x32 multiply keeping
+// bits 32..95 (mulq; shrd $32).
+inline uint64_t PvclockScaleDelta(uint64_t delta, uint32_t mul_frac,
+                                  int shift) {
+  if (shift < 0) {
+    delta >>= -shift;
+  } else {
+    delta <<= shift;
+  }
+  return static_cast<uint64_t>(
+      (static_cast<unsigned __int128>(delta) * mul_frac) >> 32);
+}
+
+// vread_pvclock() (6.5+): kvm-clock nanoseconds from vCPU 0's pvclock
+// page, under the hypervisor's version protocol; U64_MAX (use the syscall)
+// unless the hypervisor says all vCPUs' TSCs are stable.
 template <VdsoAccess A>
-uint64_t ArchGetHwCounter(A& acc, int32_t clock_mode) {
+std::optional<uint64_t> VreadPvclock(A& acc, const uint8_t* pvti) {
+  uint64_t ret;
+  for (;;) {
+    // pvclock_read_begin(): the low bit is ignored, so an update in
+    // progress fails the retry check below. virt_rmb() pairs with the
+    // hypervisor's write barriers around its version bumps.
+    const uint32_t version =
+        acc.template Load<uint32_t>(pvti + kPvtiVersion) & ~1u;
+    acc.Rmb();
+    if ((acc.template Load<uint8_t>(pvti + kPvtiFlags) &
+         kPvclockTscStableBit) == 0) {
+      return kU64Max;
+    }
+    // __pvclock_read_cycles(pvti, rdtsc_ordered()).
+    const uint64_t tsc = acc.ReadTsc();
+    const uint64_t delta =
+        tsc - acc.template Load<uint64_t>(pvti + kPvtiTscTimestamp);
+    const uint32_t mul = acc.template Load<uint32_t>(pvti + kPvtiMul);
+    const int8_t shift =
+        static_cast<int8_t>(acc.template Load<uint8_t>(pvti + kPvtiShift));
+    ret = acc.template Load<uint64_t>(pvti + kPvtiSystemTime) +
+          PvclockScaleDelta(delta, mul, shift);
+    // pvclock_read_retry(): virt_rmb(), then compare the version.
+    acc.Rmb();
+    if (version == acc.template Load<uint32_t>(pvti + kPvtiVersion)) break;
+    if (!acc.MayRetry()) return std::nullopt;
+  }
+  return ret & kS64Max;
+}
+
+// __arch_get_hw_counter() for x86: the TSC with the sign bit cleared, since
+// U64_MAX / a set MSB marks an invalid read; kvm-clock from the pvclock
+// page. nullopt: abandoned by the access policy.
+template <VdsoAccess A>
+std::optional<uint64_t> ArchGetHwCounter(A& acc, int32_t clock_mode,
+                                         const uint8_t* vd) {
   if (clock_mode == kClockModeTsc) return acc.ReadTsc() & kS64Max;
+  // The barrier keeps the compiler from hoisting pvclock page loads above
+  // the mode check (the 2019 "hoisted vclock reads" fix).
+  if (clock_mode == kClockModePvclock) {
+    acc.Rmb();
+    return VreadPvclock(acc, vd + kPvclockPageOffset);
+  }
   return kU64Max;
 }
 
@@ -99,15 +157,18 @@ uint64_t CalcNs(A& acc, const uint8_t* vc, uint64_t cycles, uint64_t base) {
   return (delta * mult + base) >> shift;
 }
 
-// vdso_get_timestamp(): false sends the caller to the syscall.
+// vdso_get_timestamp(): false sends the caller to the syscall; nullopt:
+// abandoned. `vd` is the time data page (the vclock pages follow it).
 template <VdsoAccess A>
-bool GetTimestamp(A& acc, const uint8_t* vc, int idx, uint64_t* sec,
-                  uint64_t* ns) {
+std::optional<bool> GetTimestamp(A& acc, const uint8_t* vd, const uint8_t* vc,
+                                 int idx, uint64_t* sec, uint64_t* ns) {
   // vdso_clocksource_ok() is always true on x86: mode NONE is caught by the
   // counter read returning U64_MAX.
   const int32_t mode =
       static_cast<int32_t>(acc.template Load<uint32_t>(vc + kVcClockMode));
-  const uint64_t cycles = ArchGetHwCounter(acc, mode);
+  const std::optional<uint64_t> counter = ArchGetHwCounter(acc, mode, vd);
+  if (!counter) return std::nullopt;
+  const uint64_t cycles = *counter;
   if (!CyclesOk(cycles)) return false;
   const uint64_t base = acc.template Load<uint64_t>(vc + VcBasetimeNsec(idx));
   *ns = CalcNs(acc, vc, cycles, base);
@@ -127,13 +188,14 @@ inline Timespec64 SetTimespec(uint64_t sec, uint64_t ns) {
 
 // do_hres(): true with *ts set; false: use the syscall; nullopt: abandoned.
 template <VdsoAccess A>
-std::optional<bool> DoHres(A& acc, const uint8_t* vc, ClockId clk,
-                           Timespec64* ts) {
+std::optional<bool> DoHres(A& acc, const uint8_t* vd, const uint8_t* vc,
+                           ClockId clk, Timespec64* ts) {
   uint64_t sec = 0, ns = 0;
   for (;;) {
     std::optional<uint32_t> seq = ReadBegin(acc, vc);
     if (!seq) return std::nullopt;
-    if (!GetTimestamp(acc, vc, clk, &sec, &ns)) return false;
+    const std::optional<bool> ok = GetTimestamp(acc, vd, vc, clk, &sec, &ns);
+    if (!ok || !*ok) return ok;
     if (!ReadRetry(acc, vc, *seq)) break;
     if (!acc.MayRetry()) return std::nullopt;
   }
@@ -169,7 +231,9 @@ std::optional<bool> DoAux(A& acc, const uint8_t* vd, ClockId clock,
     const int32_t mode =
         static_cast<int32_t>(acc.template Load<uint32_t>(vc + kVcClockMode));
     if (mode == kClockModeNone) return false;
-    if (!GetTimestamp(acc, vc, kVdsoBaseAux, &sec, &ns)) return false;
+    const std::optional<bool> ok =
+        GetTimestamp(acc, vd, vc, kVdsoBaseAux, &sec, &ns);
+    if (!ok || !*ok) return ok;
     if (!ReadRetry(acc, vc, *seq)) break;
     if (!acc.MayRetry()) return std::nullopt;
   }
@@ -188,13 +252,13 @@ std::optional<bool> ClockGettimeCommon(A& acc, const uint8_t* vd, ClockId clock,
   // Convert the clock id to a bit and look it up in the served sets.
   const uint32_t msk = 1u << clock;
   if ((msk & kVdsoHres) != 0) {
-    return DoHres(acc, vd + ClockDataOffset(kCsHresCoarse), clock, ts);
+    return DoHres(acc, vd, vd + ClockDataOffset(kCsHresCoarse), clock, ts);
   }
   if ((msk & kVdsoCoarse) != 0) {
     return DoCoarse(acc, vd + ClockDataOffset(kCsHresCoarse), clock, ts);
   }
   if ((msk & kVdsoRaw) != 0) {
-    return DoHres(acc, vd + ClockDataOffset(kCsRaw), clock, ts);
+    return DoHres(acc, vd, vd + ClockDataOffset(kCsRaw), clock, ts);
   }
   if ((msk & kVdsoAux) != 0) return DoAux(acc, vd, clock, ts);
   return false;

@@ -183,6 +183,83 @@ TEST_F(UpstreamReaderTest, OddSeqSpinsUntilTheBudgetRunsOut) {
   EXPECT_EQ(hooks_.loads.size(), 12u);
 }
 
+// kvm-clock: the counter is the pvclock page's nanoseconds at the TSC.
+class PvclockReaderTest : public UpstreamReaderTest {
+ protected:
+  void SetUp() override {
+    UpstreamReaderTest::SetUp();
+    for (int cs : {kCsHresCoarse, kCsRaw}) {
+      const uint32_t vc = ClockDataOffset(cs);
+      page_->Store(vc + kVcClockMode, 4, upstream::kClockModePvclock);
+      page_->Store(vc + kVcCycleLast, 8, 5000000000);  // kvm-clock ns.
+      page_->Store(vc + kVcMult, 4, 1u << 23);         // 1 ns per count.
+      page_->Store(vc + kVcShift, 4, 23);
+    }
+    SetBase(kCsHresCoarse, kClockMonotonic, 10, 0);
+    // mul 2^31 (x 0.5) after a left shift by one: 1 ns per TSC cycle.
+    const uint32_t pv = kPvclockPageOffset;
+    page_->Store(pv + kPvtiVersion, 4, 2);
+    page_->Store(pv + kPvtiTscTimestamp, 8, 1000);
+    page_->Store(pv + kPvtiSystemTime, 8, 5000000000);
+    page_->Store(pv + kPvtiMul, 4, 1u << 31);
+    page_->Store(pv + kPvtiShift, 1, 1);
+    page_->Store(pv + kPvtiFlags, 1, kPvclockTscStableBit);
+  }
+};
+
+TEST_F(PvclockReaderTest, ConvertsTheTscThroughThePvclockPage) {
+  hooks_.counter = 1300;  // 300 cycles after tsc_timestamp: 300 ns.
+  EXPECT_EQ(Read(kClockMonotonic), ClockResult::Ok({10, 300}));
+  const std::vector<std::string> expected = {
+      "clock_data[0].seq",
+      "clock_data[0].clock_mode",
+      "pvti.version",
+      "pvti.flags",
+      "COUNTER",
+      "pvti.tsc_timestamp",
+      "pvti.tsc_to_system_mul",
+      "pvti.tsc_shift",
+      "pvti.system_time",
+      "pvti.version",
+      "clock_data[0].basetime[CLOCK_MONOTONIC].nsec",
+      "clock_data[0].cycle_last",
+      "clock_data[0].max_cycles",
+      "clock_data[0].mult",
+      "clock_data[0].shift",
+      "clock_data[0].basetime[CLOCK_MONOTONIC].sec",
+      "clock_data[0].seq",
+  };
+  EXPECT_EQ(hooks_.loads, expected);
+}
+
+TEST_F(PvclockReaderTest, NegativeShiftDividesFirst) {
+  page_->Store(kPvclockPageOffset + kPvtiShift, 1, 0xff);  // -1
+  page_->Store(kPvclockPageOffset + kPvtiMul, 4, 0xffffffffu);
+  hooks_.counter = 1000 + 2000;  // 2000 >> 1 = 1000, x (2^32-1)/2^32.
+  EXPECT_EQ(Read(kClockMonotonic), ClockResult::Ok({10, 999}));
+}
+
+TEST_F(PvclockReaderTest, UnstableTscSendsTheCallToTheSyscall) {
+  page_->Store(kPvclockPageOffset + kPvtiFlags, 1, 0);
+  EXPECT_EQ(Read(kClockMonotonic), ClockResult::Error(-kEinval));
+  EXPECT_EQ(hooks_.fallbacks, std::vector<ClockId>{kClockMonotonic});
+}
+
+TEST_F(PvclockReaderTest, AVersionChangeRetriesThePvclockRead) {
+  hooks_.counter = 1300;
+  int version_loads = 0;
+  hooks_.before_load = [&](size_t, uint32_t offset) {
+    if (offset != kPvclockPageOffset + kPvtiVersion) return;
+    // The hypervisor updates between the first read's begin and retry.
+    if (++version_loads == 2) {
+      page_->Store(kPvclockPageOffset + kPvtiVersion, 4, 4);
+      page_->Store(kPvclockPageOffset + kPvtiSystemTime, 8, 5000000100);
+    }
+  };
+  EXPECT_EQ(Read(kClockMonotonic), ClockResult::Ok({10, 400}));
+  EXPECT_EQ(version_loads, 4);
+}
+
 TEST(NativeAccess, ReadsThePagePlainly) {
   auto page = VvarPage::Create();
   ASSERT_TRUE(page.ok());

@@ -10,6 +10,9 @@
 #include "common/clockid.h"
 #include "vdso/datapage.h"
 
+static_assert(vdsolab::vdso::VvarPage::kPages ==
+              vdsolab::vdso::kVvarDataPages + vdsolab::vdso::kVvarVclockPages);
+
 namespace vdsolab::vdso {
 
 absl::StatusOr<std::unique_ptr<VvarPage>> VvarPage::Create() {
@@ -46,6 +49,10 @@ void VvarPage::Store(uint32_t offset, uint8_t size, uint64_t value) {
       __atomic_store_n(reinterpret_cast<uint64_t*>(p), value, __ATOMIC_RELAXED);
       break;
   }
+}
+
+void VvarPage::CopyIn(uint32_t offset, const uint8_t* bytes, size_t n) {
+  std::memcpy(base_ + offset, bytes, n);
 }
 
 void VvarPage::Apply(const VvarUpdate& update) {
@@ -99,6 +106,25 @@ std::string DescribeClockField(uint32_t rel) {
 }  // namespace
 
 std::string DescribeVvarOffset(uint32_t offset) {
+  if (offset >= kPvclockPageOffset && offset < kHvclockPageOffset) {
+    switch (offset - kPvclockPageOffset) {
+      case kPvtiVersion:
+        return "pvti.version";
+      case kPvtiTscTimestamp:
+        return "pvti.tsc_timestamp";
+      case kPvtiSystemTime:
+        return "pvti.system_time";
+      case kPvtiMul:
+        return "pvti.tsc_to_system_mul";
+      case kPvtiShift:
+        return "pvti.tsc_shift";
+      case kPvtiFlags:
+        return "pvti.flags";
+      default:
+        return absl::StrFormat("pvclock page +0x%x",
+                               offset - kPvclockPageOffset);
+    }
+  }
   if (offset < AuxClockDataOffset(0)) {
     return absl::StrFormat("clock_data[%u].%s", offset / kClockSize,
                            DescribeClockField(offset % kClockSize));

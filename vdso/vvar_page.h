@@ -38,11 +38,12 @@ struct VvarUpdate {
   std::vector<VvarStore> stores;
 };
 
-// The vvar area: the time data page (and room for a time-namespace page),
+// The vvar area in the x86-64 6.13+ arrangement (vdso/datapage.h): four
+// data pages, the time data page first, then the pvclock and Hyper-V pages;
 // page-aligned, zero-filled, writable only through Store()/Apply().
 class VvarPage {
  public:
-  static constexpr size_t kPages = 2;
+  static constexpr size_t kPages = 6;  // kVvarDataPages + kVvarVclockPages
 
   static absl::StatusOr<std::unique_ptr<VvarPage>> Create();
   ~VvarPage();
@@ -52,6 +53,8 @@ class VvarPage {
   // The first byte of the time data page, where readers start.
   const uint8_t* data() const { return base_; }
   size_t size() const { return kPages * 4096; }
+  // Writes raw bytes (copying a live page in, for example).
+  void CopyIn(uint32_t offset, const uint8_t* bytes, size_t n);
 
   // A single-copy-atomic store of `size` bytes, as the kernel's writer
   // makes it (plain mov on x86).
