@@ -107,6 +107,32 @@ TOML
     echo "FAIL progress_on_tty"; failures=$((failures + 1)); fi
 fi
 
+# The host's live page: inspect and conform need an x86-64 vDSO; elsewhere
+# they must fail with a message, never crash.
+expect inspect_bad_format 2 'want "text" or "json"' -- inspect --format=xml
+expect inspect_bad_samples 2 "--samples=-1: want 0" -- inspect --samples=-1
+expect conform_no_samples 2 "--samples=0: want 1" -- conform --samples=0
+expect conform_no_json 2 "apply to inspect only" -- conform --format=json
+expect conform_bad_seed 2 "--seed=abc" -- conform --seed=abc
+if "$bin" inspect >"$tmp/inspect.out" 2>&1; then
+  expect inspect_text 0 "clock_data[0] (CS_HRES_COARSE) at offset 0" -- inspect
+  expect inspect_updates 0 "200 samples, " -- \
+    inspect --samples=200
+  if command -v python3 >/dev/null; then
+    if "$bin" inspect --format=json --samples=50 | python3 -m json.tool \
+       >/dev/null; then echo "ok   inspect_json"; else
+      echo "FAIL inspect_json: not valid JSON"; failures=$((failures + 1)); fi
+  fi
+  expect conform_small 0 "PASS: bit-exact agreement with the host vDSO." -- \
+    conform --samples=20
+else
+  rc=$?
+  if [ $rc -eq 1 ] && grep -q "^vdsolab: " "$tmp/inspect.out"; then
+    echo "skip inspect/conform: $(head -1 "$tmp/inspect.out")"; else
+    echo "FAIL inspect: exit $rc"; tail -3 "$tmp/inspect.out"
+    failures=$((failures + 1)); fi
+fi
+
 a=$("$bin" --duration=1s --seed=9 --reads_per_tick=3)
 b=$("$bin" --duration=1s --seed=9 --reads_per_tick=3)
 if [ "$a" == "$b" ]; then echo "ok   deterministic"; else

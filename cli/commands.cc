@@ -10,6 +10,9 @@
 #include <fstream>
 
 #include "absl/strings/str_format.h"
+#include "host/conform.h"
+#include "host/inspect.h"
+#include "host/live_vvar.h"
 #include "sim/engine.h"
 #include "sim/exhaustive.h"
 #include "sim/run_report.h"
@@ -213,6 +216,67 @@ int ReplayScenario(const std::string& path) {
   }
   std::fputs(text->c_str(), stdout);
   return reproduced ? kExitFailed : kExitNotReproduced;
+}
+
+int Inspect(bool json, int samples) {
+  absl::StatusOr<host::VdsoMappings> maps = host::FindVdsoMappings();
+  if (!maps.ok()) {
+    Fail(std::string(maps.status().message()));
+    return kExitFailed;
+  }
+  const host::KernelVersion kernel = host::RunningKernel();
+  absl::StatusOr<host::LiveSnapshot> snap = host::TakeSnapshot(*maps);
+  if (!snap.ok()) {
+    Fail(std::string(snap.status().message()));
+    return kExitFailed;
+  }
+  if (absl::Status layout = host::CheckLayout(*snap, kernel); !layout.ok()) {
+    Fail(std::string(layout.message()));
+    return kExitFailed;
+  }
+  std::optional<host::UpdateAnalysis> analysis;
+  if (samples > 0) {
+    std::vector<host::LiveSnapshot> all = {*snap};
+    for (int i = 1; i < samples && !g_stop.load(); ++i) {
+      struct timespec pause = {0, 500000};
+      nanosleep(&pause, nullptr);
+      absl::StatusOr<host::LiveSnapshot> s = host::TakeSnapshot(*maps);
+      if (s.ok()) all.push_back(*std::move(s));
+    }
+    analysis = host::AnalyzeUpdates(all, host::KernelHz());
+  }
+  if (json) {
+    std::string out = host::DescribeSnapshotJson(*snap, kernel);
+    if (analysis) {
+      out.pop_back();  // The closing brace.
+      out +=
+          ", \"updates\": " + host::FormatUpdateAnalysisJson(*analysis) + "}";
+    }
+    std::printf("%s\n", out.c_str());
+  } else {
+    std::fputs(host::DescribeSnapshotText(*snap, kernel).c_str(), stdout);
+    if (analysis) {
+      std::fputs(host::FormatUpdateAnalysis(*analysis).c_str(), stdout);
+    }
+  }
+  return kExitOk;
+}
+
+int Conform(int samples, uint64_t seed) {
+  host::ConformOptions options;
+  options.samples = samples;
+  options.seed = seed;
+  absl::StatusOr<host::ConformReport> report = host::RunConform(options);
+  if (!report.ok()) {
+    Fail(std::string(report.status().message()));
+    return kExitFailed;
+  }
+  std::fputs(host::FormatConformReport(*report).c_str(), stdout);
+  if (!report->supported) return kExitFailed;
+  return report->mismatches == 0 && report->synthetic_mismatches == 0 &&
+                 report->prediction_holds
+             ? kExitOk
+             : kExitFailed;
 }
 
 }  // namespace vdsolab::cli

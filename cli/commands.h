@@ -24,6 +24,13 @@ int RunScenario(const std::string& path, std::optional<uint64_t> seed,
 // `vdsolab replay FILE`: reproduces a replay file's failing call.
 int ReplayScenario(const std::string& path);
 
+// `vdsolab inspect [--format=json] [--samples=N | --watch]`: the live vvar
+// page decoded; with samples, what its updates show.
+int Inspect(bool json, int samples);
+
+// `vdsolab conform [--samples=N]`: the host vDSO against vdsolab's reader.
+int Conform(int samples, uint64_t seed);
+
 // A path as the user meant it: relative to the directory `bazel run` was
 // started in, else to the runfiles (for the built-in scenarios/).
 std::string ResolveInputPath(const std::string& path);

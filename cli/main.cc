@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,14 @@ ABSL_FLAG(absl::Duration, tick_jitter, absl::Microseconds(20),
 ABSL_FLAG(std::string, replay_out, "",
           "run: where to write the replay file of a failure (default "
           "<scenario>-seed<N>.replay.toml in the current directory).");
+ABSL_FLAG(std::string, format, "text", "inspect: \"text\" or \"json\".");
+ABSL_FLAG(std::optional<int>, samples, std::nullopt,
+          "inspect: snapshots of the page to take, 0.5 ms apart, to analyse "
+          "its updates (default: none). conform: page copies to compare on "
+          "(default 2500; each covers every served clock in six counter "
+          "regimes).");
+ABSL_FLAG(bool, watch, false,
+          "inspect: sample the page for about a second (--samples=2000).");
 ABSL_FLAG(std::string, boot_realtime, "",
           "CLOCK_REALTIME at boot as SECONDS[.NANOSECONDS] (e.g. "
           "1764460800.000000000); empty: drawn from the seed.");
@@ -173,6 +182,45 @@ int main(int argc, char** argv) {
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
   if (args.size() > 1) {
     const std::string command = args[1];
+    if (command == "inspect" || command == "conform") {
+      if (args.size() != 2) {
+        std::fprintf(stderr, "vdsolab: usage: vdsolab %s [flags]\n",
+                     command.c_str());
+        return kExitBadInput;
+      }
+      const std::string format = absl::GetFlag(FLAGS_format);
+      if (format != "text" && format != "json") {
+        std::fprintf(stderr,
+                     "vdsolab: --format=%s: want \"text\" or \"json\"\n",
+                     format.c_str());
+        return kExitBadInput;
+      }
+      // inspect may take no samples (decode only); conform needs a page.
+      const int min_samples = command == "inspect" ? 0 : 1;
+      const std::optional<int> samples = absl::GetFlag(FLAGS_samples);
+      if (samples && (*samples < min_samples || *samples > 10000000)) {
+        std::fprintf(stderr, "vdsolab: --samples=%d: want %d .. 10000000\n",
+                     *samples, min_samples);
+        return kExitBadInput;
+      }
+      if (command == "inspect") {
+        const int watch_default = absl::GetFlag(FLAGS_watch) ? 2000 : 0;
+        return vdsolab::cli::Inspect(format == "json",
+                                     samples.value_or(watch_default));
+      }
+      if (format != "text" || absl::GetFlag(FLAGS_watch)) {
+        std::fprintf(stderr,
+                     "vdsolab: --format and --watch apply to inspect only\n");
+        return kExitBadInput;
+      }
+      absl::StatusOr<std::optional<uint64_t>> seed = SeedFromFlag();
+      if (!seed.ok()) {
+        std::fprintf(stderr, "vdsolab: %s\n",
+                     std::string(seed.status().message()).c_str());
+        return kExitBadInput;
+      }
+      return vdsolab::cli::Conform(samples.value_or(2500), seed->value_or(1));
+    }
     if ((command == "run" || command == "replay") && args.size() != 3) {
       std::fprintf(stderr, "vdsolab: usage: vdsolab %s FILE (see --help)\n",
                    command.c_str());

@@ -1,0 +1,166 @@
+#include "host/conform.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "host/inspect.h"
+#include "host/live_vvar.h"
+#include "host/vdso_elf.h"
+#include "vdso/datapage.h"
+
+namespace vdsolab::host {
+namespace {
+
+TEST(ParseVdsoMappings, FindsTheThreeRegions) {
+  const std::string maps =
+      "7f27233f9000-7f27233fd000 r--p 00000000 00:00 0      [vvar]\n"
+      "7f27233fd000-7f27233ff000 r--p 00000000 00:00 0      [vvar_vclock]\n"
+      "7f27233ff000-7f2723401000 r-xp 00000000 00:00 0      [vdso]\n"
+      "7ffd0000-7ffd1000 rw-p 00000000 00:00 0              [stack]\n";
+  VdsoMappings m = ParseVdsoMappings(maps);
+  ASSERT_TRUE(m.vvar && m.vvar_vclock && m.vdso);
+  EXPECT_EQ(m.vvar->start, 0x7f27233f9000u);
+  EXPECT_EQ(m.vvar_vclock->start - m.vvar->start, vdso::kPvclockPageOffset);
+  EXPECT_EQ(m.vdso->end, 0x7f2723401000u);
+  EXPECT_FALSE(ParseVdsoMappings("00400000-00401000 r-xp 0 0 0 /bin/x\n").vvar);
+}
+
+LiveSnapshot GoodTscSnapshot() {
+  LiveSnapshot s;
+  s.time_page.assign(vdso::kPageSize, 0);
+  auto put32 = [&](uint32_t off, uint32_t v) {
+    std::memcpy(s.time_page.data() + off, &v, 4);
+  };
+  auto put64 = [&](uint32_t off, uint64_t v) {
+    std::memcpy(s.time_page.data() + off, &v, 8);
+  };
+  for (int cs : {vdso::kCsHresCoarse, vdso::kCsRaw}) {
+    const uint32_t vc = vdso::ClockDataOffset(cs);
+    put32(vc + vdso::kVcSeq, 8);
+    put32(vc + vdso::kVcClockMode, 1);  // TSC
+    put64(vc + vdso::kVcCycleLast, 906944898113);
+    put64(vc + vdso::kVcMaxCycles, 2571610966296);  // From the live doc.
+    put64(vc + vdso::kVcMask, ~0ull);
+    put32(vc + vdso::kVcMult, 6462365);
+    put32(vc + vdso::kVcShift, 24);
+  }
+  return s;
+}
+
+TEST(CheckLayout, AcceptsThe618PageOfTheLiveVvarDoc) {
+  const KernelVersion k{6, 18, "6.18.0"};
+  EXPECT_TRUE(CheckLayout(GoodTscSnapshot(), k).ok())
+      << CheckLayout(GoodTscSnapshot(), k);
+}
+
+TEST(CheckLayout, SaysPlainlyWhatDoesNotFit) {
+  const KernelVersion k{6, 18, "6.18.0"};
+  LiveSnapshot old = GoodTscSnapshot();
+  EXPECT_NE(CheckLayout(old, {6, 1, "6.1.0"}).message().find("predates"),
+            std::string::npos);
+  LiveSnapshot none = GoodTscSnapshot();
+  for (int cs : {0, 1}) none.time_page[vdso::ClockDataOffset(cs) + 4] = 0;
+  EXPECT_NE(CheckLayout(none, k).message().find("clock mode NONE"),
+            std::string::npos);
+  LiveSnapshot torn = GoodTscSnapshot();
+  torn.time_page[vdso::ClockDataOffset(1)] = 9;  // Odd, and unequal.
+  EXPECT_NE(CheckLayout(torn, k).message().find("seqs"), std::string::npos);
+  LiveSnapshot shifted = GoodTscSnapshot();
+  shifted.time_page[vdso::kVcMaxCycles] ^= 1;  // Wrong offsets look like this.
+  EXPECT_NE(CheckLayout(shifted, k).message().find("max_cycles"),
+            std::string::npos);
+}
+
+TEST(AnalyzeUpdates, InfersTheIntervalAndChecksTheIncrements) {
+  // Three updates of a 1 GHz counter (mult 2^23, shift 23) at HZ=250.
+  std::vector<LiveSnapshot> samples;
+  for (int i = 0; i < 3; ++i) {
+    LiveSnapshot s = GoodTscSnapshot();
+    for (int cs : {0, 1}) {
+      const uint32_t vc = vdso::ClockDataOffset(cs);
+      const uint32_t seq = 2 + 2 * static_cast<uint32_t>(i);
+      const uint64_t last = 1000000000 + 4000000ull * static_cast<uint64_t>(i);
+      const uint32_t mult = 1u << 23;
+      std::memcpy(s.time_page.data() + vc + vdso::kVcSeq, &seq, 4);
+      std::memcpy(s.time_page.data() + vc + vdso::kVcCycleLast, &last, 8);
+      std::memcpy(s.time_page.data() + vc + vdso::kVcMult, &mult, 4);
+      const uint32_t shift = 23;
+      std::memcpy(s.time_page.data() + vc + vdso::kVcShift, &shift, 4);
+    }
+    // RAW and MONOTONIC advance 4 ms per update, in shifted ns.
+    const uint64_t nsec = (4000000ull * static_cast<uint64_t>(i)) << 23;
+    std::memcpy(s.time_page.data() + vdso::ClockDataOffset(1) +
+                    vdso::VcBasetimeNsec(kClockMonotonicRaw),
+                &nsec, 8);
+    std::memcpy(s.time_page.data() + vdso::VcBasetimeNsec(kClockMonotonic),
+                &nsec, 8);
+    samples.push_back(s);
+  }
+  const UpdateAnalysis a = AnalyzeUpdates(samples, 0);
+  EXPECT_EQ(a.updates_seen, 2);
+  EXPECT_EQ(a.hz, 250);
+  EXPECT_EQ(a.predicted_cycle_interval, 4000000u);
+  EXPECT_EQ(a.steps_whole_intervals, 2);
+  EXPECT_EQ(a.raw_increments_exact, 2);
+  EXPECT_EQ(a.mono_increments_exact, 2);
+
+  // One shifted ns too many in the last RAW basetime: one increment is off.
+  std::vector<LiveSnapshot> off = samples;
+  uint8_t* raw_nsec = off[2].time_page.data() + vdso::ClockDataOffset(1) +
+                      vdso::VcBasetimeNsec(kClockMonotonicRaw);
+  uint64_t nsec = 0;
+  std::memcpy(&nsec, raw_nsec, 8);
+  ++nsec;
+  std::memcpy(raw_nsec, &nsec, 8);
+  EXPECT_EQ(AnalyzeUpdates(off, 250).raw_increments_exact, 1);
+  EXPECT_EQ(AnalyzeUpdates(off, 250).mono_increments_exact, 2);
+
+  // A step of one and a half intervals: not a whole cycle_interval.
+  std::vector<LiveSnapshot> odd = samples;
+  const uint64_t last = 1000000000 + 6000000;
+  for (int cs : {0, 1}) {
+    std::memcpy(odd[1].time_page.data() + vdso::ClockDataOffset(cs) +
+                    vdso::kVcCycleLast,
+                &last, 8);
+  }
+  EXPECT_LT(AnalyzeUpdates(odd, 250).steps_whole_intervals, 2);
+}
+
+TEST(FindVdsoSymbol, FindsClockGettime) {
+  absl::StatusOr<VdsoMappings> maps = FindVdsoMappings();
+  if (!maps.ok() || !maps->vdso) {
+    GTEST_SKIP() << "no vDSO here: " << maps.status();
+  }
+  const uint64_t size = maps->vdso->end - maps->vdso->start;
+  absl::StatusOr<VdsoSymbol> fn = FindVdsoSymbol("__vdso_clock_gettime", size);
+  ASSERT_TRUE(fn.ok()) << fn.status();
+  EXPECT_GE(fn->address, maps->vdso->start);
+  EXPECT_LT(fn->address, maps->vdso->end);
+  EXPECT_GT(fn->size, 0u);
+  EXPECT_FALSE(FindVdsoSymbol("__vdso_no_such_thing", size).ok());
+}
+
+// The acceptance test: a short conformance pass on this machine.
+TEST(Conform, HostVdsoAgreesBitForBit) {
+  ConformOptions options;
+  options.samples = 400;
+  options.synthetic_samples = 200;
+  options.analysis_samples = 60;
+  absl::StatusOr<ConformReport> report = RunConform(options);
+  ASSERT_TRUE(report.ok()) << report.status();
+  if (!report->supported) {
+    GTEST_SKIP() << "the host cannot run the conformance pass: "
+                 << report->skip_reason;
+  }
+  std::printf("%s", FormatConformReport(*report).c_str());
+  EXPECT_EQ(report->mismatches, 0u);
+  EXPECT_EQ(report->synthetic_mismatches, 0u);
+  EXPECT_EQ(report->compared, 400u * 7 * kNumRegimes);
+  EXPECT_GT(report->synthetic_compared, 0u);
+  EXPECT_GT(report->counter_traps, 0u);
+  EXPECT_TRUE(report->prediction_holds);
+}
+
+}  // namespace
+}  // namespace vdsolab::host
