@@ -43,6 +43,17 @@ inline constexpr uint32_t kVdsoCoarse =
 inline constexpr uint32_t kVdsoRaw = 1u << kClockMonotonicRaw;
 inline constexpr uint32_t kVdsoAux = 0x00FF0000u;  // GENMASK(23, 16)
 
+// The clock ids the x86-64 vDSO answers without a syscall (when the clock
+// mode allows), in id order: the members of kVdsoHres, kVdsoCoarse and
+// kVdsoRaw.
+inline constexpr ClockId kVdsoServedClocks[] = {kClockRealtime,
+                                                kClockMonotonic,
+                                                kClockMonotonicRaw,
+                                                kClockRealtimeCoarse,
+                                                kClockMonotonicCoarse,
+                                                kClockBoottime,
+                                                kClockTai};
+
 // The kernel's spelling, e.g. "CLOCK_MONOTONIC_RAW"; "clock 12" for ids
 // without a name.
 std::string ClockName(ClockId clock);

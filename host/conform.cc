@@ -17,6 +17,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "common/bytes.h"
 #include "common/clock_result.h"
 #include "common/math64.h"
 #include "host/live_vvar.h"
@@ -33,14 +34,6 @@
 namespace vdsolab::host {
 namespace {
 
-// The clocks the x86 vDSO answers itself.
-constexpr ClockId kServed[] = {kClockRealtime,
-                               kClockMonotonic,
-                               kClockMonotonicRaw,
-                               kClockRealtimeCoarse,
-                               kClockMonotonicCoarse,
-                               kClockBoottime,
-                               kClockTai};
 constexpr size_t kMaxDetails = 5;
 
 // --- The emulated counter (child process only) ---
@@ -123,26 +116,15 @@ struct FixedTscAccess {
 };
 static_assert(vdso::VdsoAccess<FixedTscAccess>);
 
-uint64_t Get64(const std::vector<uint8_t>& b, uint32_t off) {
-  uint64_t v;
-  std::memcpy(&v, b.data() + off, 8);
-  return v;
-}
-uint32_t Get32(const std::vector<uint8_t>& b, uint32_t off) {
-  uint32_t v;
-  std::memcpy(&v, b.data() + off, 4);
-  return v;
-}
-
 // The counter the vDSO converts for a given TSC: the TSC itself, or the
 // kvm-clock nanoseconds the pvclock page gives for it.
 uint64_t VdsoCounter(const LiveSnapshot& s, uint64_t tsc) {
   if (s.pvclock_page.empty()) return tsc & kS64Max;
   const auto& p = s.pvclock_page;
-  const uint64_t delta = tsc - Get64(p, vdso::kPvtiTscTimestamp);
-  return (Get64(p, vdso::kPvtiSystemTime) +
+  const uint64_t delta = tsc - Load64(p, vdso::kPvtiTscTimestamp);
+  return (Load64(p, vdso::kPvtiSystemTime) +
           vdso::upstream::upstream_internal::PvclockScaleDelta(
-              delta, Get32(p, vdso::kPvtiMul),
+              delta, Load32(p, vdso::kPvtiMul),
               static_cast<int8_t>(p[vdso::kPvtiShift]))) &
          kS64Max;
 }
@@ -152,20 +134,20 @@ uint64_t VdsoCounter(const LiveSnapshot& s, uint64_t tsc) {
 uint64_t TscFor(const LiveSnapshot& s, uint64_t target) {
   if (s.pvclock_page.empty()) return target;
   const auto& p = s.pvclock_page;
-  const uint64_t system_time = Get64(p, vdso::kPvtiSystemTime);
-  const uint32_t mul = Get32(p, vdso::kPvtiMul);
+  const uint64_t system_time = Load64(p, vdso::kPvtiSystemTime);
+  const uint32_t mul = Load32(p, vdso::kPvtiMul);
   const int shift = static_cast<int8_t>(p[vdso::kPvtiShift]);
   const unsigned __int128 ns = target - system_time;  // Wraps if below.
   unsigned __int128 delta = (ns << 32) / (mul == 0 ? 1 : mul);
   delta = shift < 0 ? delta << -shift : delta >> shift;
-  return Get64(p, vdso::kPvtiTscTimestamp) + static_cast<uint64_t>(delta);
+  return Load64(p, vdso::kPvtiTscTimestamp) + static_cast<uint64_t>(delta);
 }
 
 uint64_t ChooseTsc(Regime r, const LiveSnapshot& s, uint64_t live,
                    sim::Rng& rng) {
   const uint32_t hres = vdso::ClockDataOffset(vdso::kCsHresCoarse);
-  const uint64_t last = Get64(s.time_page, hres + vdso::kVcCycleLast);
-  const uint64_t max = Get64(s.time_page, hres + vdso::kVcMaxCycles);
+  const uint64_t last = Load64(s.time_page, hres + vdso::kVcCycleLast);
+  const uint64_t max = Load64(s.time_page, hres + vdso::kVcMaxCycles);
   switch (r) {
     case Regime::kLive:
       return live;
@@ -178,7 +160,7 @@ uint64_t ChooseTsc(Regime r, const LiveSnapshot& s, uint64_t live,
       // cycle_last are reachable below cycle_last.
       uint64_t floor = 0;
       if (!s.pvclock_page.empty()) {
-        floor = Get64(s.pvclock_page, vdso::kPvtiSystemTime);
+        floor = Load64(s.pvclock_page, vdso::kPvtiSystemTime);
       }
       if (last <= floor + 1) return TscFor(s, last);
       const uint64_t span = std::min<uint64_t>(last - floor - 1, 1ull << 32);
@@ -201,7 +183,7 @@ uint64_t ChooseTsc(Regime r, const LiveSnapshot& s, uint64_t live,
       if (!s.pvclock_page.empty()) {
         // kvm-clock cannot reach 2^63: take TSC deltas past 2^63 instead
         // (the pvclock scaling's top bit), which land past 2^62 ns.
-        return Get64(s.pvclock_page, vdso::kPvtiTscTimestamp) + (1ull << 63) +
+        return Load64(s.pvclock_page, vdso::kPvtiTscTimestamp) + (1ull << 63) +
                (1ull << 62) + rng.InRange(0, 1ull << 20);
       }
       // The TSC's sign bit: S64_MAX masking turns values past 2^63 into
@@ -384,15 +366,15 @@ int ConformChild(int fd, const ConformOptions& options) {
       // The host code normalises with a loop over whole seconds; skip a
       // counter so far ahead that it would spin for seconds.
       const uint64_t ahead =
-          VdsoCounter(snap, tsc) - Get64(snap.time_page, vdso::kVcCycleLast);
-      const uint32_t hmult = Get32(snap.time_page, vdso::kVcMult);
-      const uint32_t hshift = Get32(snap.time_page, vdso::kVcShift);
+          VdsoCounter(snap, tsc) - Load64(snap.time_page, vdso::kVcCycleLast);
+      const uint32_t hmult = Load32(snap.time_page, vdso::kVcMult);
+      const uint32_t hshift = Load32(snap.time_page, vdso::kVcShift);
       if ((ahead & (1ull << 62)) == 0 &&
           ((static_cast<unsigned __int128>(ahead) * hmult) >> hshift) >
               static_cast<unsigned __int128>(10000000) * kNsecPerSec) {
         continue;
       }
-      for (ClockId clock : kServed) {
+      for (ClockId clock : kVdsoServedClocks) {
         struct timespec ts = {};
         g_tsc = tsc;
         const int ret = host_clock_gettime(clock, &ts);
@@ -433,7 +415,7 @@ int ConformChild(int fd, const ConformOptions& options) {
     races += snap->retries;
     compare_page(*snap, LiveTsc(), live_cells);
   }
-  for (ClockId clock : kServed) {
+  for (ClockId clock : kVdsoServedClocks) {
     for (int r = 0; r < kNumRegimes; ++r) {
       Emit(fd,
            absl::StrFormat("CELL %d %d %d %d", clock, r,
@@ -453,11 +435,11 @@ int ConformChild(int fd, const ConformOptions& options) {
       Emit(fd, "ERROR " + std::string(snap.status().message()));
       return 1;
     }
-    const uint64_t cycle_last = Get64(snap->time_page, vdso::kVcCycleLast);
+    const uint64_t cycle_last = Load64(snap->time_page, vdso::kVcCycleLast);
     compare_page(*snap, cycle_last + rng.InRange(0, 1ull << 24),
                  synthetic_cells);
   }
-  for (ClockId clock : kServed) {
+  for (ClockId clock : kVdsoServedClocks) {
     for (int r = 0; r < kNumRegimes; ++r) {
       Emit(fd, absl::StrFormat("SYNTH %d %d %d %d", clock, r,
                                synthetic_cells[clock][r][0],
@@ -613,7 +595,7 @@ std::string CellTable(
     absl::StrAppendFormat(&o, " %18s", RegimeName(static_cast<Regime>(reg)));
   }
   o += "\n";
-  for (ClockId clock : kServed) {
+  for (ClockId clock : kVdsoServedClocks) {
     absl::StrAppendFormat(&o, "%-24s", ClockName(clock));
     for (int reg = 0; reg < kNumRegimes; ++reg) {
       auto it = cells.find({clock, reg});

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/bytes.h"
 #include "common/clockid.h"
 #include "common/math64.h"
 #include "timekeeper/clocksource.h"
@@ -13,17 +14,6 @@
 
 namespace vdsolab::host {
 namespace {
-
-uint64_t U64(const std::vector<uint8_t>& b, uint32_t off) {
-  uint64_t v;
-  std::memcpy(&v, b.data() + off, 8);
-  return v;
-}
-uint32_t U32(const std::vector<uint8_t>& b, uint32_t off) {
-  uint32_t v;
-  std::memcpy(&v, b.data() + off, 4);
-  return v;
-}
 
 const char* ModeName(int32_t mode) {
   switch (mode) {
@@ -76,8 +66,8 @@ constexpr Base kBases[] = {
 std::pair<std::string, uint64_t> BaseTime(const std::vector<uint8_t>& p,
                                           const Base& b, uint32_t shift) {
   const uint32_t vc = vdso::ClockDataOffset(b.record);
-  const uint64_t sec = U64(p, vc + vdso::VcBasetimeSec(b.clock));
-  const uint64_t nsec = U64(p, vc + vdso::VcBasetimeNsec(b.clock));
+  const uint64_t sec = Load64(p, vc + vdso::VcBasetimeSec(b.clock));
+  const uint64_t nsec = Load64(p, vc + vdso::VcBasetimeNsec(b.clock));
   const uint64_t ns = b.shifted ? nsec >> shift : nsec;
   const uint64_t frac =
       b.shifted
@@ -93,8 +83,8 @@ uint64_t ShiftedTotal(const std::vector<uint8_t>& p, int record, ClockId clock,
                       uint32_t shift) {
   const uint32_t vc = vdso::ClockDataOffset(record);
   // sec * 1e9 << shift + nsec, modulo 2^64 (differences stay exact).
-  return (U64(p, vc + vdso::VcBasetimeSec(clock)) * kNsecPerSec << shift) +
-         U64(p, vc + vdso::VcBasetimeNsec(clock));
+  return (Load64(p, vc + vdso::VcBasetimeSec(clock)) * kNsecPerSec << shift) +
+         Load64(p, vc + vdso::VcBasetimeNsec(clock));
 }
 
 }  // namespace
@@ -112,9 +102,10 @@ std::string DescribeSnapshotText(const LiveSnapshot& snap,
                             : "6.15/6.16");
   for (int record : {vdso::kCsHresCoarse, vdso::kCsRaw}) {
     const uint32_t vc = vdso::ClockDataOffset(record);
-    const uint32_t mult = U32(p, vc + vdso::kVcMult);
-    const uint32_t shift = U32(p, vc + vdso::kVcShift);
-    const int32_t mode = static_cast<int32_t>(U32(p, vc + vdso::kVcClockMode));
+    const uint32_t mult = Load32(p, vc + vdso::kVcMult);
+    const uint32_t shift = Load32(p, vc + vdso::kVcShift);
+    const int32_t mode =
+        static_cast<int32_t>(Load32(p, vc + vdso::kVcClockMode));
     absl::StrAppendFormat(&o,
                           "\nclock_data[%d] (%s) at offset %d\n"
                           "  seq          %d\n"
@@ -126,10 +117,10 @@ std::string DescribeSnapshotText(const LiveSnapshot& snap,
                           "  shift        %d\n"
                           "  ns/cycle     %s (counter at %d Hz)\n",
                           record, record == 0 ? "CS_HRES_COARSE" : "CS_RAW", vc,
-                          U32(p, vc + vdso::kVcSeq), mode, ModeName(mode),
-                          U64(p, vc + vdso::kVcCycleLast),
-                          U64(p, vc + vdso::kVcMaxCycles),
-                          U64(p, vc + vdso::kVcMask), mult, shift,
+                          Load32(p, vc + vdso::kVcSeq), mode, ModeName(mode),
+                          Load64(p, vc + vdso::kVcCycleLast),
+                          Load64(p, vc + vdso::kVcMaxCycles),
+                          Load64(p, vc + vdso::kVcMask), mult, shift,
                           NsPerCycle(mult, shift), ImpliedHz(mult, shift));
     for (const Base& b : kBases) {
       if (b.record != record) continue;
@@ -147,8 +138,8 @@ std::string DescribeSnapshotText(const LiveSnapshot& snap,
   const uint32_t tail = TailOffset(kernel);
   absl::StrAppendFormat(
       &o, "\ntz_minuteswest %d, tz_dsttime %d, hrtimer_res %d ns (at %d)\n",
-      static_cast<int32_t>(U32(p, tail)),
-      static_cast<int32_t>(U32(p, tail + 4)), U32(p, tail + 8), tail);
+      static_cast<int32_t>(Load32(p, tail)),
+      static_cast<int32_t>(Load32(p, tail + 4)), Load32(p, tail + 8), tail);
   if (!snap.pvclock_page.empty()) {
     const auto& v = snap.pvclock_page;
     absl::StrAppendFormat(
@@ -160,8 +151,8 @@ std::string DescribeSnapshotText(const LiveSnapshot& snap,
         "  tsc_to_system_mul  %d\n"
         "  tsc_shift          %d\n"
         "  flags              %#x%s\n",
-        U32(v, vdso::kPvtiVersion), U64(v, vdso::kPvtiTscTimestamp),
-        U64(v, vdso::kPvtiSystemTime), U32(v, vdso::kPvtiMul),
+        Load32(v, vdso::kPvtiVersion), Load64(v, vdso::kPvtiTscTimestamp),
+        Load64(v, vdso::kPvtiSystemTime), Load32(v, vdso::kPvtiMul),
         static_cast<int8_t>(v[vdso::kPvtiShift]), v[vdso::kPvtiFlags],
         (v[vdso::kPvtiFlags] & vdso::kPvclockTscStableBit) != 0
             ? " (TSC stable)"
@@ -176,9 +167,10 @@ std::string DescribeSnapshotJson(const LiveSnapshot& snap,
   std::vector<std::string> records;
   for (int record : {vdso::kCsHresCoarse, vdso::kCsRaw}) {
     const uint32_t vc = vdso::ClockDataOffset(record);
-    const uint32_t mult = U32(p, vc + vdso::kVcMult);
-    const uint32_t shift = U32(p, vc + vdso::kVcShift);
-    const int32_t mode = static_cast<int32_t>(U32(p, vc + vdso::kVcClockMode));
+    const uint32_t mult = Load32(p, vc + vdso::kVcMult);
+    const uint32_t shift = Load32(p, vc + vdso::kVcShift);
+    const int32_t mode =
+        static_cast<int32_t>(Load32(p, vc + vdso::kVcClockMode));
     std::vector<std::string> bases;
     for (const Base& b : kBases) {
       if (b.record != record) continue;
@@ -186,8 +178,8 @@ std::string DescribeSnapshotJson(const LiveSnapshot& snap,
       bases.push_back(absl::StrFormat(
           "\"%s\": {\"sec\": %d, \"nsec_raw\": %d, \"time\": \"%s\", "
           "\"sub_ns_thousandths\": %d, \"shifted\": %s}",
-          ClockName(b.clock), U64(p, vc + vdso::VcBasetimeSec(b.clock)),
-          U64(p, vc + vdso::VcBasetimeNsec(b.clock)), time, frac,
+          ClockName(b.clock), Load64(p, vc + vdso::VcBasetimeSec(b.clock)),
+          Load64(p, vc + vdso::VcBasetimeNsec(b.clock)), time, frac,
           b.shifted ? "true" : "false"));
     }
     records.push_back(absl::StrFormat(
@@ -195,9 +187,9 @@ std::string DescribeSnapshotJson(const LiveSnapshot& snap,
         "\"clock_mode_name\": \"%s\", \"cycle_last\": %d, \"max_cycles\": %d, "
         "\"mask\": %d, \"mult\": %d, \"shift\": %d, \"ns_per_cycle\": \"%s\", "
         "\"implied_hz\": %d, \"basetime\": {%s}}",
-        record, vc, U32(p, vc + vdso::kVcSeq), mode, ModeName(mode),
-        U64(p, vc + vdso::kVcCycleLast), U64(p, vc + vdso::kVcMaxCycles),
-        U64(p, vc + vdso::kVcMask), mult, shift, NsPerCycle(mult, shift),
+        record, vc, Load32(p, vc + vdso::kVcSeq), mode, ModeName(mode),
+        Load64(p, vc + vdso::kVcCycleLast), Load64(p, vc + vdso::kVcMaxCycles),
+        Load64(p, vc + vdso::kVcMask), mult, shift, NsPerCycle(mult, shift),
         ImpliedHz(mult, shift), absl::StrJoin(bases, ", ")));
   }
   const uint32_t tail = TailOffset(kernel);
@@ -207,8 +199,8 @@ std::string DescribeSnapshotJson(const LiveSnapshot& snap,
     pv = absl::StrFormat(
         "{\"version\": %d, \"tsc_timestamp\": %d, \"system_time\": %d, "
         "\"tsc_to_system_mul\": %d, \"tsc_shift\": %d, \"flags\": %d}",
-        U32(v, vdso::kPvtiVersion), U64(v, vdso::kPvtiTscTimestamp),
-        U64(v, vdso::kPvtiSystemTime), U32(v, vdso::kPvtiMul),
+        Load32(v, vdso::kPvtiVersion), Load64(v, vdso::kPvtiTscTimestamp),
+        Load64(v, vdso::kPvtiSystemTime), Load32(v, vdso::kPvtiMul),
         static_cast<int8_t>(v[vdso::kPvtiShift]), v[vdso::kPvtiFlags]);
   }
   return absl::StrFormat(
@@ -216,8 +208,8 @@ std::string DescribeSnapshotJson(const LiveSnapshot& snap,
       "\"tz_minuteswest\": %d, \"tz_dsttime\": %d, \"hrtimer_res\": %d, "
       "\"tail_offset\": %d, \"pvclock\": %s}",
       kernel.release, tail == vdso::kTzMinuteswest ? "6.17+" : "6.15",
-      absl::StrJoin(records, ", "), static_cast<int32_t>(U32(p, tail)),
-      static_cast<int32_t>(U32(p, tail + 4)), U32(p, tail + 8), tail, pv);
+      absl::StrJoin(records, ", "), static_cast<int32_t>(Load32(p, tail)),
+      static_cast<int32_t>(Load32(p, tail + 4)), Load32(p, tail + 8), tail, pv);
 }
 
 UpdateAnalysis AnalyzeUpdates(const std::vector<LiveSnapshot>& samples,
@@ -227,16 +219,16 @@ UpdateAnalysis AnalyzeUpdates(const std::vector<LiveSnapshot>& samples,
   if (samples.empty()) return a;
   const uint32_t hres = vdso::ClockDataOffset(vdso::kCsHresCoarse);
   const uint32_t raw = vdso::ClockDataOffset(vdso::kCsRaw);
-  a.raw_mult = U32(samples[0].time_page, raw + vdso::kVcMult);
-  a.shift = U32(samples[0].time_page, raw + vdso::kVcShift);
+  a.raw_mult = Load32(samples[0].time_page, raw + vdso::kVcMult);
+  a.shift = Load32(samples[0].time_page, raw + vdso::kVcShift);
   // Distinct page states, in order.
   std::vector<const LiveSnapshot*> states;
   for (const LiveSnapshot& s : samples) {
-    if (U32(s.time_page, hres + vdso::kVcMult) != a.raw_mult) {
+    if (Load32(s.time_page, hres + vdso::kVcMult) != a.raw_mult) {
       a.ntp_steering = true;
     }
     if (states.empty() ||
-        U32(s.time_page, hres) != U32(states.back()->time_page, hres)) {
+        Load32(s.time_page, hres) != Load32(states.back()->time_page, hres)) {
       states.push_back(&s);
     }
   }
@@ -245,11 +237,11 @@ UpdateAnalysis AnalyzeUpdates(const std::vector<LiveSnapshot>& samples,
   for (size_t i = 1; i < states.size(); ++i) {
     const auto& x = states[i - 1]->time_page;
     const auto& y = states[i]->time_page;
-    if (U32(x, hres + vdso::kVcMult) != U32(y, hres + vdso::kVcMult)) {
+    if (Load32(x, hres + vdso::kVcMult) != Load32(y, hres + vdso::kVcMult)) {
       a.mult_moved = true;
     }
-    const uint64_t step =
-        U64(y, hres + vdso::kVcCycleLast) - U64(x, hres + vdso::kVcCycleLast);
+    const uint64_t step = Load64(y, hres + vdso::kVcCycleLast) -
+                          Load64(x, hres + vdso::kVcCycleLast);
     if (step != 0) steps.push_back(step);
   }
   if (steps.empty()) return a;
@@ -298,8 +290,8 @@ UpdateAnalysis AnalyzeUpdates(const std::vector<LiveSnapshot>& samples,
   for (size_t i = 1; i < states.size(); ++i) {
     const auto& x = states[i - 1]->time_page;
     const auto& y = states[i]->time_page;
-    const uint64_t step =
-        U64(y, hres + vdso::kVcCycleLast) - U64(x, hres + vdso::kVcCycleLast);
+    const uint64_t step = Load64(y, hres + vdso::kVcCycleLast) -
+                          Load64(x, hres + vdso::kVcCycleLast);
     if (step == 0 || step % ci != 0) continue;
     ++a.steps_whole_intervals;
     const uint64_t k = step / ci;
@@ -308,8 +300,8 @@ UpdateAnalysis AnalyzeUpdates(const std::vector<LiveSnapshot>& samples,
         k * a.predicted_raw_interval) {
       ++a.raw_increments_exact;
     }
-    const uint32_t mult = U32(x, hres + vdso::kVcMult);
-    if (mult == U32(y, hres + vdso::kVcMult)) {
+    const uint32_t mult = Load32(x, hres + vdso::kVcMult);
+    if (mult == Load32(y, hres + vdso::kVcMult)) {
       ++a.mono_pairs_same_mult;
       if (ShiftedTotal(y, 0, kClockMonotonic, a.shift) -
               ShiftedTotal(x, 0, kClockMonotonic, a.shift) ==

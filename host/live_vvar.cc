@@ -14,6 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "common/bytes.h"
 #include "timekeeper/clocksource.h"
 #include "vdso/datapage.h"
 #include "vdso/vvar_page.h"
@@ -22,17 +23,6 @@ namespace vdsolab::host {
 namespace {
 
 constexpr int kMaxRetries = 1000;
-
-uint64_t U64(const std::vector<uint8_t>& b, uint32_t off) {
-  uint64_t v;
-  std::memcpy(&v, b.data() + off, 8);
-  return v;
-}
-uint32_t U32(const std::vector<uint8_t>& b, uint32_t off) {
-  uint32_t v;
-  std::memcpy(&v, b.data() + off, 4);
-  return v;
-}
 
 uint32_t VolatileU32(uint64_t addr) {
   return __atomic_load_n(reinterpret_cast<const uint32_t*>(addr),
@@ -157,7 +147,7 @@ absl::StatusOr<LiveSnapshot> TakeSnapshot(const VdsoMappings& maps) {
     if (VolatileU32(seq0) != a || VolatileU32(seq1) != b) continue;
     snap.pvclock_page.clear();
     const int32_t mode =
-        static_cast<int32_t>(U32(snap.time_page, vdso::kVcClockMode));
+        static_cast<int32_t>(Load32(snap.time_page, vdso::kVcClockMode));
     if (mode == timekeeper::kVdsoClockmodePvclock) {
       if (!maps.vvar_vclock) {
         return absl::FailedPreconditionError(
@@ -186,11 +176,11 @@ bool StillCurrent(const VdsoMappings& maps, const LiveSnapshot& snap) {
   const uint64_t page = maps.vvar->start;
   for (int cs : {vdso::kCsHresCoarse, vdso::kCsRaw}) {
     const uint32_t off = vdso::ClockDataOffset(cs) + vdso::kVcSeq;
-    if (VolatileU32(page + off) != U32(snap.time_page, off)) return false;
+    if (VolatileU32(page + off) != Load32(snap.time_page, off)) return false;
   }
   if (!snap.pvclock_page.empty()) {
     if (VolatileU32(maps.vvar_vclock->start + vdso::kPvtiVersion) !=
-        U32(snap.pvclock_page, vdso::kPvtiVersion)) {
+        Load32(snap.pvclock_page, vdso::kPvtiVersion)) {
       return false;
     }
   }
@@ -207,15 +197,16 @@ absl::Status CheckLayout(const LiveSnapshot& snap, const KernelVersion& k) {
   const auto& p = snap.time_page;
   const uint32_t hres = vdso::ClockDataOffset(vdso::kCsHresCoarse);
   const uint32_t raw = vdso::ClockDataOffset(vdso::kCsRaw);
-  const uint32_t seq = U32(p, hres + vdso::kVcSeq);
-  if ((seq & 1) != 0 || seq != U32(p, raw + vdso::kVcSeq)) {
+  const uint32_t seq = Load32(p, hres + vdso::kVcSeq);
+  if ((seq & 1) != 0 || seq != Load32(p, raw + vdso::kVcSeq)) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "unknown layout: the two clock records' seqs (%d, %d) are not equal "
         "and even",
-        seq, U32(p, raw + vdso::kVcSeq)));
+        seq, Load32(p, raw + vdso::kVcSeq)));
   }
-  const int32_t mode = static_cast<int32_t>(U32(p, hres + vdso::kVcClockMode));
-  if (mode != static_cast<int32_t>(U32(p, raw + vdso::kVcClockMode)) ||
+  const int32_t mode =
+      static_cast<int32_t>(Load32(p, hres + vdso::kVcClockMode));
+  if (mode != static_cast<int32_t>(Load32(p, raw + vdso::kVcClockMode)) ||
       mode < timekeeper::kVdsoClockmodeNone ||
       mode > timekeeper::kVdsoClockmodeHvclock) {
     return absl::FailedPreconditionError(absl::StrFormat(
@@ -230,16 +221,16 @@ absl::Status CheckLayout(const LiveSnapshot& snap, const KernelVersion& k) {
   }
   for (uint32_t field :
        {vdso::kVcCycleLast, vdso::kVcMaxCycles, vdso::kVcMask}) {
-    if (U64(p, hres + field) != U64(p, raw + field)) {
+    if (Load64(p, hres + field) != Load64(p, raw + field)) {
       return absl::FailedPreconditionError(absl::StrFormat(
           "unknown layout: %s differs between the two clock records",
           vdso::DescribeVvarOffset(hres + field)));
     }
   }
-  const uint32_t raw_mult = U32(p, raw + vdso::kVcMult);
-  const uint32_t shift = U32(p, raw + vdso::kVcShift);
+  const uint32_t raw_mult = Load32(p, raw + vdso::kVcMult);
+  const uint32_t shift = Load32(p, raw + vdso::kVcShift);
   if (raw_mult == 0 || shift == 0 || shift > 32 ||
-      U32(p, hres + vdso::kVcShift) != shift) {
+      Load32(p, hres + vdso::kVcShift) != shift) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "unknown layout: mult %d / shift %d are not a clocksource's", raw_mult,
         shift));
@@ -249,11 +240,11 @@ absl::Status CheckLayout(const LiveSnapshot& snap, const KernelVersion& k) {
   uint64_t max_cycles = 0;
   timekeeper::ClocksCalcMaxNsecs(raw_mult, shift,
                                  timekeeper::ClocksourceMaxAdjustment(raw_mult),
-                                 U64(p, hres + vdso::kVcMask), &max_cycles);
-  if (max_cycles != U64(p, hres + vdso::kVcMaxCycles)) {
+                                 Load64(p, hres + vdso::kVcMask), &max_cycles);
+  if (max_cycles != Load64(p, hres + vdso::kVcMaxCycles)) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "unknown layout: max_cycles %d is not what mult %d gives (%d)",
-        U64(p, hres + vdso::kVcMaxCycles), raw_mult, max_cycles));
+        Load64(p, hres + vdso::kVcMaxCycles), raw_mult, max_cycles));
   }
   if (mode == timekeeper::kVdsoClockmodeHvclock) {
     return absl::FailedPreconditionError(

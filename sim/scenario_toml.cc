@@ -171,13 +171,7 @@ absl::Status TableReader::Clocks(const char* key, std::vector<ClockId>* out) {
   const toml::node* node = Get(key);
   if (node == nullptr) return absl::OkStatus();
   if (node->is_string() && *node->value<std::string>() == "all") {
-    *out = {kClockRealtime,
-            kClockMonotonic,
-            kClockMonotonicRaw,
-            kClockRealtimeCoarse,
-            kClockMonotonicCoarse,
-            kClockBoottime,
-            kClockTai};
+    out->assign(std::begin(kVdsoServedClocks), std::end(kVdsoServedClocks));
     return absl::OkStatus();
   }
   const toml::array* array = node->as_array();
