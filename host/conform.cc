@@ -106,6 +106,8 @@ struct FixedTscAccess {
     return v;
   }
   uint64_t ReadTsc() const { return tsc; }
+  uint64_t ReadTscp() const { return tsc; }
+  uint64_t ReadTscPlain() const { return tsc; }
   void Rmb() const {}
   void CpuRelax() const {}
   bool MayRetry() const { return true; }  // The copy never changes.

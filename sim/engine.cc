@@ -52,13 +52,14 @@ class RandomHooks : public vdso::AccessHooks {
     if (tracing_) Trace(internal::LoadObserver::Describe(offset, value));
   }
 
-  uint64_t ReadCounter() override {
+  uint64_t ReadCounter(vdso::CounterRead kind) override {
     Step(t_.counter_read_ns);
-    // Unordered rdtsc: the CPU ran it early, up to speculation_ns before
-    // the read's seq load (but not before the call began), instead of after
-    // the loads that precede it.
+    // An unordered counter read: the CPU ran it early, up to speculation_ns
+    // before the read's seq load (but not before the call began), instead
+    // of after the loads that precede it.
     uint64_t at = now_;
-    if (w_.scenario->faults.unordered_counter_read) {
+    if (internal::MayReadEarly(kind,
+                               w_.scenario->faults.unordered_counter_read)) {
       const uint64_t early =
           rng_.InRange(0, w_.scenario->faults.speculation_ns);
       const uint64_t seq_ns = loads_.last_seq_ns();

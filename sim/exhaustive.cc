@@ -110,14 +110,16 @@ class ScriptedHooks : public vdso::AccessHooks {
     if (tracing_) Trace(internal::LoadObserver::Describe(offset, value));
   }
 
-  uint64_t ReadCounter() override {
+  uint64_t ReadCounter(vdso::CounterRead kind) override {
     std::vector<size_t> options = {Applied()};
     for (size_t i = Applied(); i < w_->stores; ++i) {
       if (IsCycleLast(Store(i))) options.push_back(i + 1);
     }
     Decide(options);
     const uint64_t at =
-        s_.faults.unordered_counter_read ? loads_.last_seq_ns() : Now();
+        internal::MayReadEarly(kind, s_.faults.unordered_counter_read)
+            ? loads_.last_seq_ns()
+            : Now();
     const int cpu = s_.readers[0].cpu;
     const uint64_t c = w_->machine->Counter(cpu, at);
     rec_->read_counter = true;

@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_format.h"
 #include "sim/call.h"
+#include "vdso/access.h"
 #include "vdso/datapage.h"
 #include "vdso/vvar_page.h"
 
@@ -21,6 +22,21 @@ namespace vdsolab::sim::internal {
 // Whether a page offset is some clock record's seq.
 inline bool IsSeqOffset(uint32_t offset) {
   return offset < vdso::kTzMinuteswest && offset % sizeof(vdso::VdsoClock) == 0;
+}
+
+// Whether a counter read of this kind may execute before the loads that
+// precede it: a bare rdtsc always may; rdtsc_ordered only where the
+// scenario breaks its fence (faults.unordered_counter_read); rdtscp never.
+inline bool MayReadEarly(vdso::CounterRead kind, bool unordered_fault) {
+  switch (kind) {
+    case vdso::CounterRead::kPlain:
+      return true;
+    case vdso::CounterRead::kOrdered:
+      return unordered_fault;
+    case vdso::CounterRead::kRdtscp:
+      return false;
+  }
+  return false;
 }
 
 class LoadObserver {

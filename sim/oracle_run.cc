@@ -36,7 +36,9 @@ class ReadHooks : public vdso::AccessHooks {
             const timekeeper::SyscallContext& ctx)
       : tk_(tk), ctx_(ctx) {}
   void BeforeLoad(uint32_t, uint32_t) override {}
-  uint64_t ReadCounter() override { return ctx_.cycles; }
+  uint64_t ReadCounter(vdso::CounterRead /*kind*/) override {
+    return ctx_.cycles;
+  }
   bool MayRetry() override { return ++spins_ < 1000; }
   ClockResult Fallback(ClockId clock) override {
     fell_back = true;

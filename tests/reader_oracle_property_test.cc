@@ -50,7 +50,9 @@ class FixedCounterHooks : public vdso::AccessHooks {
   FixedCounterHooks(const timekeeper::Timekeeping* tk, SyscallContext ctx)
       : tk_(tk), ctx_(ctx) {}
   void BeforeLoad(uint32_t, uint32_t) override {}
-  uint64_t ReadCounter() override { return ctx_.cycles; }
+  uint64_t ReadCounter(vdso::CounterRead /*kind*/) override {
+    return ctx_.cycles;
+  }
   bool MayRetry() override { return false; }  // A stable page never retries.
   ClockResult Fallback(ClockId clock) override {
     ++fallbacks;

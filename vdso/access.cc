@@ -16,6 +16,13 @@ uint64_t NativeAccess::ReadTsc() const {
   return __rdtscp(&aux);
 }
 
+uint64_t NativeAccess::ReadTscp() const {
+  unsigned int aux;
+  return __rdtscp(&aux);
+}
+
+uint64_t NativeAccess::ReadTscPlain() const { return __rdtsc(); }
+
 ClockResult NativeAccess::Fallback(ClockId clock) const {
   struct timespec ts;
   long ret = syscall(SYS_clock_gettime, clock, &ts);

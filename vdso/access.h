@@ -22,6 +22,12 @@
 
 namespace vdsolab::vdso {
 
+// How a reader reads the counter. The ordering differs (design rule 2):
+// rdtscp waits for every earlier load on every CPU; rdtsc_ordered relies on
+// a fence the CPU must honour (lfence/mfence, or rdtscp where available);
+// a bare rdtsc may execute before the loads that precede it.
+enum class CounterRead : uint8_t { kOrdered, kRdtscp, kPlain };
+
 // What every access policy provides.
 template <class A>
 concept VdsoAccess = requires(A& a, const uint8_t* p, ClockId clock) {
@@ -30,6 +36,9 @@ concept VdsoAccess = requires(A& a, const uint8_t* p, ClockId clock) {
   { a.template Load<uint64_t>(p) } -> std::same_as<uint64_t>;
   // rdtsc_ordered(): the counter read the x86 vDSO makes.
   { a.ReadTsc() } -> std::same_as<uint64_t>;
+  // rdtscp, and a bare rdtsc (user-space clocks, some patches).
+  { a.ReadTscp() } -> std::same_as<uint64_t>;
+  { a.ReadTscPlain() } -> std::same_as<uint64_t>;
   // smp_rmb(): a compiler barrier on x86.
   a.Rmb();
   // cpu_relax() in the seq spin loop.
@@ -49,6 +58,8 @@ struct NativeAccess {
     return __atomic_load_n(reinterpret_cast<const T*>(p), __ATOMIC_RELAXED);
   }
   uint64_t ReadTsc() const;
+  uint64_t ReadTscp() const;
+  uint64_t ReadTscPlain() const;
   void Rmb() const { asm volatile("" ::: "memory"); }
   void CpuRelax() const { __builtin_ia32_pause(); }
   constexpr bool MayRetry() const { return true; }
@@ -63,8 +74,9 @@ class AccessHooks {
   // then sees the page as the hook left it.
   virtual void BeforeLoad(uint32_t page_offset, uint32_t size) = 0;
   // The counter value this read returns (the hook may first apply stores,
-  // migrate the reader, or advance time).
-  virtual uint64_t ReadCounter() = 0;
+  // migrate the reader, or advance time, and decide by `kind` whether the
+  // read may come from before the loads that precede it).
+  virtual uint64_t ReadCounter(CounterRead kind) = 0;
   // Called once per loop iteration (spin or retry); false abandons the call.
   virtual bool MayRetry() = 0;
   // The syscall the reader falls back to.
@@ -83,7 +95,9 @@ class HookedAccess {
     std::memcpy(&value, p, sizeof(T));
     return value;
   }
-  uint64_t ReadTsc() { return hooks_->ReadCounter(); }
+  uint64_t ReadTsc() { return hooks_->ReadCounter(CounterRead::kOrdered); }
+  uint64_t ReadTscp() { return hooks_->ReadCounter(CounterRead::kRdtscp); }
+  uint64_t ReadTscPlain() { return hooks_->ReadCounter(CounterRead::kPlain); }
   void Rmb() {}
   void CpuRelax() {}
   bool MayRetry() { return hooks_->MayRetry(); }

@@ -22,7 +22,7 @@ class ScriptedHooks : public AccessHooks {
     loads.push_back(DescribeVvarOffset(offset));
     (void)size;
   }
-  uint64_t ReadCounter() override {
+  uint64_t ReadCounter(vdso::CounterRead /*kind*/) override {
     loads.push_back("COUNTER");
     return counter;
   }

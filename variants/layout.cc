@@ -1,0 +1,62 @@
+#include "variants/layout.h"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_format.h"
+
+namespace vdsolab::variants {
+
+Layout::Layout(std::string name, std::string summary, std::vector<Field> fields)
+    : name_(std::move(name)),
+      summary_(std::move(summary)),
+      fields_(std::move(fields)) {
+  std::sort(fields_.begin(), fields_.end(),
+            [](const Field& a, const Field& b) { return a.offset < b.offset; });
+}
+
+const Field* Layout::FieldAt(uint32_t offset) const {
+  auto it = std::upper_bound(
+      fields_.begin(), fields_.end(), offset,
+      [](uint32_t off, const Field& f) { return off < f.offset; });
+  if (it == fields_.begin()) return nullptr;
+  --it;
+  return offset < it->offset + it->size ? &*it : nullptr;
+}
+
+bool Layout::IsSeq(uint32_t offset) const {
+  const Field* f = FieldAt(offset);
+  return f != nullptr && f->offset == offset && f->kind == FieldKind::kSeq;
+}
+
+bool Layout::IsCycleLast(uint32_t offset) const {
+  const Field* f = FieldAt(offset);
+  return f != nullptr && f->offset == offset &&
+         f->kind == FieldKind::kCycleLast;
+}
+
+std::string Layout::DescribeOffset(uint32_t offset) const {
+  const Field* f = FieldAt(offset);
+  if (f == nullptr) return absl::StrFormat("+%#x", offset);
+  if (f->offset == offset) return f->name;
+  return absl::StrFormat("%s+%d", f->name, offset - f->offset);
+}
+
+std::string Layout::DescribePage(const uint8_t* page) const {
+  std::string out;
+  for (const Field& f : fields_) {
+    uint64_t v = 0;
+    std::memcpy(&v, page + f.offset, f.size);  // x86: little-endian.
+    absl::StrAppendFormat(&out, "    %-44s = %d (%#x)\n", f.name, v, v);
+  }
+  return out;
+}
+
+FieldList& FieldList::Add(std::string name, uint32_t offset, uint8_t size,
+                          FieldKind kind) {
+  fields_.push_back(Field{std::move(name), offset, size, kind});
+  return *this;
+}
+
+}  // namespace vdsolab::variants

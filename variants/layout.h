@@ -1,0 +1,68 @@
+// File: variants/layout.h
+//
+// A page layout as data: every field's name, offset (from the start of the
+// simulated time data page, vdso::VvarPage::data()) and size, and which
+// fields are seq words or cycle_last. The simulation's load observers,
+// traces and replays read layouts through this; the readers and writers use
+// their own structs with static_asserts on every offset.
+
+#ifndef VDSOLAB_VARIANTS_LAYOUT_H_
+#define VDSOLAB_VARIANTS_LAYOUT_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace vdsolab::variants {
+
+enum class FieldKind : uint8_t {
+  kData,
+  kSeq,        // A seq word readers spin on and re-check.
+  kCycleLast,  // Where a counter read's delta starts from.
+};
+
+struct Field {
+  std::string name;  // "clock_data[0].basetime[CLOCK_MONOTONIC].nsec"
+  uint32_t offset = 0;
+  uint8_t size = 0;  // 1, 2, 4 or 8.
+  FieldKind kind = FieldKind::kData;
+};
+
+class Layout {
+ public:
+  Layout(std::string name, std::string summary, std::vector<Field> fields);
+
+  const std::string& name() const { return name_; }
+  const std::string& summary() const { return summary_; }
+  const std::vector<Field>& fields() const { return fields_; }  // By offset.
+
+  // The field covering `offset`, or nullptr.
+  const Field* FieldAt(uint32_t offset) const;
+  bool IsSeq(uint32_t offset) const;
+  bool IsCycleLast(uint32_t offset) const;
+  // "gtod.raw_mult" or "+0x1234" for bytes no field covers.
+  std::string DescribeOffset(uint32_t offset) const;
+  // Every field of `page` with its value, one per line, indented.
+  std::string DescribePage(const uint8_t* page) const;
+
+ private:
+  std::string name_;
+  std::string summary_;
+  std::vector<Field> fields_;
+};
+
+// Builds field lists: Add("seq", offset, 4, FieldKind::kSeq), ...
+class FieldList {
+ public:
+  FieldList& Add(std::string name, uint32_t offset, uint8_t size,
+                 FieldKind kind = FieldKind::kData);
+  std::vector<Field> Take() { return std::move(fields_); }
+
+ private:
+  std::vector<Field> fields_;
+};
+
+}  // namespace vdsolab::variants
+
+#endif  // VDSOLAB_VARIANTS_LAYOUT_H_

@@ -1,0 +1,176 @@
+// File: variants/variant.h
+//
+// A variant is a vDSO clock_gettime() (an upstream era, a patch from the
+// seeds, a user-space TSC clock or a plugin) together with the page layout
+// it reads and the writer that publishes the timekeeper into that layout.
+// The simulation runs any variant the same way: the timekeeper model
+// publishes through the variant's writer, readers call the variant's reader
+// through the hooked access policy, and the checker judges the answers with
+// the variant's semantics.
+//
+// Every variant names its provenance: the seed file and message, or the
+// kernel era, it models (`vdsolab variants` lists them).
+
+#ifndef VDSOLAB_VARIANTS_VARIANT_H_
+#define VDSOLAB_VARIANTS_VARIANT_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/clock_result.h"
+#include "common/clockid.h"
+#include "timekeeper/timekeeper.h"
+#include "variants/layout.h"
+#include "vdso/access.h"
+#include "vdso/vvar_page.h"
+
+namespace vdsolab::variants {
+
+// What the writer knows besides the timekeeper: machine facts some layouts
+// publish (tsc_khz, has_rdtscp, trace_clock_is_sync, ...).
+struct PublishContext {
+  uint32_t hrtimer_res = 1;     // ns; 1 with high-resolution timers.
+  uint32_t tsc_khz = 0;         // The calibrated TSC frequency in kHz.
+  bool has_rdtscp = true;       // static_cpu_has(X86_FEATURE_RDTSCP).
+  bool counters_synced = true;  // All CPUs' counters agree (TSC sync).
+  uint64_t boot_counter = 0;    // The counter at timekeeping_init().
+};
+
+// Builds the stores of one update in program order, seq protocol included.
+// `seq` is every seq word's value before the update (even); the update
+// leaves it at seq + 2, so that seq / 2 + 1 identifies the update.
+using BuildUpdateFn = vdso::VvarUpdate (*)(const timekeeper::Timekeeper& tk,
+                                           uint32_t seq,
+                                           const PublishContext& ctx);
+
+// A reader instance in the simulation. One instance serves every simulated
+// thread of a run (state a variant keeps, like the seed's static
+// previous_tsc, is process-wide).
+class SimReader {
+ public:
+  virtual ~SimReader() = default;
+  // nullopt: the access policy abandoned the call (livelock budget).
+  virtual std::optional<ClockResult> Call(vdso::HookedAccess& access,
+                                          const uint8_t* page,
+                                          ClockId clock) = 0;
+};
+
+// Calls the reader `iterations` times natively (NativeAccess: plain loads,
+// the real counter) on `page` and returns the sum of the nanoseconds seen,
+// so the calls cannot be optimised away. For benchmarks.
+using NativeLoopFn = uint64_t (*)(const uint8_t* page, ClockId clock,
+                                  uint64_t iterations);
+
+// How a clock's answers are judged.
+enum class ClockKind {
+  // A kernel clock: the answer must equal the timekeeper's syscall path (the
+  // oracle) at the counter the reader used, for the page state it validated.
+  kKernel,
+  // A clock the variant adds to the kernel (e.g. CLOCK_TRACE): judged
+  // against the variant's own syscall (Variant::syscall).
+  kVariantSyscall,
+  // A user-space clock with no kernel counterpart: not judged for
+  // exactness; its divergence from CLOCK_MONOTONIC_RAW is measured.
+  kUserspace,
+};
+
+struct ClockDef {
+  ClockId id = 0;
+  std::string_view name;  // "CLOCK_TRACE", "tsc_cal_direct", ...
+  ClockKind kind = ClockKind::kKernel;
+  bool monotonic = true;  // Checked for monotonicity and causality.
+};
+
+// How the reader treats the counter, for the oracle's expected answer.
+enum class CounterSemantics {
+  // 6.5+: rdtsc & S64_MAX; a delta with bit 62 set is negative motion
+  // (clamped to the base); the syscall's answer at that counter otherwise.
+  kMasked63,
+  // 4.x-6.4: a counter behind cycle_last is clamped to it; the raw delta
+  // otherwise (no masking of the counter).
+  kClampToLast,
+};
+
+// The era facts the oracle and the verdicts need.
+struct Semantics {
+  CounterSemantics counter = CounterSemantics::kMasked63;
+  // 6.10+: delta * mult cannot overflow (max_cycles slow path). Without it
+  // a delta past max_cycles wraps in 64 bits (so did the era's syscall).
+  bool overflow_protected = true;
+  // 6.15+: the coarse clocks come from coarse_nsec. Before, from
+  // tkr_mono.xtime_nsec >> shift at the last update.
+  bool coarse_from_coarse_nsec = true;
+};
+
+struct Variant {
+  std::string_view name;        // "upstream", "x86-4.16", "vasdias-v1", ...
+  std::string_view provenance;  // "seed 000, attachment ...", "Linux 6.1".
+  std::string_view summary;     // One line: what it is.
+  const Layout* layout = nullptr;
+  BuildUpdateFn build_update = nullptr;
+  // The reader; a fresh instance per run.
+  std::unique_ptr<SimReader> (*make_sim_reader)() = nullptr;
+  NativeLoopFn native_loop = nullptr;  // nullptr: no native build.
+  // The clocks the variant answers from the page without a syscall, and
+  // the clocks it defines beyond the kernel's (kind kVariantSyscall or
+  // kUserspace). Kernel ids not listed go to the syscall.
+  std::vector<ClockId> vdso_clocks;
+  std::vector<ClockDef> own_clocks;
+  Semantics semantics;
+  // The syscall for clocks the variant adds (nullptr if none): the answer
+  // at `counter` on a machine described by `ctx`.
+  ClockResult (*syscall)(ClockId clock, uint64_t counter,
+                         const PublishContext& ctx) = nullptr;
+  // A user-space variant only makes sense on its own clocks: runs call
+  // those instead of the scenario's kernel clocks.
+  bool own_clocks_only = false;
+  // Reads the counter with rdtscp (ordered after earlier loads on every
+  // CPU) instead of rdtsc_ordered (whose fence a scenario can break with
+  // faults.unordered_counter_read).
+  bool uses_rdtscp = false;
+};
+
+// The clock's definition if `variant` defines it, else nullptr.
+const ClockDef* FindOwnClock(const Variant& variant, ClockId clock);
+// The kernel's name for kernel ids, the variant's for its own.
+std::string VariantClockName(const Variant& variant, ClockId clock);
+// Whether the variant answers `clock` without the syscall (when the clock
+// mode allows).
+bool ServesFromPage(const Variant& variant, ClockId clock);
+
+// Wraps a reader function template instantiation into a SimReader.
+template <auto Fn>
+class StatelessSimReader final : public SimReader {
+ public:
+  std::optional<ClockResult> Call(vdso::HookedAccess& access,
+                                  const uint8_t* page, ClockId clock) override {
+    return Fn(access, page, clock);
+  }
+};
+template <auto Fn>
+std::unique_ptr<SimReader> MakeStateless() {
+  return std::make_unique<StatelessSimReader<Fn>>();
+}
+
+// The native loop over a stateless reader function template instantiation.
+template <auto Fn>
+uint64_t NativeLoop(const uint8_t* page, ClockId clock, uint64_t iterations) {
+  vdso::NativeAccess access;
+  uint64_t sum = 0;
+  for (uint64_t i = 0; i < iterations; ++i) {
+    const std::optional<ClockResult> r = Fn(access, page, clock);
+    if (r) {
+      sum += static_cast<uint64_t>(r->ts.tv_sec) * 1000000000u +
+             static_cast<uint64_t>(r->ts.tv_nsec);
+    }
+  }
+  return sum;
+}
+
+}  // namespace vdsolab::variants
+
+#endif  // VDSOLAB_VARIANTS_VARIANT_H_
