@@ -56,7 +56,7 @@ expect run_exhaustive 0 "(all of them); 0 failing" -- \
 expect run_coarse_step_back 1 "[known kernel behaviour]" -- \
   run "$scen/coarse-step-back.toml" --replay_out="$tmp/coarse.replay.toml"
 expect replay_reproduces 1 "REPRODUCED" -- replay "$tmp/coarse.replay.toml"
-expect replay_shows_page 1 "page at the counter read: clock_data[0]" -- \
+expect replay_shows_page 1 "    clock_data[0].cycle_last" -- \
   replay "$tmp/coarse.replay.toml"
 expect replay_needs_replay_section 2 "no [replay] section" -- \
   replay "$scen/baseline.toml"
@@ -105,6 +105,25 @@ TOML
      grep -q '^\[run\] .* calls/s, 0 failing'; then
     echo "ok   progress_on_tty"; else
     echo "FAIL progress_on_tty"; failures=$((failures + 1)); fi
+fi
+
+# Variants: listed with provenance, compared side by side, bad names named.
+expect variants_list 0 "provenance: seed 000" -- variants
+expect run_unknown_variant 2 'unknown variant "nosuch"' -- \
+  run "$scen/baseline.toml" --variant=nosuch
+expect compare_unknown_variant 2 'unknown variant "nosuch"' -- \
+  compare --variant=upstream,nosuch
+expect compare_bad_dir 2 "--scenarios=/nonexistent" -- \
+  compare --scenarios=/nonexistent
+expect compare_table 0 "| perf-mmap | n/a |" -- \
+  compare --variant=upstream,perf-mmap --scenarios="$scen" --out="$tmp/cmp"
+expect compare_replays 0 "replay: \`vdsolab replay $tmp/cmp/upstream--coarse-step-back" \
+  -- compare --variant=upstream --scenarios="$scen" --out="$tmp/cmp"
+if command -v python3 >/dev/null; then
+  if "$bin" compare --variant=upstream,perf-mmap --scenarios="$scen" \
+     --out="$tmp/cmp" --format=json | python3 -m json.tool >/dev/null; then
+    echo "ok   compare_json"; else
+    echo "FAIL compare_json: not valid JSON"; failures=$((failures + 1)); fi
 fi
 
 # The host's live page: inspect and conform need an x86-64 vDSO; elsewhere

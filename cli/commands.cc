@@ -10,6 +10,8 @@
 #include <fstream>
 
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "cli/cli_util.h"
 #include "host/conform.h"
 #include "host/inspect.h"
 #include "host/live_vvar.h"
@@ -17,36 +19,10 @@
 #include "sim/exhaustive.h"
 #include "sim/run_report.h"
 #include "sim/scenario_toml.h"
+#include "variants/registry.h"
 
 namespace vdsolab::cli {
 namespace {
-
-std::atomic<bool> g_stop{false};
-
-extern "C" void OnInterrupt(int) { g_stop.store(true); }
-
-// Ctrl-C stops the run; the report of what was found so far still prints.
-class InterruptScope {
- public:
-  InterruptScope() {
-    struct sigaction sa = {};
-    sa.sa_handler = OnInterrupt;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old_);
-  }
-  ~InterruptScope() { sigaction(SIGINT, &old_, nullptr); }
-
- private:
-  struct sigaction old_;
-};
-
-bool FileExists(const std::string& path) {
-  return access(path.c_str(), R_OK) == 0;
-}
-
-void Fail(const std::string& message) {
-  std::fprintf(stderr, "vdsolab: %s\n", message.c_str());
-}
 
 // Writes the replay scenario; the run failed either way.
 int WriteReplay(const sim::Scenario& replay, const std::string& name,
@@ -69,32 +45,9 @@ int WriteReplay(const sim::Scenario& replay, const std::string& name,
 
 }  // namespace
 
-std::string ResolveInputPath(const std::string& path) {
-  if (!path.empty() && path[0] == '/') return path;
-  if (const char* wd = std::getenv("BUILD_WORKING_DIRECTORY")) {
-    const std::string p = std::string(wd) + "/" + path;
-    if (FileExists(p)) return p;
-  }
-  if (FileExists(path)) return path;
-  for (const char* env : {"RUNFILES_DIR", "TEST_SRCDIR"}) {
-    if (const char* dir = std::getenv(env)) {
-      const std::string p = std::string(dir) + "/vdsolab/" + path;
-      if (FileExists(p)) return p;
-    }
-  }
-  return path;  // Let the open fail with the user's own spelling.
-}
-
-std::string ResolveOutputPath(const std::string& path) {
-  if (!path.empty() && path[0] == '/') return path;
-  if (const char* wd = std::getenv("BUILD_WORKING_DIRECTORY")) {
-    return std::string(wd) + "/" + path;
-  }
-  return path;
-}
-
 int RunScenario(const std::string& path, std::optional<uint64_t> seed,
-                const std::string& replay_out) {
+                const std::string& replay_out,
+                const std::string& variant_name) {
   absl::StatusOr<sim::Scenario> scenario =
       sim::LoadScenarioFile(ResolveInputPath(path));
   if (!scenario.ok()) {
@@ -102,10 +55,11 @@ int RunScenario(const std::string& path, std::optional<uint64_t> seed,
     return kExitBadInput;
   }
   if (seed) scenario->run.seed = *seed;
-  absl::StatusOr<sim::ReaderFn> reader =
-      sim::ReaderByName(scenario->run.reader);
-  if (!reader.ok()) {
-    Fail(std::string(reader.status().message()));
+  if (!variant_name.empty()) scenario->run.reader = variant_name;
+  absl::StatusOr<const variants::Variant*> variant =
+      variants::FindVariant(scenario->run.reader);
+  if (!variant.ok()) {
+    Fail(std::string(variant.status().message()));
     return kExitBadInput;
   }
   InterruptScope interrupt;
@@ -114,7 +68,7 @@ int RunScenario(const std::string& path, std::optional<uint64_t> seed,
 
   if (scenario->run.strategy == sim::Strategy::kExhaustive) {
     sim::ExploreOptions options;
-    options.stop = &g_stop;
+    options.stop = &StopFlag();
     if (tty) {
       options.progress = [&](uint64_t done, uint64_t failing) {
         const double secs = std::chrono::duration<double>(
@@ -128,7 +82,7 @@ int RunScenario(const std::string& path, std::optional<uint64_t> seed,
       };
     }
     absl::StatusOr<sim::ExploreResult> result =
-        sim::Explore(*scenario, *reader, options);
+        sim::Explore(*scenario, **variant, options);
     if (tty) std::fputs("\n", stderr);
     if (!result.ok()) {
       Fail(std::string(result.status().message()));
@@ -148,7 +102,7 @@ int RunScenario(const std::string& path, std::optional<uint64_t> seed,
   }
 
   sim::RunOptions options;
-  options.stop = &g_stop;
+  options.stop = &StopFlag();
   if (tty) {
     options.progress = [&](uint64_t done_ns, uint64_t total_ns, uint64_t calls,
                            uint64_t failures) {
@@ -166,7 +120,7 @@ int RunScenario(const std::string& path, std::optional<uint64_t> seed,
     };
   }
   absl::StatusOr<sim::RunResult> result =
-      sim::RunRandom(*scenario, *reader, options);
+      sim::RunRandom(*scenario, **variant, options);
   if (tty) std::fputs("\n", stderr);
   if (!result.ok()) {
     Fail(std::string(result.status().message()));
@@ -177,7 +131,7 @@ int RunScenario(const std::string& path, std::optional<uint64_t> seed,
   if (failure == nullptr) return kExitOk;
 
   absl::StatusOr<sim::Scenario> minimal =
-      sim::MinimizeFailure(*scenario, *reader, *failure);
+      sim::MinimizeFailure(*scenario, **variant, *failure);
   if (!minimal.ok()) {
     Fail(std::string(minimal.status().message()));
     return kExitFailed;
@@ -199,17 +153,17 @@ int ReplayScenario(const std::string& path) {
     Fail(std::string(scenario.status().message()));
     return kExitBadInput;
   }
-  absl::StatusOr<sim::ReaderFn> reader =
-      sim::ReaderByName(scenario->run.reader);
-  if (!reader.ok()) {
-    Fail(std::string(reader.status().message()));
+  absl::StatusOr<const variants::Variant*> variant =
+      variants::FindVariant(scenario->run.reader);
+  if (!variant.ok()) {
+    Fail(std::string(variant.status().message()));
     return kExitBadInput;
   }
   bool reproduced = false;
   absl::StatusOr<std::string> text =
       scenario->run.strategy == sim::Strategy::kExhaustive
-          ? sim::ReplayInterleaving(*scenario, *reader, &reproduced)
-          : sim::ReplayFailure(*scenario, *reader, &reproduced);
+          ? sim::ReplayInterleaving(*scenario, **variant, &reproduced)
+          : sim::ReplayFailure(*scenario, **variant, &reproduced);
   if (!text.ok()) {
     Fail(std::string(text.status().message()));
     return kExitBadInput;
@@ -237,7 +191,7 @@ int Inspect(bool json, int samples) {
   std::optional<host::UpdateAnalysis> analysis;
   if (samples > 0) {
     std::vector<host::LiveSnapshot> all = {*snap};
-    for (int i = 1; i < samples && !g_stop.load(); ++i) {
+    for (int i = 1; i < samples && !StopFlag().load(); ++i) {
       struct timespec pause = {0, 500000};
       nanosleep(&pause, nullptr);
       absl::StatusOr<host::LiveSnapshot> s = host::TakeSnapshot(*maps);
@@ -258,6 +212,48 @@ int Inspect(bool json, int samples) {
     if (analysis) {
       std::fputs(host::FormatUpdateAnalysis(*analysis).c_str(), stdout);
     }
+  }
+  return kExitOk;
+}
+
+int ListVariants() {
+  for (const variants::Variant* v : variants::AllVariants()) {
+    std::vector<std::string> served;
+    for (ClockId c : v->vdso_clocks) served.push_back(ClockName(c));
+    std::vector<std::string> own;
+    for (const variants::ClockDef& c : v->own_clocks) {
+      own.push_back(
+          absl::StrFormat("%s (%d, %s)", c.name, c.id,
+                          c.kind == variants::ClockKind::kUserspace
+                              ? "user space, measured against MONOTONIC_RAW"
+                              : "added to the vDSO and syscall"));
+    }
+    const variants::Semantics& e = v->semantics;
+    std::printf(
+        "%s\n  %s\n  provenance: %s\n  page layout: %s\n"
+        "  answers from the page: %s\n%s"
+        "%s\n",
+        std::string(v->name).c_str(), std::string(v->summary).c_str(),
+        std::string(v->provenance).c_str(), v->layout->name().c_str(),
+        served.empty() ? "(none)" : absl::StrJoin(served, ", ").c_str(),
+        own.empty()
+            ? ""
+            : absl::StrFormat("  own clocks: %s%s\n", absl::StrJoin(own, "; "),
+                              v->own_clocks_only ? " (only these)" : "")
+                  .c_str(),
+        v->own_clocks_only
+            ? ""
+            : absl::StrFormat("  counter: %s; %s; %s; coarse clocks from %s\n",
+                              v->uses_rdtscp ? "rdtscp" : "rdtsc_ordered",
+                              e.counter == variants::CounterSemantics::kMasked63
+                                  ? "63-bit, bit 62 = negative motion"
+                                  : "clamped to cycle_last",
+                              e.overflow_protected
+                                  ? "overflow-safe past max_cycles"
+                                  : "64-bit multiply (wraps past max_cycles)",
+                              e.coarse_from_coarse_nsec ? "coarse_nsec (6.15+)"
+                                                        : "xtime_nsec >> shift")
+                  .c_str());
   }
   return kExitOk;
 }

@@ -21,8 +21,10 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "cli/commands.h"
+#include "cli/compare.h"
 #include "sim/oracle_run.h"
 #include "sim/scenario_toml.h"
 
@@ -48,7 +50,17 @@ ABSL_FLAG(absl::Duration, tick_jitter, absl::Microseconds(20),
 ABSL_FLAG(std::string, replay_out, "",
           "run: where to write the replay file of a failure (default "
           "<scenario>-seed<N>.replay.toml in the current directory).");
-ABSL_FLAG(std::string, format, "text", "inspect: \"text\" or \"json\".");
+ABSL_FLAG(std::string, variant, "",
+          "run: the variant to run instead of the scenario's run.reader; "
+          "compare: the variants to compare, comma-separated (default all). "
+          "See vdsolab variants.");
+ABSL_FLAG(std::string, scenarios, "scenarios",
+          "compare: the directory of scenario files (*.toml) to run every "
+          "variant through.");
+ABSL_FLAG(std::string, out, "compare-out",
+          "compare: where to write the replay file of each first failure.");
+ABSL_FLAG(std::string, format, "text",
+          "inspect, compare: \"text\" or \"json\".");
 ABSL_FLAG(std::optional<int>, samples, std::nullopt,
           "inspect: snapshots of the page to take, 0.5 ms apart, to analyse "
           "its updates (default: none). conform: page copies to compare on "
@@ -168,7 +180,14 @@ int main(int argc, char** argv) {
       "Usage: vdsolab [flags]                  the built-in end-to-end check\n"
       "       vdsolab run FILE [--seed=N]      run a scenario file\n"
       "       vdsolab replay FILE              replay a failure's replay "
-      "file\n\n"
+      "file\n"
+      "       vdsolab variants                 list the vDSO variants\n"
+      "       vdsolab compare                  every variant through every "
+      "scenario\n"
+      "       vdsolab inspect [--watch]        decode the host's live vvar "
+      "page\n"
+      "       vdsolab conform                  the host's vDSO against "
+      "vdsolab's reader\n\n"
       "Scenario files are documented in docs/scenarios.md; built-in ones are "
       "in scenarios/.\n\n"
       "Without a command: "
@@ -221,6 +240,33 @@ int main(int argc, char** argv) {
       }
       return vdsolab::cli::Conform(samples.value_or(2500), seed->value_or(1));
     }
+    if (command == "variants") {
+      if (args.size() != 2) {
+        std::fprintf(stderr, "vdsolab: usage: vdsolab variants\n");
+        return kExitBadInput;
+      }
+      return vdsolab::cli::ListVariants();
+    }
+    if (command == "compare") {
+      if (args.size() != 2) {
+        std::fprintf(stderr, "vdsolab: usage: vdsolab compare [flags]\n");
+        return kExitBadInput;
+      }
+      vdsolab::cli::CompareOptions options;
+      const std::string format = absl::GetFlag(FLAGS_format);
+      if (format != "text" && format != "json") {
+        std::fprintf(stderr,
+                     "vdsolab: --format=%s: want \"text\" or \"json\"\n",
+                     format.c_str());
+        return kExitBadInput;
+      }
+      options.json = format == "json";
+      options.scenarios_dir = absl::GetFlag(FLAGS_scenarios);
+      options.out_dir = absl::GetFlag(FLAGS_out);
+      const std::string names = absl::GetFlag(FLAGS_variant);
+      if (!names.empty()) options.variants = absl::StrSplit(names, ',');
+      return vdsolab::cli::Compare(options);
+    }
     if ((command == "run" || command == "replay") && args.size() != 3) {
       std::fprintf(stderr, "vdsolab: usage: vdsolab %s FILE (see --help)\n",
                    command.c_str());
@@ -234,7 +280,8 @@ int main(int argc, char** argv) {
         return kExitBadInput;
       }
       return vdsolab::cli::RunScenario(args[2], *seed,
-                                       absl::GetFlag(FLAGS_replay_out));
+                                       absl::GetFlag(FLAGS_replay_out),
+                                       absl::GetFlag(FLAGS_variant));
     }
     if (command == "replay") return vdsolab::cli::ReplayScenario(args[2]);
     std::fprintf(stderr, "vdsolab: unexpected argument '%s' (see --help)\n",

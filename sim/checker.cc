@@ -5,6 +5,7 @@
 #include "absl/strings/str_format.h"
 #include "common/math64.h"
 #include "timekeeper/posix_clocks.h"
+#include "timekeeper/readers.h"
 
 namespace vdsolab::sim {
 namespace {
@@ -99,10 +100,11 @@ const char* VerdictName(Verdict v) {
 }
 
 Checker::Checker(const Scenario& scenario, const Machine* machine,
-                 const Writer* writer)
+                 const Writer* writer, const variants::Variant* variant)
     : scenario_(scenario),
       machine_(machine),
       writer_(writer),
+      variant_(variant),
       tsc_(scenario.machine.clocksource == "tsc"),
       wide_(scenario.machine.width_bits == 64),
       boot_counter_(writer->Update(1) != nullptr ? writer->Update(1)->counter
@@ -139,19 +141,63 @@ void Checker::Report(Property p, Verdict v, std::string why, std::string detail,
   }
 }
 
+std::string Checker::Name(ClockId clock) const {
+  return variants::VariantClockName(*variant_, clock);
+}
+
+variants::ClockKind Checker::Kind(ClockId clock) const {
+  const variants::ClockDef* own = variants::FindOwnClock(*variant_, clock);
+  return own != nullptr ? own->kind : variants::ClockKind::kKernel;
+}
+
 ClockResult Checker::ExpectedVdso(const UpdateRecord& state, ClockId clock,
                                   uint64_t counter) const {
   timekeeper::SyscallContext ctx;
   ctx.cycles = counter;
-  // The x86 vDSO converts with 63-bit counter arithmetic and takes bit 62
-  // of the delta as its sign (docs/readers.md); with a 64-bit counter its
-  // answer is the syscall's at the counter it effectively used.
+  if (Kind(clock) == variants::ClockKind::kVariantSyscall) {
+    return variants::VariantSyscall(*variant_, writer_->publish_context(),
+                                    state.tk, clock, ctx);
+  }
+  const variants::Semantics& era = variant_->semantics;
+  if (!era.coarse_from_coarse_nsec && clock == kClockRealtimeCoarse) {
+    return ClockResult::Ok(timekeeper::TkXtimePre615(state.tk));
+  }
+  if (!era.coarse_from_coarse_nsec && clock == kClockMonotonicCoarse) {
+    return ClockResult::Ok(timekeeper::KtimeGetCoarseTs64Pre615(state.tk));
+  }
   if (tsc_ && wide_ && IsHres(clock)) {
     const uint64_t last = state.tk.tkr_mono.cycle_last;
-    const uint64_t e = (counter - last) & kS64Max;
-    ctx.cycles = (e & (1ull << 62)) != 0 ? last : last + e;
+    if (era.counter == variants::CounterSemantics::kMasked63) {
+      // The x86 vDSO (6.5+) converts with 63-bit counter arithmetic and
+      // takes bit 62 of the delta as its sign (docs/readers.md); with a
+      // 64-bit counter its answer is the syscall's at the counter it
+      // effectively used.
+      const uint64_t e = (counter - last) & kS64Max;
+      ctx.cycles = (e & (1ull << 62)) != 0 ? last : last + e;
+    } else if (counter < last) {
+      // Before 6.5 a counter behind cycle_last is clamped to it.
+      ctx.cycles = last;
+    }
   }
   return timekeeper::SysClockGettime(state.tk, clock, ctx);
+}
+
+std::optional<std::string> Checker::EraExplains(const UpdateRecord& state,
+                                                ClockId clock,
+                                                uint64_t counter) const {
+  if (variant_->semantics.overflow_protected || !IsHres(clock)) {
+    return std::nullopt;
+  }
+  const timekeeper::TkReadBase& tkr =
+      clock == kClockMonotonicRaw ? state.tk.tkr_raw : state.tk.tkr_mono;
+  if (counter <= tkr.cycle_last) return std::nullopt;
+  const uint64_t delta = (counter - tkr.cycle_last) & tkr.mask;
+  if (delta <= tkr.clock->max_cycles) return std::nullopt;
+  return absl::StrFormat(
+      "era behaviour: before 6.10 the vDSO multiplied delta * mult in 64 "
+      "bits, which wraps for a delta past max_cycles (%d cycles here; %d "
+      "since cycle_last); the era's syscall wrapped the same way",
+      tkr.clock->max_cycles, delta);
 }
 
 uint32_t Checker::Generation(ClockId clock, const UpdateRecord* state) const {
@@ -233,6 +279,12 @@ std::optional<std::pair<Verdict, std::string>> Checker::Explain(
                                  "second after an adjtimex() frequency change "
                                  "between ticks (docs/findings.md)")};
   }
+  if (a.era_overflow || b.era_overflow) {
+    return std::pair{
+        Verdict::kKnownKernel,
+        std::string("era behaviour: before 6.10 the vDSO's delta * mult "
+                    "wrapped in 64 bits past max_cycles")};
+  }
   if (a.wrap_losses != b.wrap_losses) {
     return std::pair{
         Verdict::kPrecondition,
@@ -270,7 +322,7 @@ void Checker::OnCall(const CallRecord& call) {
     ++coverage_.livelocks;
     Report(Property::kLivelock, Verdict::kDefect, "the reader kept looping",
            absl::StrFormat("%s abandoned after %d loop iterations",
-                           ClockName(call.clock), call.iterations),
+                           Name(call.clock), call.iterations),
            call);
     return;
   }
@@ -280,6 +332,7 @@ void Checker::OnCall(const CallRecord& call) {
   } else {
     ++coverage_.vdso_answers;
   }
+  ++coverage_.per_clock[call.clock][call.fell_back ? 1 : 0];
   if (r.ret != 0) {
     ++coverage_.errors;
     return;
@@ -307,7 +360,8 @@ void Checker::OnCall(const CallRecord& call) {
   seen.reader_call = call.reader_call;
   seen.end_ns = call.end_ns;
   seen.generation = Generation(call.clock, state);
-  seen.coarse_off = state != nullptr && state->coarse_off_by_second;
+  seen.coarse_off = state != nullptr && state->coarse_off_by_second &&
+                    variant_->semantics.coarse_from_coarse_nsec;
   seen.read_counter = call.read_counter;
   seen.counter = call.counter;
   seen.counter_cpu = call.counter_cpu;
@@ -317,6 +371,9 @@ void Checker::OnCall(const CallRecord& call) {
   seen.cycle_last_ideal = state != nullptr ? state->cycle_last_ideal : 0;
   seen.wrap_losses = state != nullptr ? state->wrap_losses : 0;
   seen.clock = call.clock;
+  seen.era_overflow = state != nullptr && call.read_counter &&
+                      !call.fell_back &&
+                      EraExplains(*state, call.clock, call.counter).has_value();
 
   // 4: sane values.
   PropertyStats& sane = stats_[static_cast<int>(Property::kSane) - 1];
@@ -329,7 +386,7 @@ void Checker::OnCall(const CallRecord& call) {
     auto why = Explain(seen, seen);
     Report(Property::kSane, why ? why->first : Verdict::kDefect,
            why ? why->second : "out of range",
-           absl::StrFormat("%s returned %s", ClockName(call.clock),
+           absl::StrFormat("%s returned %s", Name(call.clock),
                            FormatTimespec(r.ts)),
            call);
   }
@@ -340,20 +397,53 @@ void Checker::OnCall(const CallRecord& call) {
     CheckExactAndTorn(call, nullptr);
   }
 
-  if (IsMonotonicFamily(call.clock)) {
+  const variants::ClockDef* own = variants::FindOwnClock(*variant_, call.clock);
+  if (own != nullptr ? own->monotonic : IsMonotonicFamily(call.clock)) {
     CheckMonotonic(call, seen);
     CheckCausal(call, seen);
+  }
+  if (own != nullptr) {
+    MeasureDivergence(call, seen);
+    return;  // RAW's rate and cross-clock offsets are kernel-clock facts.
   }
   CheckRawRate(call, seen, state);
   CheckCrossClock(call, seen, state);
   previous_[call.reader] = {call, seen};
 }
 
+void Checker::MeasureDivergence(const CallRecord& call, const Seen& seen) {
+  if (!call.read_counter) return;
+  // RAW at the same counter value, from the state current then (RAW does
+  // not depend on which state once cycle_last is behind the counter).
+  const UpdateRecord& state = writer_->LatestStartedAt(call.counter_ns);
+  timekeeper::SyscallContext ctx;
+  ctx.cycles = call.counter;
+  const ClockResult raw =
+      timekeeper::SysClockGettime(state.tk, kClockMonotonicRaw, ctx);
+  if (raw.ret != 0) return;
+  const __int128 raw_ns = ToNs(raw.ts);
+  auto [it, first] = divergence_anchor_.try_emplace(
+      call.clock, std::pair{seen.value_ns, raw_ns});
+  Divergence& d = divergence_[call.clock];
+  d.name = Name(call.clock);
+  ++d.samples;
+  if (first) return;
+  const __int128 div =
+      (seen.value_ns - it->second.first) - (raw_ns - it->second.second);
+  d.last_ns = div;
+  d.span_ns = raw_ns - it->second.second;
+  const __int128 mag = div < 0 ? -div : div;
+  if (mag > d.max_abs_ns) d.max_abs_ns = mag;
+}
+
 void Checker::CheckExactAndTorn(const CallRecord& call,
                                 const UpdateRecord* state) {
   if (!scenario_.checks.exact && !scenario_.checks.torn) return;
+  const variants::ClockKind kind = Kind(call.clock);
+  if (kind == variants::ClockKind::kUserspace) return;  // No oracle.
   const ClockResult& got = *call.result;
-  const bool needs_counter = IsHres(call.clock);
+  const bool needs_counter =
+      IsHres(call.clock) || kind == variants::ClockKind::kVariantSyscall;
   if (needs_counter && !call.read_counter) return;
   const bool width_issue = tsc_ && !wide_ && needs_counter;
   const char* kWidthWhy =
@@ -365,14 +455,19 @@ void Checker::CheckExactAndTorn(const CallRecord& call,
     ++s.checked;
     const ClockResult want = ExpectedVdso(*state, call.clock, call.counter);
     if (!(want == got)) {
+      const std::optional<std::string> era =
+          EraExplains(*state, call.clock, call.counter);
       Report(Property::kExact,
-             width_issue ? Verdict::kPrecondition : Verdict::kDefect,
+             width_issue ? Verdict::kPrecondition
+             : era       ? Verdict::kKnownKernel
+                         : Verdict::kDefect,
              width_issue
                  ? absl::StrFormat(kWidthWhy, scenario_.machine.width_bits)
-                 : "the reader's arithmetic or protocol",
+             : era ? *era
+                   : "the reader's arithmetic or protocol",
              absl::StrFormat("%s: vDSO %s, syscall %s at counter %#x "
                              "(page state of update %d, seq %d)",
-                             ClockName(call.clock), FormatClockResult(got),
+                             Name(call.clock), FormatClockResult(got),
                              FormatClockResult(want), call.counter, state->id,
                              call.begin_seq),
              call);
@@ -380,7 +475,8 @@ void Checker::CheckExactAndTorn(const CallRecord& call,
   }
 
   // 7: some consistent state that was current during the call gives it.
-  if (scenario_.checks.torn) {
+  // (A clock a variant adds reads constants only: nothing to tear.)
+  if (scenario_.checks.torn && kind == variants::ClockKind::kKernel) {
     PropertyStats& s = stats_[static_cast<int>(Property::kTorn) - 1];
     ++s.checked;
     const uint32_t first = writer_->LatestStartedAt(call.start_ns).id;
@@ -393,14 +489,21 @@ void Checker::CheckExactAndTorn(const CallRecord& call,
       }
     }
     if (!found) {
+      const UpdateRecord* latest = writer_->Update(last);
+      const std::optional<std::string> era =
+          latest != nullptr ? EraExplains(*latest, call.clock, call.counter)
+                            : std::nullopt;
       Report(Property::kTorn,
-             width_issue ? Verdict::kPrecondition : Verdict::kDefect,
+             width_issue ? Verdict::kPrecondition
+             : era       ? Verdict::kKnownKernel
+                         : Verdict::kDefect,
              width_issue
                  ? absl::StrFormat(kWidthWhy, scenario_.machine.width_bits)
-                 : "mixed fields of different page states",
+             : era ? *era
+                   : "mixed fields of different page states",
              absl::StrFormat("%s returned %s at counter %#x; no page state of "
                              "updates %d..%d gives that",
-                             ClockName(call.clock), FormatClockResult(got),
+                             Name(call.clock), FormatClockResult(got),
                              call.counter, first > 1 ? first - 1 : 1, last),
              call);
     }
@@ -420,7 +523,7 @@ void Checker::CheckMonotonic(const CallRecord& call, const Seen& seen) {
              why ? why->second : "time went backwards for one reader",
              absl::StrFormat("reader %d: %s read %s (CPU %d, counter %#x) "
                              "after %s (call %d, CPU %d, counter %#x)",
-                             call.reader, ClockName(call.clock),
+                             call.reader, Name(call.clock),
                              FormatNs(seen.value_ns), seen.counter_cpu,
                              seen.counter, FormatNs(prev.value_ns),
                              prev.reader_call, prev.counter_cpu, prev.counter),
@@ -457,7 +560,7 @@ void Checker::CheckCausal(const CallRecord& call, const Seen& seen) {
               "%s: reader %d read %s (CPU %d, counter %#x), but reader "
               "%d's call %d had returned %s (CPU %d, counter %#x) before "
               "this call started",
-              ClockName(call.clock), call.reader, FormatNs(seen.value_ns),
+              Name(call.clock), call.reader, FormatNs(seen.value_ns),
               seen.counter_cpu, seen.counter, m->second.reader,
               m->second.reader_call, FormatNs(m->second.value_ns),
               m->second.counter_cpu, m->second.counter),
@@ -584,8 +687,8 @@ void Checker::CheckCrossClock(const CallRecord& call, const Seen& seen,
              absl::StrFormat("%s then %s differ by %s s; the timekeeper's "
                              "offset is %s s (+/- %s s for the time between "
                              "the reads)",
-                             ClockName(prev.clock), ClockName(call.clock),
-                             FormatNs(diff), FormatNs(want), FormatNs(tol)),
+                             Name(prev.clock), Name(call.clock), FormatNs(diff),
+                             FormatNs(want), FormatNs(tol)),
              call);
     }
     return;
@@ -606,8 +709,8 @@ void Checker::CheckCrossClock(const CallRecord& call, const Seen& seen,
     auto why = Explain(prev_seen, seen);
     Report(Property::kCrossClock, why ? why->first : Verdict::kDefect,
            why ? why->second : "a coarse clock ran ahead of its fine clock",
-           absl::StrFormat("%s %s vs %s %s", ClockName(prev.clock),
-                           FormatNs(prev_seen.value_ns), ClockName(call.clock),
+           absl::StrFormat("%s %s vs %s %s", Name(prev.clock),
+                           FormatNs(prev_seen.value_ns), Name(call.clock),
                            FormatNs(seen.value_ns)),
            call);
   }

@@ -34,6 +34,7 @@
 #include "sim/machine.h"
 #include "sim/scenario.h"
 #include "sim/writer.h"
+#include "variants/variant.h"
 
 namespace vdsolab::sim {
 
@@ -71,6 +72,23 @@ struct PropertyStats {
   uint64_t known_kernel = 0;
 };
 
+// How far a clock without a kernel oracle (a user-space clock, or one a
+// variant adds) drifts from CLOCK_MONOTONIC_RAW: its advance minus RAW's
+// advance since its first read, at the same counter values.
+struct Divergence {
+  std::string name;  // The clock's name.
+  uint64_t samples = 0;
+  __int128 max_abs_ns = 0;  // Largest |divergence| seen.
+  __int128 last_ns = 0;     // At the last sample...
+  __int128 span_ns = 0;     // ...after this much RAW time.
+  // Parts per billion at the last sample (0 before any RAW time passed).
+  double ppb() const {
+    return span_ns == 0 ? 0.0
+                        : static_cast<double>(last_ns) * 1e9 /
+                              static_cast<double>(span_ns);
+  }
+};
+
 // How often the interesting regimes happened (for reports and RC_CLASSIFY).
 struct Coverage {
   uint64_t calls = 0;
@@ -88,12 +106,14 @@ struct Coverage {
   uint64_t cross_cpu_reads = 0;    // Counter from a CPU other than the
                                    // timekeeping CPU.
   uint64_t livelocks = 0;
+  // Per clock: calls answered from the page, and by the syscall.
+  std::map<ClockId, std::array<uint64_t, 2>> per_clock;
 };
 
 class Checker {
  public:
   Checker(const Scenario& scenario, const Machine* machine,
-          const Writer* writer);
+          const Writer* writer, const variants::Variant* variant);
 
   // Checks one call; calls must arrive in non-decreasing start order.
   void OnCall(const CallRecord& call);
@@ -102,6 +122,9 @@ class Checker {
     return stats_;
   }
   const Coverage& coverage() const { return coverage_; }
+  const std::map<ClockId, Divergence>& divergence() const {
+    return divergence_;
+  }
   // The first violations of each kind (up to a cap), in the order found.
   const std::vector<Violation>& violations() const { return violations_; }
   bool HasFailure() const;  // Any defect or known-kernel violation.
@@ -124,6 +147,8 @@ class Checker {
     __int128 cycle_last_ideal = 0;  // and the unwrapped counter then.
     uint32_t wrap_losses = 0;       // UpdateRecord::wrap_losses of it.
     ClockId clock = 0;
+    // The era's 64-bit delta * mult wrapped (no overflow protection).
+    bool era_overflow = false;
   };
   struct LaterFirst {
     bool operator()(const Seen& a, const Seen& b) const {
@@ -154,11 +179,19 @@ class Checker {
   std::optional<std::string> BrokenPrecondition(const Seen& s) const;
   ClockResult ExpectedVdso(const UpdateRecord& state, ClockId clock,
                            uint64_t counter) const;
+  // Why an era's reader may disagree with the modern syscall model at this
+  // counter, if the era explains it (no overflow protection before 6.10).
+  std::optional<std::string> EraExplains(const UpdateRecord& state,
+                                         ClockId clock, uint64_t counter) const;
+  void MeasureDivergence(const CallRecord& call, const Seen& seen);
+  std::string Name(ClockId clock) const;
+  variants::ClockKind Kind(ClockId clock) const;
   uint32_t Generation(ClockId clock, const UpdateRecord* state) const;
 
   const Scenario& scenario_;
   const Machine* machine_;
   const Writer* writer_;
+  const variants::Variant* variant_;
   bool tsc_;
   bool wide_;  // A 64-bit counter.
   uint64_t boot_counter_;
@@ -173,6 +206,8 @@ class Checker {
   std::map<ClockId, Seen> matured_;        // Max value of calls already ended.
   std::map<int, RateAnchor> rate_anchor_;  // Per reader, MONOTONIC.
   std::map<int, std::pair<CallRecord, Seen>> previous_;  // Per reader.
+  std::map<ClockId, Divergence> divergence_;
+  std::map<ClockId, std::pair<__int128, __int128>> divergence_anchor_;
 };
 
 }  // namespace vdsolab::sim

@@ -11,21 +11,14 @@
 #include "sim/rng.h"
 #include "sim/writer.h"
 #include "timekeeper/posix_clocks.h"
-#include "vdso/datapage.h"
-#include "vdso/upstream_reader.h"
 
 namespace vdsolab::sim {
 namespace {
 
-uint64_t Load(const uint8_t* page, uint32_t offset, int size) {
-  uint64_t v = 0;
-  std::memcpy(&v, page + offset, static_cast<size_t>(size));
-  return v;
-}
-
 // Everything one call needs from the run.
 struct World {
   const Scenario* scenario;
+  const variants::Variant* variant;
   const Machine* machine;
   Writer* writer;
   PageView* view;
@@ -44,12 +37,13 @@ class RandomHooks : public vdso::AccessHooks {
         rng_(seed),
         tracing_(tracing),
         cpu_(cpu),
-        now_(rec->start_ns) {}
+        now_(rec->start_ns),
+        loads_(w.variant->layout) {}
 
   void BeforeLoad(uint32_t offset, uint32_t size) override {
     Step(t_.load_ns);
     const uint64_t value = loads_.OnLoad(w_.page, offset, size, now_, rec_);
-    if (tracing_) Trace(internal::LoadObserver::Describe(offset, value));
+    if (tracing_) Trace(loads_.Describe(offset, value));
   }
 
   uint64_t ReadCounter(vdso::CounterRead kind) override {
@@ -72,8 +66,7 @@ class RandomHooks : public vdso::AccessHooks {
     rec_->counter_cpu = cpu_;
     rec_->counter_ns = at;
     if (tracing_) {
-      page_at_counter_ = DescribeRecord(
-          w_.page, rec_->clock == kClockMonotonicRaw ? 1 : 0, rec_->clock);
+      page_at_counter_ = w_.variant->layout->DescribePage(w_.page, true);
       Trace(absl::StrFormat("counter read on CPU %d at %d ns = %#x", cpu_, at,
                             c));
     }
@@ -112,7 +105,8 @@ class RandomHooks : public vdso::AccessHooks {
     rec_->counter_cpu = cpu_;
     rec_->counter_ns = now_;
     rec_->fallback_update = u.id;
-    const ClockResult r = timekeeper::SysClockGettime(u.tk, clock, ctx);
+    const ClockResult r = variants::VariantSyscall(
+        *w_.variant, w_.writer->publish_context(), u.tk, clock, ctx);
     if (tracing_) {
       Trace(absl::StrFormat("syscall fallback on update %d at counter %#x: %s",
                             u.id, ctx.cycles, FormatClockResult(r)));
@@ -150,7 +144,8 @@ class RandomHooks : public vdso::AccessHooks {
       for (size_t i = before; i < before + n; ++i) {
         const TimedStore& s = w_.writer->pending()[i];
         Trace(absl::StrFormat("  writer (update %d) at %d ns: %s", s.update,
-                              s.visible_ns, vdso::DescribeVvarStore(s.store)));
+                              s.visible_ns,
+                              w_.variant->layout->DescribeStore(s.store)));
       }
     }
   }
@@ -188,30 +183,19 @@ struct Later {
 
 }  // namespace
 
-absl::StatusOr<ReaderFn> ReaderByName(const std::string& name) {
-  if (name == "upstream") {
-    return &vdso::upstream::ClockGettime<vdso::HookedAccess>;
+std::vector<ClockId> ClocksFor(const ReaderSpec& reader,
+                               const variants::Variant& variant) {
+  std::vector<ClockId> clocks;
+  if (!variant.own_clocks_only) clocks = reader.clocks;
+  for (const variants::ClockDef& c : variant.own_clocks) {
+    clocks.push_back(c.id);
   }
-  return absl::InvalidArgumentError(
-      absl::StrFormat("unknown reader \"%s\" (available: upstream)", name));
+  if (clocks.empty()) clocks = reader.clocks;
+  return clocks;
 }
 
-std::string DescribeRecord(const uint8_t* page, int record, ClockId clock) {
-  const uint32_t vc = vdso::ClockDataOffset(record);
-  const int idx = clock >= 0 && clock < kVdsoBases ? clock : 0;
-  return absl::StrFormat(
-      "clock_data[%d]: seq %d, clock_mode %d, cycle_last %#x, max_cycles %#x, "
-      "mask %#x, mult %d, shift %d, basetime[%s] = {sec %d, nsec %#x}",
-      record, Load(page, vc + vdso::kVcSeq, 4),
-      static_cast<int32_t>(Load(page, vc + vdso::kVcClockMode, 4)),
-      Load(page, vc + vdso::kVcCycleLast, 8),
-      Load(page, vc + vdso::kVcMaxCycles, 8), Load(page, vc + vdso::kVcMask, 8),
-      Load(page, vc + vdso::kVcMult, 4), Load(page, vc + vdso::kVcShift, 4),
-      ClockName(idx), Load(page, vc + vdso::VcBasetimeSec(idx), 8),
-      Load(page, vc + vdso::VcBasetimeNsec(idx), 8));
-}
-
-absl::StatusOr<RunResult> RunRandom(const Scenario& scenario, ReaderFn reader,
+absl::StatusOr<RunResult> RunRandom(const Scenario& scenario,
+                                    const variants::Variant& variant,
                                     const RunOptions& options) {
   if (absl::Status s = ValidateScenario(scenario); !s.ok()) return s;
   const uint64_t seed = scenario.run.seed;
@@ -221,15 +205,20 @@ absl::StatusOr<RunResult> RunRandom(const Scenario& scenario, ReaderFn reader,
   if (!page_or.ok()) return page_or.status();
   std::unique_ptr<vdso::VvarPage> page = std::move(*page_or);
   absl::StatusOr<std::unique_ptr<Writer>> writer_or =
-      Writer::Create(scenario, &machine, page.get());
+      Writer::Create(scenario, &machine, page.get(), &variant);
   if (!writer_or.ok()) return writer_or.status();
   std::unique_ptr<Writer> writer = std::move(*writer_or);
   PageView view(page.get(), writer.get());
-  Checker checker(scenario, &machine, writer.get());
-  World world{&scenario, &machine, writer.get(), &view, page->data()};
+  Checker checker(scenario, &machine, writer.get(), &variant);
+  World world{&scenario, &variant, &machine, writer.get(), &view, page->data()};
+  std::unique_ptr<variants::SimReader> reader = variant.make_sim_reader();
   RunResult result;
 
   std::vector<ReaderState> readers(scenario.readers.size());
+  std::vector<std::vector<ClockId>> clocks;
+  for (const ReaderSpec& spec : scenario.readers) {
+    clocks.push_back(ClocksFor(spec, variant));
+  }
   std::priority_queue<ReaderState*, std::vector<ReaderState*>, Later> queue;
   for (size_t i = 0; i < readers.size(); ++i) {
     ReaderState& r = readers[i];
@@ -271,7 +260,8 @@ absl::StatusOr<RunResult> RunRandom(const Scenario& scenario, ReaderFn reader,
     rec.index = call_index++;
     rec.reader = r->id;
     rec.reader_call = r->calls;
-    rec.clock = spec.clocks[r->calls % spec.clocks.size()];
+    const std::vector<ClockId>& turn = clocks[static_cast<size_t>(r->index)];
+    rec.clock = turn[r->calls % turn.size()];
     rec.start_ns = start;
     rec.cpu_start = r->cpu;
     const bool tracing = options.trace_call &&
@@ -282,7 +272,7 @@ absl::StatusOr<RunResult> RunRandom(const Scenario& scenario, ReaderFn reader,
         MixHash(seed, 0xca11, static_cast<uint64_t>(r->id), r->calls), tracing,
         r->cpu);
     vdso::HookedAccess access(page->data(), &hooks);
-    rec.result = reader(access, page->data(), rec.clock);
+    rec.result = reader->Call(access, page->data(), rec.clock);
     rec.end_ns = hooks.now();
     rec.cpu_end = hooks.cpu();
     if (tracing) {
@@ -316,6 +306,7 @@ absl::StatusOr<RunResult> RunRandom(const Scenario& scenario, ReaderFn reader,
   result.stats = checker.stats();
   result.coverage = checker.coverage();
   result.violations = checker.violations();
+  result.divergence = checker.divergence();
   result.updates = writer->latest_update();
   result.failed = checker.HasFailure();
   return result;

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,17 +24,16 @@
 #include "sim/call.h"
 #include "sim/checker.h"
 #include "sim/scenario.h"
+#include "variants/variant.h"
 #include "vdso/access.h"
 
 namespace vdsolab::sim {
 
-// A vDSO clock_gettime() under test, instantiated for the simulation's
-// access policy.
-using ReaderFn = std::optional<ClockResult> (*)(vdso::HookedAccess&,
-                                                const uint8_t*, ClockId);
-
-// The reader named in a scenario ("upstream").
-absl::StatusOr<ReaderFn> ReaderByName(const std::string& name);
+// The clocks a reader calls in turn with this variant: its scenario
+// clocks plus the variant's own clocks, or only the variant's own clocks
+// for a user-space variant.
+std::vector<ClockId> ClocksFor(const ReaderSpec& reader,
+                               const variants::Variant& variant);
 
 struct RunOptions {
   // Record the step-by-step trace of this call (reader id, reader call).
@@ -51,22 +51,20 @@ struct RunResult {
   std::array<PropertyStats, kNumProperties> stats{};
   Coverage coverage;
   std::vector<Violation> violations;
-  uint64_t updates = 0;       // Writer updates published.
-  uint64_t simulated_ns = 0;  // How far the run got.
+  std::map<ClockId, Divergence> divergence;  // Clocks without an oracle.
+  uint64_t updates = 0;                      // Writer updates published.
+  uint64_t simulated_ns = 0;                 // How far the run got.
   bool stopped_early = false;
   bool failed = false;               // A defect or known-kernel violation.
   std::optional<CallRecord> traced;  // The call named in trace_call.
   std::string traced_page;           // Its page state at the counter read.
 };
 
-// Runs a scenario with the random strategy and the given reader.
-absl::StatusOr<RunResult> RunRandom(const Scenario& scenario, ReaderFn reader,
+// Runs a scenario with the random strategy and the given variant (the
+// writer publishes in its layout; its reader answers the calls).
+absl::StatusOr<RunResult> RunRandom(const Scenario& scenario,
+                                    const variants::Variant& variant,
                                     const RunOptions& options = {});
-
-// A description of the vDSO record `record` (0 = hres, 1 = raw) as bytes on
-// `page`, with `clock`'s base: seq, mode, cycle_last, max_cycles, mask,
-// mult, shift, basetime.
-std::string DescribeRecord(const uint8_t* page, int record, ClockId clock);
 
 }  // namespace vdsolab::sim
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "absl/strings/str_format.h"
+#include "variants/upstream.h"
 
 namespace vdsolab::sim {
 namespace {
@@ -37,7 +38,7 @@ Scenario Basic() {
   return s;
 }
 
-ReaderFn Upstream() { return *ReaderByName("upstream"); }
+const variants::Variant& Upstream() { return variants::UpstreamVariant(); }
 
 TEST(Engine, UpstreamReaderPassesEveryCheckOnACleanMachine) {
   auto r = RunRandom(Basic(), Upstream());

@@ -12,20 +12,12 @@
 #include "sim/page_view.h"
 #include "sim/writer.h"
 #include "timekeeper/posix_clocks.h"
-#include "vdso/datapage.h"
 
 namespace vdsolab::sim {
 namespace {
 
-using internal::IsSeqOffset;
-
 bool Overlaps(const vdso::VvarStore& s, uint32_t offset, uint32_t size) {
   return s.offset < offset + size && offset < s.offset + s.size;
-}
-
-bool IsCycleLast(const vdso::VvarStore& s) {
-  return s.offset < vdso::kTzMinuteswest &&
-         s.offset % sizeof(vdso::VdsoClock) == vdso::kVcCycleLast;
 }
 
 // The world one exploration runs in: the page just before the raced
@@ -40,7 +32,8 @@ struct Setup {
   uint32_t updates = 0;
 };
 
-absl::StatusOr<Setup> MakeSetup(const Scenario& s) {
+absl::StatusOr<Setup> MakeSetup(const Scenario& s,
+                                const variants::Variant& variant) {
   if (absl::Status v = ValidateScenario(s); !v.ok()) return v;
   Setup w;
   w.machine = std::make_unique<Machine>(s.machine, s.run.seed);
@@ -49,7 +42,7 @@ absl::StatusOr<Setup> MakeSetup(const Scenario& s) {
   if (!page.ok()) return page.status();
   w.page = std::move(*page);
   absl::StatusOr<std::unique_ptr<Writer>> writer =
-      Writer::Create(s, w.machine.get(), w.page.get());
+      Writer::Create(s, w.machine.get(), w.page.get(), &variant);
   if (!writer.ok()) return writer.status();
   w.writer = std::move(*writer);
   w.view = std::make_unique<PageView>(w.page.get(), w.writer.get());
@@ -88,9 +81,15 @@ absl::StatusOr<Setup> MakeSetup(const Scenario& s) {
 // Hooks that follow a script of choices.
 class ScriptedHooks : public vdso::AccessHooks {
  public:
-  ScriptedHooks(const Scenario& s, Setup* w, CallRecord* rec,
-                const std::vector<int>* script, bool tracing)
-      : s_(s), w_(w), rec_(rec), script_(script), tracing_(tracing) {}
+  ScriptedHooks(const Scenario& s, const variants::Variant& variant, Setup* w,
+                CallRecord* rec, const std::vector<int>* script, bool tracing)
+      : s_(s),
+        variant_(variant),
+        w_(w),
+        rec_(rec),
+        script_(script),
+        tracing_(tracing),
+        loads_(variant.layout) {}
 
   void BeforeLoad(uint32_t offset, uint32_t size) override {
     std::vector<size_t> options = {Applied()};
@@ -100,20 +99,22 @@ class ScriptedHooks : public vdso::AccessHooks {
     // Fairness: a reader spinning on an odd seq with nothing new visible
     // must see the writer progress.
     const bool spinning =
-        IsSeqOffset(offset) && offset == loads_.last_seq_offset() &&
+        loads_.IsSeq(offset) && offset == loads_.last_seq_offset() &&
         Applied() == applied_at_seq_ && (loads_.last_seq() & 1) != 0;
     if (spinning && options.size() > 1) options.erase(options.begin());
     Decide(options);
     const uint64_t value =
         loads_.OnLoad(w_->page->data(), offset, size, Now(), rec_);
-    if (IsSeqOffset(offset)) applied_at_seq_ = Applied();
-    if (tracing_) Trace(internal::LoadObserver::Describe(offset, value));
+    if (loads_.IsSeq(offset)) applied_at_seq_ = Applied();
+    if (tracing_) Trace(loads_.Describe(offset, value));
   }
 
   uint64_t ReadCounter(vdso::CounterRead kind) override {
     std::vector<size_t> options = {Applied()};
     for (size_t i = Applied(); i < w_->stores; ++i) {
-      if (IsCycleLast(Store(i))) options.push_back(i + 1);
+      if (variant_.layout->IsCycleLast(Store(i).offset)) {
+        options.push_back(i + 1);
+      }
     }
     Decide(options);
     const uint64_t at =
@@ -127,9 +128,7 @@ class ScriptedHooks : public vdso::AccessHooks {
     rec_->counter_cpu = cpu;
     rec_->counter_ns = at;
     if (tracing_) {
-      page_at_counter_ = DescribeRecord(
-          w_->page->data(), rec_->clock == kClockMonotonicRaw ? 1 : 0,
-          rec_->clock);
+      page_at_counter_ = variant_.layout->DescribePage(w_->page->data(), true);
       Trace(absl::StrFormat("counter read at %d ns = %#x", at, c));
     }
     return c;
@@ -158,7 +157,8 @@ class ScriptedHooks : public vdso::AccessHooks {
     rec_->counter_cpu = s_.readers[0].cpu;
     rec_->counter_ns = Now();
     rec_->fallback_update = u.id;
-    return timekeeper::SysClockGettime(u.tk, clock, ctx);
+    return variants::VariantSyscall(variant_, w_->writer->publish_context(),
+                                    u.tk, clock, ctx);
   }
 
   // The true time right after the last visible store.
@@ -186,7 +186,7 @@ class ScriptedHooks : public vdso::AccessHooks {
     if (tracing_) {
       for (size_t i = from; i < target; ++i) {
         Trace(absl::StrFormat("  writer (update %d): %s", Pending(i).update,
-                              vdso::DescribeVvarStore(Store(i))));
+                              variant_.layout->DescribeStore(Store(i))));
       }
     }
   }
@@ -204,6 +204,7 @@ class ScriptedHooks : public vdso::AccessHooks {
   }
 
   const Scenario& s_;
+  const variants::Variant& variant_;
   Setup* w_;
   CallRecord* rec_;
   const std::vector<int>* script_;
@@ -222,47 +223,60 @@ struct Execution {
   std::vector<int> counts;
   uint32_t splits = 0;
   std::vector<Violation> violations;
+  std::array<PropertyStats, kNumProperties> stats{};
   bool failed = false;
   std::string page;
 };
 
-Execution RunOne(const Scenario& s, Setup* w, ReaderFn reader,
+Execution RunOne(const Scenario& s, const variants::Variant& variant, Setup* w,
                  const std::vector<int>& script, bool tracing) {
   Execution e;
-  e.call.clock = s.readers[0].clocks[0];
+  e.call.clock = ClocksFor(s.readers[0], variant)[0];
   e.call.reader = ReaderId(s, 0);
   e.call.start_ns = w->start_ns;
   e.call.cpu_start = e.call.cpu_end = s.readers[0].cpu;
-  ScriptedHooks hooks(s, w, &e.call, &script, tracing);
+  ScriptedHooks hooks(s, variant, w, &e.call, &script, tracing);
   vdso::HookedAccess access(w->page->data(), &hooks);
-  e.call.result = reader(access, w->page->data(), e.call.clock);
+  // A fresh reader per execution: every interleaving starts from the same
+  // state.
+  e.call.result =
+      variant.make_sim_reader()->Call(access, w->page->data(), e.call.clock);
   e.call.end_ns = hooks.Now();
   e.choices = hooks.choices();
   e.counts = hooks.option_counts();
   e.splits = hooks.splits();
   e.page = hooks.page_at_counter();
   w->view->Rollback();
-  Checker checker(s, w->machine.get(), w->writer.get());
+  Checker checker(s, w->machine.get(), w->writer.get(), &variant);
   checker.OnCall(e.call);
   e.violations = checker.violations();
+  e.stats = checker.stats();
   e.failed = checker.HasFailure();
   return e;
 }
 
 }  // namespace
 
-absl::StatusOr<ExploreResult> Explore(const Scenario& s, ReaderFn reader,
+absl::StatusOr<ExploreResult> Explore(const Scenario& s,
+                                      const variants::Variant& variant,
                                       const ExploreOptions& options) {
-  absl::StatusOr<Setup> setup = MakeSetup(s);
+  absl::StatusOr<Setup> setup = MakeSetup(s, variant);
   if (!setup.ok()) return setup.status();
   ExploreResult result;
-  result.clock = s.readers[0].clocks[0];
+  result.clock = ClocksFor(s.readers[0], variant)[0];
+  result.clock_name = variants::VariantClockName(variant, result.clock);
   result.updates = setup->updates;
   result.stores = static_cast<uint32_t>(setup->stores);
   std::vector<int> script;
   for (;;) {
-    Execution e = RunOne(s, &*setup, reader, script, false);
+    Execution e = RunOne(s, variant, &*setup, script, false);
     ++result.interleavings;
+    for (size_t i = 0; i < e.stats.size(); ++i) {
+      result.stats[i].checked += e.stats[i].checked;
+      result.stats[i].defects += e.stats[i].defects;
+      result.stats[i].preconditions += e.stats[i].preconditions;
+      result.stats[i].known_kernel += e.stats[i].known_kernel;
+    }
     if (e.failed) {
       ++result.failing;
       if (!result.minimal || e.splits < result.minimal_splits) {
@@ -290,7 +304,7 @@ absl::StatusOr<ExploreResult> Explore(const Scenario& s, ReaderFn reader,
     }
   }
   if (result.minimal) {
-    Execution e = RunOne(s, &*setup, reader, *result.minimal, true);
+    Execution e = RunOne(s, variant, &*setup, *result.minimal, true);
     result.minimal_call = e.call;
     result.minimal_page = e.page;
   }
@@ -301,11 +315,12 @@ std::string FormatExploreReport(const Scenario& s, const ExploreResult& r) {
   std::string o;
   absl::StrAppendFormat(
       &o,
-      "vdsolab run: scenario \"%s\", seed %d, strategy exhaustive, reader %s\n"
+      "vdsolab run: scenario \"%s\", seed %d, strategy exhaustive, variant "
+      "%s\n"
       "one clock_gettime(%s) on CPU %d against %d update(s) (%d stores) from "
       "%s s\n"
       "%d distinct interleavings explored%s; %d failing\n",
-      s.name, s.run.seed, s.run.reader, ClockName(r.clock), s.readers[0].cpu,
+      s.name, s.run.seed, s.run.reader, r.clock_name, s.readers[0].cpu,
       r.updates, r.stores,
       absl::StrFormat("%d.%09d", s.run.exhaustive_at_ns / kNsecPerSec,
                       s.run.exhaustive_at_ns % kNsecPerSec),
@@ -325,7 +340,8 @@ std::string FormatExploreReport(const Scenario& s, const ExploreResult& r) {
                           PropertyName(v.property), v.why, v.detail);
   }
   if (!r.minimal_page.empty()) {
-    absl::StrAppendFormat(&o, "page at the counter read: %s\n", r.minimal_page);
+    absl::StrAppendFormat(&o, "page at the counter read (non-zero fields):\n%s",
+                          r.minimal_page);
   }
   for (const TraceStep& step : r.minimal_call.trace) {
     absl::StrAppendFormat(&o, "  %d ns  %s\n", step.t_ns, step.what);
@@ -338,18 +354,19 @@ std::string FormatExploreReport(const Scenario& s, const ExploreResult& r) {
 }
 
 absl::StatusOr<std::string> ReplayInterleaving(const Scenario& s,
-                                               ReaderFn reader,
+                                               const variants::Variant& variant,
                                                bool* reproduced) {
-  absl::StatusOr<Setup> setup = MakeSetup(s);
+  absl::StatusOr<Setup> setup = MakeSetup(s, variant);
   if (!setup.ok()) return setup.status();
-  Execution e = RunOne(s, &*setup, reader, s.replay.decisions, true);
+  Execution e = RunOne(s, variant, &*setup, s.replay.decisions, true);
   *reproduced = e.failed;
   std::string o;
-  absl::StrAppendFormat(&o,
-                        "vdsolab replay: scenario \"%s\": clock_gettime(%s) "
-                        "against %d update(s), choices [%s]\n",
-                        s.name, ClockName(e.call.clock), setup->updates,
-                        absl::StrJoin(s.replay.decisions, ", "));
+  absl::StrAppendFormat(
+      &o,
+      "vdsolab replay: scenario \"%s\": clock_gettime(%s) "
+      "against %d update(s), choices [%s]\n",
+      s.name, variants::VariantClockName(variant, e.call.clock), setup->updates,
+      absl::StrJoin(s.replay.decisions, ", "));
   for (const Violation& v : e.violations) {
     absl::StrAppendFormat(&o, "  [%s] %s: %s\n    %s\n", VerdictName(v.verdict),
                           PropertyName(v.property), v.why, v.detail);
@@ -363,7 +380,8 @@ absl::StatusOr<std::string> ReplayInterleaving(const Scenario& s,
                           e.call.counter_ns);
   }
   if (!e.page.empty()) {
-    absl::StrAppendFormat(&o, "page at the counter read: %s\n", e.page);
+    absl::StrAppendFormat(&o, "page at the counter read (non-zero fields):\n%s",
+                          e.page);
   }
   absl::StrAppendFormat(&o, "\nthe interleaving:\n");
   for (const TraceStep& step : e.call.trace) {

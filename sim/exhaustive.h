@@ -17,6 +17,7 @@
 #ifndef VDSOLAB_SIM_EXHAUSTIVE_H_
 #define VDSOLAB_SIM_EXHAUSTIVE_H_
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -40,11 +41,14 @@ struct ExploreOptions {
 
 struct ExploreResult {
   ClockId clock = 0;
+  std::string clock_name;
   uint32_t updates = 0;        // Updates raced.
   uint32_t stores = 0;         // Their stores.
   uint64_t interleavings = 0;  // Executions explored.
   uint64_t failing = 0;        // Executions with a defect.
-  bool complete = false;       // Every interleaving explored.
+  // Every execution's property checks, summed.
+  std::array<PropertyStats, kNumProperties> stats{};
+  bool complete = false;  // Every interleaving explored.
   // The failing interleaving with the fewest mid-call store landings.
   std::optional<std::vector<int>> minimal;
   uint32_t minimal_splits = 0;
@@ -53,7 +57,8 @@ struct ExploreResult {
   std::string minimal_page;
 };
 
-absl::StatusOr<ExploreResult> Explore(const Scenario& scenario, ReaderFn reader,
+absl::StatusOr<ExploreResult> Explore(const Scenario& scenario,
+                                      const variants::Variant& variant,
                                       const ExploreOptions& options = {});
 
 std::string FormatExploreReport(const Scenario& scenario,
@@ -61,7 +66,7 @@ std::string FormatExploreReport(const Scenario& scenario,
 
 // Runs the interleaving in scenario.replay.decisions with a trace.
 absl::StatusOr<std::string> ReplayInterleaving(const Scenario& scenario,
-                                               ReaderFn reader,
+                                               const variants::Variant& variant,
                                                bool* reproduced);
 
 }  // namespace vdsolab::sim

@@ -13,16 +13,11 @@
 
 #include "absl/strings/str_format.h"
 #include "sim/call.h"
+#include "variants/layout.h"
 #include "vdso/access.h"
-#include "vdso/datapage.h"
 #include "vdso/vvar_page.h"
 
 namespace vdsolab::sim::internal {
-
-// Whether a page offset is some clock record's seq.
-inline bool IsSeqOffset(uint32_t offset) {
-  return offset < vdso::kTzMinuteswest && offset % sizeof(vdso::VdsoClock) == 0;
-}
 
 // Whether a counter read of this kind may execute before the loads that
 // precede it: a bare rdtsc always may; rdtsc_ordered only where the
@@ -41,6 +36,8 @@ inline bool MayReadEarly(vdso::CounterRead kind, bool unordered_fault) {
 
 class LoadObserver {
  public:
+  explicit LoadObserver(const variants::Layout* layout) : layout_(layout) {}
+
   // Records a load of `size` bytes at `offset` at true time `now`; returns
   // the value the load sees. A data load takes the last seq seen as the
   // seq its attempt began with.
@@ -48,7 +45,7 @@ class LoadObserver {
                   uint64_t now, CallRecord* rec) {
     uint64_t value = 0;
     std::memcpy(&value, page + offset, size);
-    if (IsSeqOffset(offset)) {
+    if (layout_->IsSeq(offset)) {
       last_seq_ = static_cast<uint32_t>(value);
       last_seq_ns_ = now;
       last_seq_offset_ = offset;
@@ -58,16 +55,18 @@ class LoadObserver {
     return value;
   }
 
-  static std::string Describe(uint32_t offset, uint64_t value) {
-    return absl::StrFormat("load %s = %#x", vdso::DescribeVvarOffset(offset),
+  std::string Describe(uint32_t offset, uint64_t value) const {
+    return absl::StrFormat("load %s = %#x", layout_->DescribeOffset(offset),
                            value);
   }
+  bool IsSeq(uint32_t offset) const { return layout_->IsSeq(offset); }
 
   uint32_t last_seq() const { return last_seq_; }
   uint64_t last_seq_ns() const { return last_seq_ns_; }
   uint32_t last_seq_offset() const { return last_seq_offset_; }
 
  private:
+  const variants::Layout* layout_;
   uint32_t last_seq_ = 0;
   uint64_t last_seq_ns_ = 0;
   uint32_t last_seq_offset_ = ~0u;

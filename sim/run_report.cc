@@ -12,16 +12,37 @@ std::string Seconds(uint64_t ns) {
   return absl::StrFormat("%d.%09d", ns / kNsecPerSec, ns % kNsecPerSec);
 }
 
+// A signed 128-bit count in decimal.
+std::string SignedInt(__int128 v) {
+  const bool neg = v < 0;
+  unsigned __int128 m = static_cast<unsigned __int128>(neg ? -v : v);
+  std::string digits;
+  do {
+    digits.insert(digits.begin(), static_cast<char>('0' + m % 10));
+    m /= 10;
+  } while (m != 0);
+  return (neg ? "-" : "") + digits;
+}
+
+std::string SignedSeconds(__int128 ns) {
+  const bool neg = ns < 0;
+  const unsigned __int128 m = static_cast<unsigned __int128>(neg ? -ns : ns);
+  return absl::StrFormat("%s%s.%09d", neg ? "-" : "",
+                         SignedInt(static_cast<__int128>(m / 1000000000)),
+                         static_cast<uint64_t>(m % 1000000000));
+}
+
 bool SameFailure(const Violation& a, const Violation& b) {
   return a.property == b.property && a.reader == b.reader &&
          a.reader_call == b.reader_call;
 }
 
 // Whether running `s` shows `failure` again.
-bool Shows(const Scenario& s, ReaderFn reader, const Violation& failure) {
+bool Shows(const Scenario& s, const variants::Variant& variant,
+           const Violation& failure) {
   RunOptions options;
   options.stop_at_first_failure = false;
-  absl::StatusOr<RunResult> r = RunRandom(s, reader, options);
+  absl::StatusOr<RunResult> r = RunRandom(s, variant, options);
   if (!r.ok()) return false;
   for (const Violation& v : r->violations) {
     if (v.verdict != Verdict::kPrecondition && SameFailure(v, failure)) {
@@ -45,7 +66,7 @@ std::string FormatRunReport(const Scenario& s, const RunResult& r) {
   const MachineSpec& m = s.machine;
   absl::StrAppendFormat(
       &o,
-      "vdsolab run: scenario \"%s\", seed %d, strategy %s, reader %s\n"
+      "vdsolab run: scenario \"%s\", seed %d, strategy %s, variant %s\n"
       "machine: %d CPU(s), %s counter %d Hz, %d-bit; HZ=%d; %s s simulated%s\n"
       "writer: %d updates; readers: %d calls (%d answered by the vDSO, %d by "
       "the syscall, %d errors)\n",
@@ -72,6 +93,19 @@ std::string FormatRunReport(const Scenario& s, const RunResult& r) {
                           st.checked, st.defects, st.preconditions,
                           st.known_kernel);
   }
+  if (!r.divergence.empty()) {
+    absl::StrAppendFormat(&o,
+                          "\nclocks without a kernel oracle, against "
+                          "CLOCK_MONOTONIC_RAW at the same counter values:\n");
+    for (const auto& [clock, d] : r.divergence) {
+      absl::StrAppendFormat(
+          &o,
+          "  %-18s %8d reads; after %s s of RAW: %s ns (%.1f ppb); max "
+          "|divergence| %s ns\n",
+          d.name, d.samples, SignedSeconds(d.span_ns), SignedInt(d.last_ns),
+          d.ppb(), SignedInt(d.max_abs_ns));
+    }
+  }
   if (!r.violations.empty()) {
     absl::StrAppendFormat(&o, "\nviolations (first %d):\n",
                           r.violations.size());
@@ -93,7 +127,7 @@ std::string FormatRunReport(const Scenario& s, const RunResult& r) {
 }
 
 absl::StatusOr<Scenario> MinimizeFailure(const Scenario& scenario,
-                                         ReaderFn reader,
+                                         const variants::Variant& variant,
                                          const Violation& failure) {
   Scenario best = scenario;
   best.replay = ReplaySpec{};
@@ -105,7 +139,7 @@ absl::StatusOr<Scenario> MinimizeFailure(const Scenario& scenario,
                                     return e.at_ns >= cut.run.duration_ns;
                                   }),
                    cut.events.end());
-  if (Shows(cut, reader, failure)) best = cut;
+  if (Shows(cut, variant, failure)) best = cut;
   // Drop readers the failure does not need (ids keep their randomness).
   for (size_t i = best.readers.size(); i-- > 0;) {
     if (best.readers.size() == 1 || ReaderId(best, i) == failure.reader)
@@ -115,13 +149,13 @@ absl::StatusOr<Scenario> MinimizeFailure(const Scenario& scenario,
       fewer.readers[j].id = ReaderId(best, j);
     }
     fewer.readers.erase(fewer.readers.begin() + static_cast<std::ptrdiff_t>(i));
-    if (Shows(fewer, reader, failure)) best = fewer;
+    if (Shows(fewer, variant, failure)) best = fewer;
   }
   // Drop events it does not need.
   for (size_t i = best.events.size(); i-- > 0;) {
     Scenario fewer = best;
     fewer.events.erase(fewer.events.begin() + static_cast<std::ptrdiff_t>(i));
-    if (Shows(fewer, reader, failure)) best = fewer;
+    if (Shows(fewer, variant, failure)) best = fewer;
   }
   for (size_t j = 0; j < best.readers.size(); ++j) {
     best.readers[j].id = ReaderId(best, j);
@@ -134,14 +168,15 @@ absl::StatusOr<Scenario> MinimizeFailure(const Scenario& scenario,
 }
 
 absl::StatusOr<std::string> ReplayFailure(const Scenario& scenario,
-                                          ReaderFn reader, bool* reproduced) {
+                                          const variants::Variant& variant,
+                                          bool* reproduced) {
   if (!scenario.replay.present) {
     return absl::InvalidArgumentError(
         "this scenario has no [replay] section; use `vdsolab run` for it");
   }
   RunOptions options;
   options.trace_call = std::pair{scenario.replay.reader, scenario.replay.call};
-  absl::StatusOr<RunResult> r = RunRandom(scenario, reader, options);
+  absl::StatusOr<RunResult> r = RunRandom(scenario, variant, options);
   if (!r.ok()) return r.status();
   std::string o;
   absl::StrAppendFormat(&o,
@@ -184,7 +219,8 @@ absl::StatusOr<std::string> ReplayFailure(const Scenario& scenario,
                           c.counter, c.counter_cpu, Seconds(c.counter_ns));
   }
   if (!r->traced_page.empty()) {
-    absl::StrAppendFormat(&o, "page at the counter read: %s\n", r->traced_page);
+    absl::StrAppendFormat(&o, "page at the counter read (non-zero fields):\n%s",
+                          r->traced_page);
   }
   absl::StrAppendFormat(&o,
                         "\nthe interleaving (reader steps, and the writer "

@@ -25,14 +25,15 @@ const Violation* FirstFailure(const RunResult& result);
 // the run cut short after that call, and readers and events it does not
 // need removed. Carries a [replay] section naming the call.
 absl::StatusOr<Scenario> MinimizeFailure(const Scenario& scenario,
-                                         ReaderFn reader,
+                                         const variants::Variant& variant,
                                          const Violation& failure);
 
 // Replays `scenario` (which must carry [replay]): the failing call step by
 // step, with the page state at the counter read and the interleaving of
 // writer stores. `reproduced` says whether the named violation recurred.
 absl::StatusOr<std::string> ReplayFailure(const Scenario& scenario,
-                                          ReaderFn reader, bool* reproduced);
+                                          const variants::Variant& variant,
+                                          bool* reproduced);
 
 }  // namespace vdsolab::sim
 

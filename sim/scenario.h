@@ -51,6 +51,7 @@ struct MachineSpec {
   int width_bits = 64;         // The counter wraps at 2^width.
   uint64_t counter_start = 1ull << 36;  // CPU 0's value at true time 0.
   std::vector<CpuCounterSpec> cpus = {CpuCounterSpec{}};
+  bool rdtscp = true;  // The CPUs have RDTSCP (some variants publish it).
 
   friend bool operator==(const MachineSpec&, const MachineSpec&) = default;
 };
@@ -156,7 +157,7 @@ struct RunSpec {
   uint64_t duration_ns = 1000000000;
   uint64_t seed = 1;
   Strategy strategy = Strategy::kRandom;
-  std::string reader = "upstream";
+  std::string reader = "upstream";  // The variant (vdsolab variants).
   // kExhaustive: the call starts just before the first update at or after
   // exhaustive_at_ns, and races the next `exhaustive_updates` updates.
   uint64_t exhaustive_at_ns = 100000000;

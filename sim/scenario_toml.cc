@@ -371,6 +371,7 @@ absl::StatusOr<Scenario> ParseScenario(const std::string& text,
     RETURN_IF_ERROR(
         r.Integer("calibrated_hz", &s.machine.calibrated_hz, 0, INT64_MAX));
     RETURN_IF_ERROR(r.Integer("width_bits", &s.machine.width_bits, 0, 64));
+    RETURN_IF_ERROR(r.Bool("rdtscp", &s.machine.rdtscp));
     r.Use("counter_start");
     if (t != nullptr) {
       if (const toml::node* n = t->get("counter_start")) {
@@ -587,9 +588,10 @@ std::string ScenarioToToml(const Scenario& s) {
   const MachineSpec& m = s.machine;
   absl::StrAppendFormat(&o,
                         "\n[machine]\nclocksource = %s\ncounter_hz = %d\n"
-                        "calibrated_hz = %d\nwidth_bits = %d\n",
+                        "calibrated_hz = %d\nwidth_bits = %d\n"
+                        "rdtscp = %s\n",
                         Quote(m.clocksource), m.counter_hz, m.calibrated_hz,
-                        m.width_bits);
+                        m.width_bits, m.rdtscp ? "true" : "false");
   if (m.counter_start <= static_cast<uint64_t>(INT64_MAX)) {
     absl::StrAppendFormat(&o, "counter_start = %d\n", m.counter_start);
   } else {

@@ -112,7 +112,7 @@ TEST(ScenarioToml, ErrorsNameTheProblem) {
   ExpectError("[[event]]\nkind = \"settime\"\nat = \"5s\"\n",
               "not inside run.duration");
   ExpectError("[run]\nstrategy = \"clever\"\n", "run.strategy");
-  ExpectError("[run]\nreader = \"mine\"\n", "run.reader");
+  ExpectError("[run]\nreader = \"\"\n", "run.reader");
   ExpectError("[machine\n", "bad.toml:1");
   ExpectError("[machine]\ncounter_start = -5\n", "machine.counter_start");
   ExpectError("[kernel]\nboot_realtime = \"12.5.6\"\n", "kernel.boot_realtime");

@@ -41,21 +41,42 @@ Writer::Writer(const Scenario& scenario, const Machine* machine)
       [](const EventSpec& a, const EventSpec& b) { return a.at_ns < b.at_ns; });
 }
 
-absl::StatusOr<std::unique_ptr<Writer>> Writer::Create(const Scenario& scenario,
-                                                       const Machine* machine,
-                                                       vdso::VvarPage* page) {
+void VariantPublisher::UpdateVsyscall(const timekeeper::Timekeeper& tk) {
+  pending_.push_back(variant_->build_update(tk, seq_, ctx_));
+  seq_ += 2;
+}
+
+variants::PublishContext MakePublishContext(const Scenario& scenario,
+                                            uint64_t boot_counter) {
+  variants::PublishContext ctx;
+  ctx.hrtimer_res = scenario.kernel.hrtimer_res_ns;
+  const MachineSpec& m = scenario.machine;
+  const uint64_t hz = m.calibrated_hz != 0 ? m.calibrated_hz : m.counter_hz;
+  ctx.tsc_khz = static_cast<uint32_t>(hz / 1000);
+  ctx.has_rdtscp = m.rdtscp;
+  // The kernel's TSC sync check passes when every CPU's counter agrees.
+  ctx.counters_synced = true;
+  for (const CpuCounterSpec& cpu : m.cpus) {
+    if (!(cpu == CpuCounterSpec{})) ctx.counters_synced = false;
+  }
+  ctx.boot_counter = boot_counter;
+  return ctx;
+}
+
+absl::StatusOr<std::unique_ptr<Writer>> Writer::Create(
+    const Scenario& scenario, const Machine* machine, vdso::VvarPage* page,
+    const variants::Variant* variant) {
   absl::StatusOr<timekeeper::Clocksource> cs =
       MakeClocksource(scenario.machine);
   if (!cs.ok()) return cs.status();
   std::unique_ptr<Writer> w(new Writer(scenario, machine));
-  w->publisher_ = std::make_unique<timekeeper::VvarPublisher>(
-      page, timekeeper::VvarPublisher::Mode::kQueue,
-      scenario.kernel.hrtimer_res_ns);
+  const uint64_t c0 = machine->Counter(scenario.kernel.timekeeping_cpu, 0);
+  w->publisher_ = std::make_unique<VariantPublisher>(
+      variant, MakePublishContext(scenario, c0));
   w->tk_ = std::make_unique<timekeeper::Timekeeping>(*cs, scenario.kernel.hz,
                                                      w->publisher_.get());
   // timekeeping_init() at true time 0; its update is on the page from the
   // start, before any reader runs.
-  const uint64_t c0 = machine->Counter(scenario.kernel.timekeeping_cpu, 0);
   w->tk_->Init(c0, scenario.kernel.boot_realtime, scenario.kernel.boot_offset);
   for (const vdso::VvarUpdate& update : w->publisher_->pending()) {
     page->Apply(update);

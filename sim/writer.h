@@ -22,7 +22,7 @@
 #include "sim/scenario.h"
 #include "timekeeper/timekeeper.h"
 #include "timekeeper/timekeeping.h"
-#include "timekeeper/vsyscall.h"
+#include "variants/variant.h"
 #include "vdso/vvar_page.h"
 
 namespace vdsolab::sim {
@@ -64,11 +64,35 @@ struct UpdateRecord {
   timekeeper::Timekeeper tk;
 };
 
+// update_vsyscall() for the variant under test: each timekeeper update
+// becomes the store list of the variant's writer (its page layout).
+class VariantPublisher : public timekeeper::VsyscallSink {
+ public:
+  VariantPublisher(const variants::Variant* variant,
+                   variants::PublishContext ctx)
+      : variant_(variant), ctx_(ctx) {}
+  void UpdateVsyscall(const timekeeper::Timekeeper& tk) override;
+  std::deque<vdso::VvarUpdate>& pending() { return pending_; }
+  const variants::PublishContext& context() const { return ctx_; }
+
+ private:
+  const variants::Variant* variant_;
+  variants::PublishContext ctx_;
+  uint32_t seq_ = 0;  // Every seq word's value between updates.
+  std::deque<vdso::VvarUpdate> pending_;
+};
+
+// What the writer publishes besides the timekeeper, from the scenario.
+variants::PublishContext MakePublishContext(const Scenario& scenario,
+                                            uint64_t boot_counter);
+
 class Writer {
  public:
-  // The initial update (timekeeping_init) is applied to `page` at time 0.
+  // The initial update (timekeeping_init) is applied to `page` at time 0,
+  // in the layout of `variant`'s writer.
   static absl::StatusOr<std::unique_ptr<Writer>> Create(
-      const Scenario& scenario, const Machine* machine, vdso::VvarPage* page);
+      const Scenario& scenario, const Machine* machine, vdso::VvarPage* page,
+      const variants::Variant* variant);
 
   // Runs every writer operation that starts at or before `t_ns`.
   void AdvanceTo(uint64_t t_ns);
@@ -91,6 +115,9 @@ class Writer {
     return tk_->clocksource();
   }
   const timekeeper::Timekeeping& timekeeping() const { return *tk_; }
+  const variants::PublishContext& publish_context() const {
+    return publisher_->context();
+  }
   // True while a pause or idle window covers t (no ticks).
   bool InNoTickWindow(uint64_t t_ns) const;
   bool InPause(uint64_t t_ns) const;
@@ -107,8 +134,7 @@ class Writer {
 
   const Scenario& scenario_;
   const Machine* machine_;
-  std::unique_ptr<vdso::VvarPage> scratch_;  // The publisher's seq source.
-  std::unique_ptr<timekeeper::VvarPublisher> publisher_;
+  std::unique_ptr<VariantPublisher> publisher_;
   std::unique_ptr<timekeeper::Timekeeping> tk_;
   std::deque<TimedStore> pending_;
   std::deque<UpdateRecord> updates_;

@@ -9,6 +9,8 @@
 #include <optional>
 
 #include "common/clock_result.h"
+#include "variants/upstream.h"
+#include "variants/variant.h"
 #include "vdso/access.h"
 #include "vdso/upstream_reader.h"
 
@@ -33,6 +35,20 @@ std::optional<ClockResult> NoSeqRetryClockGettime(A& acc, const uint8_t* vd,
   if (!ok) return std::nullopt;
   if (!*ok) return acc.Fallback(clock);
   return ClockResult::Ok(internal::SetTimespec(sec, ns));
+}
+
+// The upstream variant with the reader above: same layout and writer.
+inline const variants::Variant& NoSeqRetryVariant() {
+  static const variants::Variant* variant = [] {
+    auto* v = new variants::Variant(variants::UpstreamVariant());
+    v->name = "test-no-seq-retry";
+    v->summary = "the upstream reader without its seq retry (tests only)";
+    v->make_sim_reader =
+        variants::MakeStateless<NoSeqRetryClockGettime<vdso::HookedAccess>>;
+    v->native_loop = nullptr;
+    return v;
+  }();
+  return *variant;
 }
 
 }  // namespace vdsolab::testing

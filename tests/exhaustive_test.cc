@@ -9,6 +9,7 @@
 
 #include "sim/scenario.h"
 #include "tests/broken_readers.h"
+#include "variants/upstream.h"
 
 namespace vdsolab::sim {
 namespace {
@@ -25,9 +26,7 @@ Scenario OneCall(ClockId clock, int updates) {
   return s;
 }
 
-ReaderFn Broken() {
-  return &testing::NoSeqRetryClockGettime<vdso::HookedAccess>;
-}
+const variants::Variant& Broken() { return testing::NoSeqRetryVariant(); }
 
 TEST(Exhaustive, CatchesAReaderWithoutSeqRetryMinimally) {
   auto r = Explore(OneCall(kClockMonotonic, 1), Broken());
@@ -52,7 +51,7 @@ TEST(Exhaustive, UpstreamReaderIsCleanForTheSameConfiguration) {
   for (ClockId clock : {kClockMonotonic, kClockMonotonicRaw, kClockRealtime,
                         kClockMonotonicCoarse}) {
     for (int updates : {1, 2}) {
-      auto r = Explore(OneCall(clock, updates), *ReaderByName("upstream"));
+      auto r = Explore(OneCall(clock, updates), variants::UpstreamVariant());
       ASSERT_TRUE(r.ok()) << r.status();
       std::printf(
           "upstream %s vs %d update(s): %llu interleavings, %llu "
@@ -80,7 +79,7 @@ TEST(Exhaustive, TheMinimalInterleavingReplaysExactly) {
   EXPECT_TRUE(reproduced) << *text;
   EXPECT_NE(text->find("writer (update"), std::string::npos) << *text;
   // The same choices on the upstream reader do not fail.
-  auto clean = ReplayInterleaving(s, *ReaderByName("upstream"), &reproduced);
+  auto clean = ReplayInterleaving(s, variants::UpstreamVariant(), &reproduced);
   ASSERT_TRUE(clean.ok());
   EXPECT_FALSE(reproduced) << *clean;
 }

@@ -21,6 +21,7 @@
 #include "sim/engine.h"
 #include "sim/scenario_toml.h"
 #include "tests/scenario_generators.h"
+#include "variants/upstream.h"
 
 namespace vdsolab::sim {
 namespace {
@@ -39,7 +40,7 @@ const auto* const kReadCounter =
 
 void CheckScenario(const Scenario& s) {
   RC_PRE(ValidateScenario(s).ok());
-  absl::StatusOr<RunResult> r = RunRandom(s, *ReaderByName("upstream"));
+  absl::StatusOr<RunResult> r = RunRandom(s, variants::UpstreamVariant());
   RC_ASSERT(r.ok());
   g_reads += r->coverage.calls;
   const Coverage& c = r->coverage;

@@ -76,4 +76,17 @@ Timespec64 KtimeGetCoarseTs64(const Timekeeper& tk) {
       static_cast<int64_t>(tk.coarse_nsec) + mono.tv_nsec);
 }
 
+Timespec64 TkXtimePre615(const Timekeeper& tk) {
+  return Timespec64{
+      static_cast<int64_t>(tk.xtime_sec),
+      static_cast<int64_t>(tk.tkr_mono.xtime_nsec >> tk.tkr_mono.shift)};
+}
+
+Timespec64 KtimeGetCoarseTs64Pre615(const Timekeeper& tk) {
+  const Timespec64 now = TkXtimePre615(tk);
+  const Timespec64& mono = tk.wall_to_monotonic;
+  return SetNormalizedTimespec64(now.tv_sec + mono.tv_sec,
+                                 now.tv_nsec + mono.tv_nsec);
+}
+
 }  // namespace vdsolab::timekeeper

@@ -34,6 +34,12 @@ Timespec64 KtimeGetClocktaiTs64(const Timekeeper& tk, uint64_t cycles);
 Timespec64 KtimeGetCoarseRealTs64(const Timekeeper& tk);
 Timespec64 KtimeGetCoarseTs64(const Timekeeper& tk);
 
+// Before 6.15 the coarse clocks read tk_xtime(): xtime_sec and
+// tkr_mono.xtime_nsec >> shift at the last update (no coarse_nsec). The
+// oracle for readers of those eras.
+Timespec64 TkXtimePre615(const Timekeeper& tk);
+Timespec64 KtimeGetCoarseTs64Pre615(const Timekeeper& tk);
+
 }  // namespace vdsolab::timekeeper
 
 #endif  // VDSOLAB_TIMEKEEPER_READERS_H_

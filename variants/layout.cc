@@ -43,14 +43,21 @@ std::string Layout::DescribeOffset(uint32_t offset) const {
   return absl::StrFormat("%s+%d", f->name, offset - f->offset);
 }
 
-std::string Layout::DescribePage(const uint8_t* page) const {
+std::string Layout::DescribePage(const uint8_t* page, bool nonzero_only) const {
   std::string out;
   for (const Field& f : fields_) {
     uint64_t v = 0;
     std::memcpy(&v, page + f.offset, f.size);  // x86: little-endian.
+    if (nonzero_only && v == 0) continue;
     absl::StrAppendFormat(&out, "    %-44s = %d (%#x)\n", f.name, v, v);
   }
   return out;
+}
+
+std::string Layout::DescribeStore(const vdso::VvarStore& store) const {
+  return absl::StrFormat("%s%s = %#x (u%d)", store.wmb_before ? "wmb; " : "",
+                         DescribeOffset(store.offset), store.value,
+                         store.size * 8);
 }
 
 FieldList& FieldList::Add(std::string name, uint32_t offset, uint8_t size,

@@ -14,6 +14,8 @@
 #include <string_view>
 #include <vector>
 
+#include "vdso/vvar_page.h"
+
 namespace vdsolab::variants {
 
 enum class FieldKind : uint8_t {
@@ -43,8 +45,12 @@ class Layout {
   bool IsCycleLast(uint32_t offset) const;
   // "gtod.raw_mult" or "+0x1234" for bytes no field covers.
   std::string DescribeOffset(uint32_t offset) const;
-  // Every field of `page` with its value, one per line, indented.
-  std::string DescribePage(const uint8_t* page) const;
+  // Every field of `page` with its value, one per line, indented; with
+  // `nonzero_only`, fields holding 0 are left out.
+  std::string DescribePage(const uint8_t* page,
+                           bool nonzero_only = false) const;
+  // "gtod.seq = 0x1f (u32)", with "wmb; " before when an smp_wmb() precedes.
+  std::string DescribeStore(const vdso::VvarStore& store) const;
 
  private:
   std::string name_;

@@ -23,6 +23,7 @@
 
 #include "common/clock_result.h"
 #include "common/clockid.h"
+#include "timekeeper/posix_clocks.h"
 #include "timekeeper/timekeeper.h"
 #include "variants/layout.h"
 #include "vdso/access.h"
@@ -138,6 +139,12 @@ struct Variant {
 const ClockDef* FindOwnClock(const Variant& variant, ClockId clock);
 // The kernel's name for kernel ids, the variant's for its own.
 std::string VariantClockName(const Variant& variant, ClockId clock);
+// The system call on a kernel with this variant: the variant's own syscall
+// for clocks it adds, the timekeeper model's for the rest.
+ClockResult VariantSyscall(const Variant& variant, const PublishContext& ctx,
+                           const timekeeper::Timekeeper& tk, ClockId clock,
+                           const timekeeper::SyscallContext& sc);
+
 // Whether the variant answers `clock` without the syscall (when the clock
 // mode allows).
 bool ServesFromPage(const Variant& variant, ClockId clock);

@@ -1,0 +1,442 @@
+#include "cli/compare.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <optional>
+
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "cli/cli_util.h"
+#include "cli/commands.h"
+#include "sim/engine.h"
+#include "sim/exhaustive.h"
+#include "sim/run_report.h"
+#include "sim/scenario_toml.h"
+#include "variants/registry.h"
+
+namespace vdsolab::cli {
+namespace {
+
+// Exploring a variant with many loads against several updates can take
+// long; the table says when a run stopped at this budget.
+constexpr uint64_t kMaxInterleavings = 2000000;
+
+struct Cell {
+  uint64_t checked = 0;
+  uint64_t defects = 0;
+  uint64_t preconditions = 0;
+  uint64_t known = 0;
+};
+
+struct FailureNote {
+  std::string property;
+  std::string scenario;
+  std::string verdict;
+  std::string why;
+  std::string detail;
+  std::string replay;  // The replay file, or "" if it could not be written.
+};
+
+struct VariantResult {
+  const variants::Variant* variant = nullptr;
+  std::array<Cell, sim::kNumProperties> cells{};
+  std::vector<FailureNote> failures;  // First per property.
+  uint64_t vdso_answers = 0;
+  uint64_t syscalls = 0;
+  std::map<ClockId, std::array<uint64_t, 2>> per_clock;
+  // Divergence of own clocks: from the run with the longest RAW span.
+  std::map<ClockId, sim::Divergence> divergence;
+  std::vector<std::string> incomplete;  // Scenarios stopped at a budget.
+};
+
+absl::StatusOr<std::vector<std::pair<std::string, sim::Scenario>>>
+LoadScenarios(const std::string& dir) {
+  const std::string path = ResolveInputPath(dir);
+  DIR* d = opendir(path.c_str());
+  if (d == nullptr) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--scenarios=%s: not a directory vdsolab can read", dir));
+  }
+  std::vector<std::string> files;
+  while (const dirent* e = readdir(d)) {
+    const std::string name = e->d_name;
+    if (name.size() > 5 && name.substr(name.size() - 5) == ".toml" &&
+        name.find(".replay.") == std::string::npos) {
+      files.push_back(name);
+    }
+  }
+  closedir(d);
+  std::sort(files.begin(), files.end());
+  if (files.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--scenarios=%s: no *.toml scenario files in it", dir));
+  }
+  std::vector<std::pair<std::string, sim::Scenario>> out;
+  for (const std::string& f : files) {
+    absl::StatusOr<sim::Scenario> s = sim::LoadScenarioFile(path + "/" + f);
+    if (!s.ok()) return s.status();
+    out.emplace_back(f.substr(0, f.size() - 5), *std::move(s));
+  }
+  return out;
+}
+
+std::string CellText(const Cell& c) {
+  if (c.checked == 0) return "n/a";
+  std::vector<std::string> parts;
+  if (c.defects != 0) parts.push_back(absl::StrFormat("FAIL %d", c.defects));
+  if (c.known != 0) parts.push_back(absl::StrFormat("known %d", c.known));
+  if (parts.empty()) {
+    return c.preconditions != 0
+               ? absl::StrFormat("pass (pre %d)", c.preconditions)
+               : "pass";
+  }
+  if (c.preconditions != 0) {
+    parts.push_back(absl::StrFormat("pre %d", c.preconditions));
+  }
+  return absl::StrJoin(parts, ", ");
+}
+
+void Add(Cell& c, const sim::PropertyStats& s) {
+  c.checked += s.checked;
+  c.defects += s.defects;
+  c.preconditions += s.preconditions;
+  c.known += s.known_kernel;
+}
+
+bool HasNote(const VariantResult& r, const std::string& property) {
+  for (const FailureNote& n : r.failures) {
+    if (n.property == property) return true;
+  }
+  return false;
+}
+
+std::string WriteReplayFile(const std::string& out_dir,
+                            const sim::Scenario& replay,
+                            const std::string& variant,
+                            const std::string& scenario) {
+  mkdir(ResolveOutputPath(out_dir).c_str(), 0755);
+  const std::string rel =
+      absl::StrFormat("%s/%s--%s.replay.toml", out_dir, variant, scenario);
+  std::ofstream file(ResolveOutputPath(rel));
+  file << sim::ScenarioToToml(replay);
+  file.close();
+  return file ? rel : "";
+}
+
+void RunRandomInto(const sim::Scenario& s, const std::string& scenario_name,
+                   const std::string& out_dir, VariantResult& r) {
+  const variants::Variant& v = *r.variant;
+  sim::RunOptions options;
+  options.stop = &StopFlag();
+  absl::StatusOr<sim::RunResult> run = sim::RunRandom(s, v, options);
+  if (!run.ok()) {
+    r.failures.push_back(FailureNote{"(run)", scenario_name, "error",
+                                     std::string(run.status().message()), "",
+                                     ""});
+    return;
+  }
+  for (int i = 0; i < sim::kNumProperties; ++i) {
+    Add(r.cells[static_cast<size_t>(i)], run->stats[static_cast<size_t>(i)]);
+  }
+  r.vdso_answers += run->coverage.vdso_answers;
+  r.syscalls += run->coverage.fallbacks;
+  for (const auto& [clock, n] : run->coverage.per_clock) {
+    r.per_clock[clock][0] += n[0];
+    r.per_clock[clock][1] += n[1];
+  }
+  for (const auto& [clock, d] : run->divergence) {
+    auto it = r.divergence.find(clock);
+    if (it == r.divergence.end() || d.span_ns > it->second.span_ns) {
+      r.divergence[clock] = d;
+    }
+  }
+  if (run->stopped_early) r.incomplete.push_back(scenario_name);
+  for (const sim::Violation& viol : run->violations) {
+    if (viol.verdict == sim::Verdict::kPrecondition) continue;
+    const std::string property = sim::PropertyName(viol.property);
+    if (HasNote(r, property)) continue;
+    std::string replay;
+    absl::StatusOr<sim::Scenario> minimal = sim::MinimizeFailure(s, v, viol);
+    if (minimal.ok()) {
+      replay = WriteReplayFile(out_dir, *minimal, std::string(v.name),
+                               scenario_name);
+    }
+    r.failures.push_back(FailureNote{property, scenario_name,
+                                     sim::VerdictName(viol.verdict), viol.why,
+                                     viol.detail, replay});
+  }
+}
+
+void RunExhaustiveInto(const sim::Scenario& s, const std::string& scenario_name,
+                       const std::string& out_dir, VariantResult& r) {
+  const variants::Variant& v = *r.variant;
+  sim::ExploreOptions options;
+  options.stop = &StopFlag();
+  options.max_interleavings = kMaxInterleavings;
+  absl::StatusOr<sim::ExploreResult> e = sim::Explore(s, v, options);
+  if (!e.ok()) {
+    r.failures.push_back(FailureNote{"(run)", scenario_name, "error",
+                                     std::string(e.status().message()), "",
+                                     ""});
+    return;
+  }
+  if (!e->complete) r.incomplete.push_back(scenario_name);
+  for (int i = 0; i < sim::kNumProperties; ++i) {
+    Add(r.cells[static_cast<size_t>(i)], e->stats[static_cast<size_t>(i)]);
+  }
+  if (!e->minimal || e->minimal_violations.empty()) return;
+  const sim::Violation& first = e->minimal_violations[0];
+  const std::string property = sim::PropertyName(first.property);
+  if (HasNote(r, property)) return;
+  sim::Scenario replay = s;
+  replay.replay.present = true;
+  replay.replay.reader = sim::ReaderId(replay, 0);
+  replay.replay.property = property;
+  replay.replay.decisions = *e->minimal;
+  r.failures.push_back(FailureNote{
+      property, scenario_name, sim::VerdictName(first.verdict), first.why,
+      first.detail,
+      WriteReplayFile(out_dir, replay, std::string(v.name), scenario_name)});
+}
+
+std::string JsonString(const std::string& s) {
+  std::string o = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      o += '\\';
+      o += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      o += absl::StrFormat("\\u%04x", c);
+    } else {
+      o += c;
+    }
+  }
+  return o + "\"";
+}
+
+std::string FormatJson(const std::vector<VariantResult>& results,
+                       const std::vector<std::string>& scenarios) {
+  std::vector<std::string> vs;
+  for (const VariantResult& r : results) {
+    std::vector<std::string> props;
+    for (int i = 0; i < sim::kNumProperties; ++i) {
+      const Cell& c = r.cells[static_cast<size_t>(i)];
+      props.push_back(absl::StrFormat(
+          "%s: {\"checked\": %d, \"defects\": %d, \"preconditions\": %d, "
+          "\"known\": %d, \"verdict\": %s}",
+          JsonString(sim::PropertyName(static_cast<sim::Property>(i + 1))),
+          c.checked, c.defects, c.preconditions, c.known,
+          JsonString(CellText(c))));
+    }
+    std::vector<std::string> fails;
+    for (const FailureNote& n : r.failures) {
+      fails.push_back(absl::StrFormat(
+          "{\"property\": %s, \"scenario\": %s, \"verdict\": %s, \"why\": %s, "
+          "\"detail\": %s, \"replay\": %s}",
+          JsonString(n.property), JsonString(n.scenario), JsonString(n.verdict),
+          JsonString(n.why), JsonString(n.detail), JsonString(n.replay)));
+    }
+    std::vector<std::string> divs;
+    for (const auto& [clock, d] : r.divergence) {
+      divs.push_back(absl::StrFormat(
+          "%s: {\"reads\": %d, \"raw_span_ns\": %d, \"divergence_ns\": %d, "
+          "\"ppb\": %.1f, \"max_abs_ns\": %d}",
+          JsonString(d.name), d.samples, static_cast<int64_t>(d.span_ns),
+          static_cast<int64_t>(d.last_ns), d.ppb(),
+          static_cast<int64_t>(d.max_abs_ns)));
+    }
+    vs.push_back(absl::StrFormat(
+        "{\"name\": %s, \"provenance\": %s, \"properties\": {%s}, "
+        "\"vdso_answers\": %d, \"syscalls\": %d, \"failures\": [%s], "
+        "\"divergence_vs_raw\": {%s}, \"incomplete\": [%s]}",
+        JsonString(std::string(r.variant->name)),
+        JsonString(std::string(r.variant->provenance)),
+        absl::StrJoin(props, ", "), r.vdso_answers, r.syscalls,
+        absl::StrJoin(fails, ", "), absl::StrJoin(divs, ", "),
+        absl::StrJoin(r.incomplete, ", ",
+                      [](std::string* out, const std::string& s) {
+                        out->append(JsonString(s));
+                      })));
+  }
+  return absl::StrFormat(
+      "{\"scenarios\": [%s], \"variants\": [%s]}\n",
+      absl::StrJoin(scenarios, ", ",
+                    [](std::string* out, const std::string& s) {
+                      out->append(JsonString(s));
+                    }),
+      absl::StrJoin(vs, ",\n "));
+}
+
+// The seeds' own predictions, checked against what the runs measured.
+std::string FormatPredictions(const std::vector<VariantResult>& results) {
+  std::string o;
+  const auto share = [](const VariantResult& r, ClockId clock) {
+    auto it = r.per_clock.find(clock);
+    if (it == r.per_clock.end() || it->second[0] + it->second[1] == 0) {
+      return std::string("not called");
+    }
+    return absl::StrFormat(
+        "%.1f%% by the syscall (%d of %d calls)",
+        100.0 * static_cast<double>(it->second[1]) /
+            static_cast<double>(it->second[0] + it->second[1]),
+        it->second[1], it->second[0] + it->second[1]);
+  };
+  absl::StrAppendFormat(
+      &o,
+      "\n## The seeds' predictions, measured\n\n"
+      "- CLOCK_MONOTONIC_RAW needs a syscall on 4.16 (seeds 000/001: "
+      "\"200-1000ns\" there vs ~20-30 ns in the vDSO; the time per call is "
+      "the benchmarks' job, the share of calls is measured here):\n");
+  for (const VariantResult& r : results) {
+    absl::StrAppendFormat(&o, "  - %s: MONOTONIC_RAW %s\n", r.variant->name,
+                          share(r, kClockMonotonicRaw));
+  }
+  // Seed 000's uapi header: the direct and floating conversions "differ by
+  // about 0.02%".
+  for (const VariantResult& r : results) {
+    const sim::Divergence* direct = nullptr;
+    const sim::Divergence* floating = nullptr;
+    for (const auto& [clock, d] : r.divergence) {
+      if (d.name == "tsc_cal_direct") direct = &d;
+      if (d.name == "tsc_cal_float") floating = &d;
+    }
+    if (direct == nullptr || floating == nullptr) continue;
+    absl::StrAppendFormat(
+        &o,
+        "- %s (seed 000, vdso_tsc_calibration.h: the direct and floating "
+        "conversions \"differ by about 0.02%%\" = 200000 ppb): measured rate "
+        "difference %.1f ppb (direct %.1f ppb, floating %.1f ppb against "
+        "MONOTONIC_RAW)\n",
+        r.variant->name, direct->ppb() - floating->ppb(), direct->ppb(),
+        floating->ppb());
+  }
+  return o;
+}
+
+std::string FormatTable(const std::vector<VariantResult>& results,
+                        const std::vector<std::string>& scenarios) {
+  std::string o;
+  absl::StrAppendFormat(
+      &o,
+      "# vdsolab compare: %d variants x %d scenarios\n\n"
+      "Scenarios: %s. Each cell sums a property over every scenario: "
+      "\"pass\", \"FAIL n\" (defects), \"known n\" (a documented kernel or "
+      "era behaviour), \"pre n\" (a violated precondition of the design), "
+      "\"n/a\" (never checked).\n\n",
+      results.size(), scenarios.size(), absl::StrJoin(scenarios, ", "));
+  std::string header = "| variant |";
+  std::string rule = "|---|";
+  for (int i = 0; i < sim::kNumProperties; ++i) {
+    absl::StrAppendFormat(&header, " %s |",
+                          sim::PropertyName(static_cast<sim::Property>(i + 1)));
+    rule += "---|";
+  }
+  header += " page / syscall |";
+  rule += "---|";
+  absl::StrAppendFormat(&o, "%s\n%s\n", header, rule);
+  for (const VariantResult& r : results) {
+    absl::StrAppendFormat(&o, "| %s |", r.variant->name);
+    for (const Cell& c : r.cells)
+      absl::StrAppendFormat(&o, " %s |", CellText(c));
+    absl::StrAppendFormat(&o, " %d / %d |\n", r.vdso_answers, r.syscalls);
+  }
+  bool any_divergence = false;
+  for (const VariantResult& r : results)
+    any_divergence |= !r.divergence.empty();
+  if (any_divergence) {
+    absl::StrAppendFormat(
+        &o,
+        "\n## Clocks without a kernel oracle, against CLOCK_MONOTONIC_RAW\n\n"
+        "Their advance minus RAW's advance at the same counter values, in the "
+        "scenario with the longest run.\n\n"
+        "| variant | clock | reads | RAW time | divergence | ppb | max "
+        "abs |\n|---|---|---|---|---|---|---|\n");
+    for (const VariantResult& r : results) {
+      for (const auto& [clock, d] : r.divergence) {
+        absl::StrAppendFormat(
+            &o, "| %s | %s | %d | %.3f s | %d ns | %.1f | %d ns |\n",
+            r.variant->name, d.name, d.samples,
+            static_cast<double>(d.span_ns) / 1e9,
+            static_cast<int64_t>(d.last_ns), d.ppb(),
+            static_cast<int64_t>(d.max_abs_ns));
+      }
+    }
+  }
+  absl::StrAppendFormat(&o, "\n## First failure per variant and property\n\n");
+  bool any = false;
+  for (const VariantResult& r : results) {
+    for (const FailureNote& n : r.failures) {
+      any = true;
+      absl::StrAppendFormat(&o, "- **%s**, %s, scenario %s: [%s] %s\n",
+                            r.variant->name, n.property, n.scenario, n.verdict,
+                            n.why);
+      if (!n.detail.empty()) absl::StrAppendFormat(&o, "  (%s)\n", n.detail);
+      if (!n.replay.empty()) {
+        absl::StrAppendFormat(&o, "  replay: `vdsolab replay %s`\n", n.replay);
+      }
+    }
+    if (!r.incomplete.empty()) {
+      absl::StrAppendFormat(&o, "- **%s**: stopped early in %s\n",
+                            r.variant->name, absl::StrJoin(r.incomplete, ", "));
+    }
+  }
+  if (!any) absl::StrAppendFormat(&o, "none\n");
+  o += FormatPredictions(results);
+  return o;
+}
+
+}  // namespace
+
+int Compare(const CompareOptions& options) {
+  auto scenarios = LoadScenarios(options.scenarios_dir);
+  if (!scenarios.ok()) {
+    Fail(std::string(scenarios.status().message()));
+    return kExitBadInput;
+  }
+  std::vector<const variants::Variant*> chosen;
+  if (options.variants.empty()) {
+    chosen = variants::AllVariants();
+  } else {
+    for (const std::string& name : options.variants) {
+      absl::StatusOr<const variants::Variant*> v = variants::FindVariant(name);
+      if (!v.ok()) {
+        Fail(std::string(v.status().message()));
+        return kExitBadInput;
+      }
+      chosen.push_back(*v);
+    }
+  }
+  InterruptScope interrupt;
+  std::vector<VariantResult> results;
+  std::vector<std::string> names;
+  for (const auto& [name, scenario] : *scenarios) names.push_back(name);
+  for (const variants::Variant* v : chosen) {
+    VariantResult r;
+    r.variant = v;
+    for (const auto& [name, scenario] : *scenarios) {
+      if (StopFlag().load()) break;
+      sim::Scenario s = scenario;
+      s.run.reader = std::string(v->name);
+      s.replay = sim::ReplaySpec{};
+      if (s.run.strategy == sim::Strategy::kExhaustive) {
+        RunExhaustiveInto(s, name, options.out_dir, r);
+      } else {
+        RunRandomInto(s, name, options.out_dir, r);
+      }
+    }
+    results.push_back(std::move(r));
+  }
+  const std::string text =
+      options.json ? FormatJson(results, names) : FormatTable(results, names);
+  std::fputs(text.c_str(), stdout);
+  if (StopFlag().load()) std::fputs("(stopped early)\n", stdout);
+  return kExitOk;
+}
+
+}  // namespace vdsolab::cli
