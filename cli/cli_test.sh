@@ -44,7 +44,8 @@ expect replay_line 1 "replay: ./bazelw run //:vdsolab -- --seed=1" -- \
 # Scenario runs: the built-in scenarios end as documented.
 scen="${TEST_SRCDIR:-.}/vdsolab/scenarios"
 tmp="${TEST_TMPDIR:-/tmp}"
-for s in baseline preempted-readers ntp-settime-pause unordered-rdtsc; do
+for s in baseline preempted-readers ntp-settime-pause unordered-rdtsc \
+         pause-past-max-cycles; do
   expect "run_$s" 0 "PASS: every property held." -- run "$scen/$s.toml"
 done
 for s in skewed-cpus narrow-counter; do
@@ -108,6 +109,10 @@ TOML
 fi
 
 # Variants: listed with provenance, compared side by side, bad names named.
+# Before 6.10 the vDSO's multiply wrapped past max_cycles: an era behaviour.
+expect run_era_overflow 1 "before 6.10 the vDSO" -- \
+  run "$scen/pause-past-max-cycles.toml" --variant=6.1 \
+  --replay_out="$tmp/era.replay.toml"
 expect variants_list 0 "provenance: seed 000" -- variants
 expect run_unknown_variant 2 'unknown variant "nosuch"' -- \
   run "$scen/baseline.toml" --variant=nosuch
@@ -119,6 +124,12 @@ expect compare_table 0 "| perf-mmap | n/a |" -- \
   compare --variant=upstream,perf-mmap --scenarios="$scen" --out="$tmp/cmp"
 expect compare_replays 0 "replay: \`vdsolab replay $tmp/cmp/upstream--coarse-step-back" \
   -- compare --variant=upstream --scenarios="$scen" --out="$tmp/cmp"
+so="${TEST_SRCDIR:-.}/vdsolab/examples/plugin/libexample_plugin.so"
+expect plugin_run 0 "PASS: every property held." -- \
+  run "$scen/baseline.toml" --variant-so="$so" --variant=example-c
+expect plugin_listed 0 "example-c" -- variants --variant-so="$so"
+expect plugin_bad_file 2 "--variant-so=/nonexistent.so" -- \
+  variants --variant-so=/nonexistent.so
 if command -v python3 >/dev/null; then
   if "$bin" compare --variant=upstream,perf-mmap --scenarios="$scen" \
      --out="$tmp/cmp" --format=json | python3 -m json.tool >/dev/null; then

@@ -49,9 +49,11 @@ struct VariantResult {
   std::vector<FailureNote> failures;  // First per property.
   uint64_t vdso_answers = 0;
   uint64_t syscalls = 0;
-  std::map<ClockId, std::array<uint64_t, 2>> per_clock;
-  // Divergence of own clocks: from the run with the longest RAW span.
+  std::map<ClockId, std::array<uint64_t, 3>> per_clock;
+  // Divergence of own clocks: from the "baseline" scenario if there is
+  // one (a steady machine), else from the run with the longest RAW span.
   std::map<ClockId, sim::Divergence> divergence;
+  std::string divergence_from;          // The scenario it was measured in.
   std::vector<std::string> incomplete;  // Scenarios stopped at a budget.
 };
 
@@ -147,13 +149,15 @@ void RunRandomInto(const sim::Scenario& s, const std::string& scenario_name,
   r.vdso_answers += run->coverage.vdso_answers;
   r.syscalls += run->coverage.fallbacks;
   for (const auto& [clock, n] : run->coverage.per_clock) {
-    r.per_clock[clock][0] += n[0];
-    r.per_clock[clock][1] += n[1];
+    for (size_t i = 0; i < n.size(); ++i) r.per_clock[clock][i] += n[i];
   }
   for (const auto& [clock, d] : run->divergence) {
     auto it = r.divergence.find(clock);
-    if (it == r.divergence.end() || d.span_ns > it->second.span_ns) {
+    const bool baseline = scenario_name == "baseline";
+    if (it == r.divergence.end() || baseline ||
+        (r.divergence_from != "baseline" && d.span_ns > it->second.span_ns)) {
       r.divergence[clock] = d;
+      r.divergence_from = scenario_name;
     }
   }
   if (run->stopped_early) r.incomplete.push_back(scenario_name);
@@ -278,14 +282,19 @@ std::string FormatPredictions(const std::vector<VariantResult>& results) {
   std::string o;
   const auto share = [](const VariantResult& r, ClockId clock) {
     auto it = r.per_clock.find(clock);
-    if (it == r.per_clock.end() || it->second[0] + it->second[1] == 0) {
-      return std::string("not called");
-    }
-    return absl::StrFormat(
+    const uint64_t total = it == r.per_clock.end()
+                               ? 0
+                               : it->second[0] + it->second[1] + it->second[2];
+    if (total == 0) return std::string("not called");
+    std::string text = absl::StrFormat(
         "%.1f%% by the syscall (%d of %d calls)",
-        100.0 * static_cast<double>(it->second[1]) /
-            static_cast<double>(it->second[0] + it->second[1]),
-        it->second[1], it->second[0] + it->second[1]);
+        100.0 * static_cast<double>(it->second[1]) / static_cast<double>(total),
+        it->second[1], total);
+    if (it->second[2] != 0) {
+      absl::StrAppendFormat(&text, ", %d answered with an error by the vDSO",
+                            it->second[2]);
+    }
+    return text;
   };
   absl::StrAppendFormat(
       &o,
@@ -310,11 +319,11 @@ std::string FormatPredictions(const std::vector<VariantResult>& results) {
     absl::StrAppendFormat(
         &o,
         "- %s (seed 000, vdso_tsc_calibration.h: the direct and floating "
-        "conversions \"differ by about 0.02%%\" = 200000 ppb): measured rate "
-        "difference %.1f ppb (direct %.1f ppb, floating %.1f ppb against "
-        "MONOTONIC_RAW)\n",
-        r.variant->name, direct->ppb() - floating->ppb(), direct->ppb(),
-        floating->ppb());
+        "conversions \"differ by about 0.02%%\"): in scenario %s the direct "
+        "clock runs %.6f%% off MONOTONIC_RAW and the floating one %.6f%%, so "
+        "their rates differ by %.6f%% of RAW time\n",
+        r.variant->name, r.divergence_from, direct->ppb() / 1e7,
+        floating->ppb() / 1e7, (direct->ppb() - floating->ppb()) / 1e7);
   }
   return o;
 }
@@ -325,6 +334,9 @@ std::string FormatTable(const std::vector<VariantResult>& results,
   absl::StrAppendFormat(
       &o,
       "# vdsolab compare: %d variants x %d scenarios\n\n"
+      "Made by `vdsolab compare`. docs/variants.md is this output for the "
+      "built-in scenarios: `./bazelw run //:vdsolab -- compare "
+      "--out=docs/variants-replays > docs/variants.md`.\n\n"
       "Scenarios: %s. Each cell sums a property over every scenario: "
       "\"pass\", \"FAIL n\" (defects), \"known n\" (a documented kernel or "
       "era behaviour), \"pre n\" (a violated precondition of the design), "
@@ -353,20 +365,25 @@ std::string FormatTable(const std::vector<VariantResult>& results,
     absl::StrAppendFormat(
         &o,
         "\n## Clocks without a kernel oracle, against CLOCK_MONOTONIC_RAW\n\n"
-        "Their advance minus RAW's advance at the same counter values, in the "
-        "scenario with the longest run.\n\n"
-        "| variant | clock | reads | RAW time | divergence | ppb | max "
-        "abs |\n|---|---|---|---|---|---|---|\n");
+        "Their advance minus RAW's advance at the same counter values, "
+        "measured in the baseline scenario (else the longest run).\n\n"
+        "| variant | clock | scenario | reads | RAW time | divergence | ppb | "
+        "max abs |\n|---|---|---|---|---|---|---|---|\n");
     for (const VariantResult& r : results) {
       for (const auto& [clock, d] : r.divergence) {
         absl::StrAppendFormat(
-            &o, "| %s | %s | %d | %.3f s | %d ns | %.1f | %d ns |\n",
-            r.variant->name, d.name, d.samples,
+            &o, "| %s | %s | %s | %d | %.3f s | %d ns | %.1f | %d ns |\n",
+            r.variant->name, d.name, r.divergence_from, d.samples,
             static_cast<double>(d.span_ns) / 1e9,
             static_cast<int64_t>(d.last_ns), d.ppb(),
             static_cast<int64_t>(d.max_abs_ns));
       }
     }
+  }
+  absl::StrAppendFormat(&o, "\n## The variants\n\n");
+  for (const VariantResult& r : results) {
+    absl::StrAppendFormat(&o, "- **%s**: %s. *%s*\n", r.variant->name,
+                          r.variant->summary, r.variant->provenance);
   }
   absl::StrAppendFormat(&o, "\n## First failure per variant and property\n\n");
   bool any = false;

@@ -23,10 +23,12 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
+#include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "cli/compare.h"
 #include "sim/oracle_run.h"
 #include "sim/scenario_toml.h"
+#include "variants/plugin/loader.h"
 
 ABSL_FLAG(std::string, seed, "",
           "Seed for everything random in the run; the same seed gives the "
@@ -54,6 +56,9 @@ ABSL_FLAG(std::string, variant, "",
           "run: the variant to run instead of the scenario's run.reader; "
           "compare: the variants to compare, comma-separated (default all). "
           "See vdsolab variants.");
+ABSL_FLAG(std::string, variant_so, "",
+          "Load plugin variants from these shared objects (comma-separated; "
+          "--variant-so works too) before the command: see docs/plugins.md.");
 ABSL_FLAG(std::string, scenarios, "scenarios",
           "compare: the directory of scenario files (*.toml) to run every "
           "variant through.");
@@ -198,7 +203,26 @@ int main(int argc, char** argv) {
       "value, and prints per-clock reads, mismatches, the largest "
       "difference and\nbackwards steps. Exit status: 0 all checks hold, 1 a "
       "check failed, 2 bad input.");
-  std::vector<char*> args = absl::ParseCommandLine(argc, argv);
+  // The documented spelling is --variant-so; Abseil flags use underscores.
+  std::vector<std::string> spelled(argv, argv + argc);
+  std::vector<char*> fixed;
+  for (std::string& a : spelled) {
+    if (a.rfind("--variant-so", 0) == 0) a.replace(0, 12, "--variant_so");
+    fixed.push_back(a.data());
+  }
+  std::vector<char*> args =
+      absl::ParseCommandLine(static_cast<int>(fixed.size()), fixed.data());
+  for (absl::string_view so : absl::StrSplit(absl::GetFlag(FLAGS_variant_so),
+                                             ',', absl::SkipEmpty())) {
+    absl::StatusOr<const vdsolab::variants::Variant*> v =
+        vdsolab::variants::LoadPluginVariant(
+            vdsolab::cli::ResolveInputPath(std::string(so)));
+    if (!v.ok()) {
+      std::fprintf(stderr, "vdsolab: %s\n",
+                   std::string(v.status().message()).c_str());
+      return kExitBadInput;
+    }
+  }
   if (args.size() > 1) {
     const std::string command = args[1];
     if (command == "inspect" || command == "conform") {

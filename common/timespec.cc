@@ -10,6 +10,11 @@ constexpr int64_t kNsecPerSecS = static_cast<int64_t>(kNsecPerSec);
 }  // namespace
 
 std::string FormatTimespec(const Timespec64& ts) {
+  // A timespec that is not normalised is shown as it is, not as a decimal
+  // that would misread it.
+  if (ts.tv_nsec < 0 || ts.tv_nsec >= kNsecPerSecS) {
+    return absl::StrFormat("{tv_sec %d, tv_nsec %d}", ts.tv_sec, ts.tv_nsec);
+  }
   return absl::StrFormat("%d.%09d", ts.tv_sec, ts.tv_nsec);
 }
 

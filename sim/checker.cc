@@ -14,6 +14,20 @@ namespace {
 // so that many precondition notes cannot hide the first defect.
 constexpr size_t kMaxViolationsPerKind = 20;
 
+constexpr const char* kEraOverflowWhy =
+    "era behaviour: before 6.10 the vDSO's delta * mult wrapped in 64 bits "
+    "past max_cycles";
+constexpr const char* kEraWrapWhy =
+    "era behaviour: before 6.5 the x86 vDSO compared cycles > cycle_last "
+    "unmasked, so a counter that wrapped past 2^64 reads as behind "
+    "cycle_last and time stands still until the next update (fixed by "
+    "\"x86/vdso: Fix gettimeofday masking\", 6.5)";
+constexpr const char* kEraCoarseBackWhy =
+    "era behaviour: before 6.15 the coarse clocks read xtime_nsec, which "
+    "timekeeping_apply_adjustment() moves back when adjtimex() speeds the "
+    "clock up, so coarse time can step back a little (6.15 added "
+    "coarse_nsec: \"timekeeping: Prevent coarse clocks going backwards\")";
+
 __int128 ToNs(const Timespec64& ts) {
   return static_cast<__int128>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
@@ -185,13 +199,23 @@ ClockResult Checker::ExpectedVdso(const UpdateRecord& state, ClockId clock,
 std::optional<std::string> Checker::EraExplains(const UpdateRecord& state,
                                                 ClockId clock,
                                                 uint64_t counter) const {
-  if (variant_->semantics.overflow_protected || !IsHres(clock)) {
-    return std::nullopt;
-  }
+  if (!IsHres(clock)) return std::nullopt;
   const timekeeper::TkReadBase& tkr =
       clock == kClockMonotonicRaw ? state.tk.tkr_raw : state.tk.tkr_mono;
-  if (counter <= tkr.cycle_last) return std::nullopt;
-  const uint64_t delta = (counter - tkr.cycle_last) & tkr.mask;
+  if (variant_->semantics.counter == variants::CounterSemantics::kClampToLast &&
+      counter < tkr.cycle_last && counter - tkr.cycle_last < (1ull << 62)) {
+    return std::string(kEraWrapWhy);
+  }
+  if (variant_->semantics.overflow_protected) return std::nullopt;
+  // The delta the era's reader multiplies.
+  uint64_t delta = 0;
+  if (variant_->semantics.counter == variants::CounterSemantics::kMasked63) {
+    delta = (counter - tkr.cycle_last) & kS64Max;
+    if ((delta & (1ull << 62)) != 0) return std::nullopt;  // Clamped.
+  } else {
+    if (counter <= tkr.cycle_last) return std::nullopt;
+    delta = (counter - tkr.cycle_last) & tkr.mask;
+  }
   if (delta <= tkr.clock->max_cycles) return std::nullopt;
   return absl::StrFormat(
       "era behaviour: before 6.10 the vDSO multiplied delta * mult in 64 "
@@ -279,11 +303,15 @@ std::optional<std::pair<Verdict, std::string>> Checker::Explain(
                                  "second after an adjtimex() frequency change "
                                  "between ticks (docs/findings.md)")};
   }
-  if (a.era_overflow || b.era_overflow) {
-    return std::pair{
-        Verdict::kKnownKernel,
-        std::string("era behaviour: before 6.10 the vDSO's delta * mult "
-                    "wrapped in 64 bits past max_cycles")};
+  if (a.era_why != nullptr || b.era_why != nullptr) {
+    return std::pair{Verdict::kKnownKernel,
+                     std::string(a.era_why != nullptr ? a.era_why : b.era_why)};
+  }
+  // Before 6.15 an adjtimex() could move the coarse clocks back a little.
+  if ((IsCoarse(a.clock) || IsCoarse(b.clock)) &&
+      !variant_->semantics.coarse_from_coarse_nsec &&
+      (a.ntp_generation != b.ntp_generation || a.ntp_generation != 0)) {
+    return std::pair{Verdict::kKnownKernel, std::string(kEraCoarseBackWhy)};
   }
   if (a.wrap_losses != b.wrap_losses) {
     return std::pair{
@@ -332,9 +360,10 @@ void Checker::OnCall(const CallRecord& call) {
   } else {
     ++coverage_.vdso_answers;
   }
-  ++coverage_.per_clock[call.clock][call.fell_back ? 1 : 0];
+  ++coverage_.per_clock[call.clock][call.fell_back ? 1 : (r.ret != 0 ? 2 : 0)];
   if (r.ret != 0) {
     ++coverage_.errors;
+    if (!call.fell_back) CheckVdsoError(call);
     return;
   }
 
@@ -354,7 +383,13 @@ void Checker::OnCall(const CallRecord& call) {
   }
 
   Seen seen;
-  seen.value_ns = ToNs(r.ts);
+  const variants::ClockDef* own_def =
+      variants::FindOwnClock(*variant_, call.clock);
+  seen.value_ns =
+      own_def != nullptr &&
+              own_def->encoding == variants::ClockEncoding::kCountInTvSec
+          ? static_cast<__int128>(static_cast<uint64_t>(r.ts.tv_sec))
+          : ToNs(r.ts);
   seen.call_index = call.index;
   seen.reader = call.reader;
   seen.reader_call = call.reader_call;
@@ -371,9 +406,14 @@ void Checker::OnCall(const CallRecord& call) {
   seen.cycle_last_ideal = state != nullptr ? state->cycle_last_ideal : 0;
   seen.wrap_losses = state != nullptr ? state->wrap_losses : 0;
   seen.clock = call.clock;
-  seen.era_overflow = state != nullptr && call.read_counter &&
-                      !call.fell_back &&
-                      EraExplains(*state, call.clock, call.counter).has_value();
+  if (state != nullptr && call.read_counter && !call.fell_back) {
+    const std::optional<std::string> era =
+        EraExplains(*state, call.clock, call.counter);
+    if (era) {
+      seen.era_why = *era == kEraWrapWhy ? kEraWrapWhy : kEraOverflowWhy;
+    }
+  }
+  seen.ntp_generation = state != nullptr ? state->ntp_generation : 0;
 
   // 4: sane values.
   PropertyStats& sane = stats_[static_cast<int>(Property::kSane) - 1];
@@ -409,6 +449,32 @@ void Checker::OnCall(const CallRecord& call) {
   CheckRawRate(call, seen, state);
   CheckCrossClock(call, seen, state);
   previous_[call.reader] = {call, seen};
+}
+
+void Checker::CheckVdsoError(const CallRecord& call) {
+  // 1: an error the vDSO returns itself must be the syscall's answer too
+  // (an invalid clock id); a patch that answers -EINVAL where the kernel
+  // has a clock breaks the ABI.
+  if (!scenario_.checks.exact ||
+      Kind(call.clock) == variants::ClockKind::kUserspace) {
+    return;
+  }
+  const UpdateRecord& u = writer_->LatestStartedAt(call.end_ns);
+  timekeeper::SyscallContext ctx;
+  ctx.cycles = machine_->Counter(call.cpu_end, call.end_ns);
+  ctx.has_rtc = scenario_.kernel.has_rtc;
+  const ClockResult want = variants::VariantSyscall(
+      *variant_, writer_->publish_context(), u.tk, call.clock, ctx);
+  PropertyStats& s = stats_[static_cast<int>(Property::kExact) - 1];
+  ++s.checked;
+  if (want.ret != call.result->ret) {
+    Report(Property::kExact, Verdict::kDefect,
+           "the vDSO answered an error without asking the kernel",
+           absl::StrFormat("%s: vDSO %s, syscall %s", Name(call.clock),
+                           FormatClockResult(*call.result),
+                           FormatClockResult(want)),
+           call);
+  }
 }
 
 void Checker::MeasureDivergence(const CallRecord& call, const Seen& seen) {
@@ -597,8 +663,13 @@ void Checker::CheckRawRate(const CallRecord& call, const Seen& seen,
       auto why = BrokenPrecondition(timekeeper_side);
       if (!why) why = BrokenPrecondition(seen);
       Report(
-          Property::kRawRate, why ? Verdict::kPrecondition : Verdict::kDefect,
-          why ? *why : "MONOTONIC_RAW is not the raw conversion of the counter",
+          Property::kRawRate,
+          seen.era_why != nullptr ? Verdict::kKnownKernel
+          : why                   ? Verdict::kPrecondition
+                                  : Verdict::kDefect,
+          seen.era_why != nullptr ? seen.era_why
+          : why                   ? *why
+                : "MONOTONIC_RAW is not the raw conversion of the counter",
           absl::StrFormat("RAW %s at counter %#x; (counter - boot) * "
                           "mult >> shift is %s",
                           FormatTimespec(r.ts), call.counter, FormatNs(want)),
@@ -641,8 +712,13 @@ void Checker::CheckRawRate(const CallRecord& call, const Seen& seen,
     timekeeper_side.read_counter = false;
     auto why = BrokenPrecondition(timekeeper_side);
     if (!why) why = BrokenPrecondition(seen);
-    Report(Property::kRawRate, why ? Verdict::kPrecondition : Verdict::kDefect,
-           why ? *why : "MONOTONIC does not run at NTP's rate",
+    Report(Property::kRawRate,
+           seen.era_why != nullptr ? Verdict::kKnownKernel
+           : why                   ? Verdict::kPrecondition
+                                   : Verdict::kDefect,
+           seen.era_why != nullptr ? seen.era_why
+           : why                   ? *why
+                                   : "MONOTONIC does not run at NTP's rate",
            absl::StrFormat("over %s s of RAW, MONOTONIC advanced %s s; NTP's "
                            "rate gives %s s",
                            FormatNs(static_cast<__int128>(raw_ns)),

@@ -106,8 +106,9 @@ struct Coverage {
   uint64_t cross_cpu_reads = 0;    // Counter from a CPU other than the
                                    // timekeeping CPU.
   uint64_t livelocks = 0;
-  // Per clock: calls answered from the page, and by the syscall.
-  std::map<ClockId, std::array<uint64_t, 2>> per_clock;
+  // Per clock: calls answered from the page, by the syscall, and errors
+  // the page path returned itself.
+  std::map<ClockId, std::array<uint64_t, 3>> per_clock;
 };
 
 class Checker {
@@ -147,8 +148,11 @@ class Checker {
     __int128 cycle_last_ideal = 0;  // and the unwrapped counter then.
     uint32_t wrap_losses = 0;       // UpdateRecord::wrap_losses of it.
     ClockId clock = 0;
-    // The era's 64-bit delta * mult wrapped (no overflow protection).
-    bool era_overflow = false;
+    // Why the variant's era explains an odd value here (delta * mult
+    // wrapped before 6.10; a counter past 2^64 frozen before 6.5), or
+    // nullptr.
+    const char* era_why = nullptr;
+    uint32_t ntp_generation = 0;  // adjtimex()/settime calls before it.
   };
   struct LaterFirst {
     bool operator()(const Seen& a, const Seen& b) const {
@@ -184,6 +188,7 @@ class Checker {
   std::optional<std::string> EraExplains(const UpdateRecord& state,
                                          ClockId clock, uint64_t counter) const;
   void MeasureDivergence(const CallRecord& call, const Seen& seen);
+  void CheckVdsoError(const CallRecord& call);
   std::string Name(ClockId clock) const;
   variants::ClockKind Kind(ClockId clock) const;
   uint32_t Generation(ClockId clock, const UpdateRecord* state) const;

@@ -38,6 +38,20 @@ bool SameFailure(const Violation& a, const Violation& b) {
 }
 
 // Whether running `s` shows `failure` again.
+// Roughly how many calls a run of `s` makes (pauses stop the readers).
+uint64_t EstimatedCalls(const Scenario& s) {
+  uint64_t paused = 0;
+  for (const EventSpec& e : s.events) {
+    if (e.kind == EventKind::kPause && e.at_ns < s.run.duration_ns) {
+      paused += std::min(e.duration_ns, s.run.duration_ns - e.at_ns);
+    }
+  }
+  const uint64_t active = s.run.duration_ns - std::min(paused, s.run.duration_ns);
+  uint64_t calls = 0;
+  for (const ReaderSpec& r : s.readers) calls += active / r.period_ns + 1;
+  return calls;
+}
+
 bool Shows(const Scenario& s, const variants::Variant& variant,
            const Violation& failure) {
   RunOptions options;
@@ -151,10 +165,12 @@ absl::StatusOr<Scenario> MinimizeFailure(const Scenario& scenario,
     fewer.readers.erase(fewer.readers.begin() + static_cast<std::ptrdiff_t>(i));
     if (Shows(fewer, variant, failure)) best = fewer;
   }
-  // Drop events it does not need.
+  // Drop events it does not need, unless that makes the run much longer
+  // (without a pause, the readers would run through it).
   for (size_t i = best.events.size(); i-- > 0;) {
     Scenario fewer = best;
     fewer.events.erase(fewer.events.begin() + static_cast<std::ptrdiff_t>(i));
+    if (EstimatedCalls(fewer) > 2 * EstimatedCalls(best) + 1000) continue;
     if (Shows(fewer, variant, failure)) best = fewer;
   }
   for (size_t j = 0; j < best.readers.size(); ++j) {

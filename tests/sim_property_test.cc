@@ -7,6 +7,12 @@
 // `vdsolab run`.
 //
 // Four properties, one per regime, so that Bazel's sharding spreads them.
+//
+// The variant under test is upstream; VDSOLAB_VARIANT names another (see
+// `vdsolab variants`), and VDSOLAB_VARIANT_SO loads a plugin first
+// (docs/plugins.md), e.g. with these Bazel flags:
+//   --test_env=VDSOLAB_VARIANT_SO=/abs/libmine.so
+//   --test_env=VDSOLAB_VARIANT=mine
 
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
@@ -21,7 +27,8 @@
 #include "sim/engine.h"
 #include "sim/scenario_toml.h"
 #include "tests/scenario_generators.h"
-#include "variants/upstream.h"
+#include "variants/plugin/loader.h"
+#include "variants/registry.h"
 
 namespace vdsolab::sim {
 namespace {
@@ -38,9 +45,37 @@ class ReadCounter : public ::testing::Environment {
 const auto* const kReadCounter =
     ::testing::AddGlobalTestEnvironment(new ReadCounter);
 
+// The variant the environment names, loading a plugin if asked; exits
+// with the reason when it cannot.
+const variants::Variant& VariantUnderTest() {
+  static const variants::Variant* variant = [] {
+    if (const char* so = std::getenv("VDSOLAB_VARIANT_SO")) {
+      absl::StatusOr<const variants::Variant*> v =
+          variants::LoadPluginVariant(so);
+      if (!v.ok()) {
+        std::fprintf(stderr, "VDSOLAB_VARIANT_SO: %s\n",
+                     std::string(v.status().message()).c_str());
+        std::exit(2);
+      }
+      if (std::getenv("VDSOLAB_VARIANT") == nullptr) return *v;
+    }
+    const char* name = std::getenv("VDSOLAB_VARIANT");
+    absl::StatusOr<const variants::Variant*> v =
+        variants::FindVariant(name != nullptr ? name : "upstream");
+    if (!v.ok()) {
+      std::fprintf(stderr, "VDSOLAB_VARIANT: %s\n",
+                   std::string(v.status().message()).c_str());
+      std::exit(2);
+    }
+    std::printf("variant under test: %s\n", std::string((*v)->name).c_str());
+    return *v;
+  }();
+  return *variant;
+}
+
 void CheckScenario(const Scenario& s) {
   RC_PRE(ValidateScenario(s).ok());
-  absl::StatusOr<RunResult> r = RunRandom(s, variants::UpstreamVariant());
+  absl::StatusOr<RunResult> r = RunRandom(s, VariantUnderTest());
   RC_ASSERT(r.ok());
   g_reads += r->coverage.calls;
   const Coverage& c = r->coverage;

@@ -3,6 +3,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "variants/eras/eras.h"
+#include "variants/gtod/gtod.h"
 #include "variants/perf/perf.h"
 #include "variants/upstream.h"
 
@@ -16,7 +18,7 @@ std::vector<const Variant*>& Plugins() {
 
 std::vector<const Variant*> BuiltIns() {
   std::vector<const Variant*> all = {&UpstreamVariant()};
-  for (const auto& family : {PerfVariants()}) {
+  for (const auto& family : {EraVariants(), GtodVariants(), PerfVariants()}) {
     all.insert(all.end(), family.begin(), family.end());
   }
   return all;

@@ -79,11 +79,19 @@ enum class ClockKind {
   kUserspace,
 };
 
+// How a clock's answer encodes its time.
+enum class ClockEncoding {
+  kTimespec,      // tv_sec + tv_nsec (which may exceed 1e9 by design).
+  kCountInTvSec,  // A u64 nanosecond count stored over tv_sec (an aliased
+                  // timespec union), tv_nsec unused.
+};
+
 struct ClockDef {
   ClockId id = 0;
   std::string_view name;  // "CLOCK_TRACE", "tsc_cal_direct", ...
   ClockKind kind = ClockKind::kKernel;
   bool monotonic = true;  // Checked for monotonicity and causality.
+  ClockEncoding encoding = ClockEncoding::kTimespec;
 };
 
 // How the reader treats the counter, for the oracle's expected answer.

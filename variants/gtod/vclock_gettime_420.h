@@ -1,0 +1,161 @@
+// File: variants/gtod/vclock_gettime_420.h
+//
+// The 4.20-5.2 x86-64 vDSO clock_gettime() (arch/x86/entry/vdso/
+// vclock_gettime.c after the 4.20 rework: basetime[], do_hres(), vgetcyc(),
+// VGTOD_HRES = REALTIME | MONOTONIC | TAI) with seed 003's
+// do_monotonic_raw() (Alexander Sverdlin, "[PATCH v2] x86/vdso: implement
+// clock_gettime(CLOCK_MONOTONIC_RAW, ...)", June 2019) when the layout
+// carries raw_mult/raw_shift.
+//
+// The counter is used unmasked: a value with bit 63 set sends the call to
+// the syscall ((s64)cycles < 0, which is also how U64_MAX from an unusable
+// vclock does it), and a counter at or behind cycle_last adds nothing
+// ("if (cycles > last)"), the era's clamp.
+//
+// Deviation: vread_pvclock() and vread_hvclock() are not modelled; they read
+// as U64_MAX (an unusable clock), which sends the call to the syscall.
+
+#ifndef VDSOLAB_VARIANTS_GTOD_VCLOCK_GETTIME_420_H_
+#define VDSOLAB_VARIANTS_GTOD_VCLOCK_GETTIME_420_H_
+
+#include <cstdint>
+#include <optional>
+
+#include "common/clock_result.h"
+#include "common/clockid.h"
+#include "common/math64.h"
+#include "variants/gtod/vgtod_420.h"
+#include "vdso/access.h"
+
+namespace vdsolab::variants::gtod {
+namespace vclock420_internal {
+
+template <vdso::VdsoAccess A>
+uint32_t Load32(A& acc, const uint8_t* vd, uint32_t offset) {
+  return acc.template Load<uint32_t>(vd + offset);
+}
+template <vdso::VdsoAccess A>
+uint64_t Load64(A& acc, const uint8_t* vd, uint32_t offset) {
+  return acc.template Load<uint64_t>(vd + offset);
+}
+
+// x86 shr takes the count mod 64 (a C++ shift by 64 or more is undefined).
+constexpr uint64_t Shr(uint64_t v, uint32_t shift) { return v >> (shift & 63); }
+
+// gtod_read_begin() (4.20): spin while seq is odd; smp_rmb() pairs with
+// the smp_wmb() after gtod_write_begin()'s ++seq.
+template <const Gtod420Fields& F, vdso::VdsoAccess A>
+std::optional<uint32_t> GtodReadBegin(A& acc, const uint8_t* vd) {
+  uint32_t seq;
+  while (((seq = Load32(acc, vd, F.seq)) & 1) != 0) {
+    acc.CpuRelax();
+    if (!acc.MayRetry()) return std::nullopt;
+  }
+  acc.Rmb();
+  return seq;
+}
+
+// gtod_read_retry(): smp_rmb() pairs with the smp_wmb() before
+// gtod_write_end()'s ++seq.
+template <const Gtod420Fields& F, vdso::VdsoAccess A>
+bool GtodReadRetry(A& acc, const uint8_t* vd, uint32_t start) {
+  acc.Rmb();
+  return Load32(acc, vd, F.seq) != start;
+}
+
+// vgetcyc() (4.20): rdtsc_ordered() for VCLOCK_TSC; U64_MAX otherwise
+// (see the file comment for PVCLOCK/HVCLOCK).
+template <vdso::VdsoAccess A>
+uint64_t Vgetcyc(A& acc, int32_t mode) {
+  if (mode == kVclockTsc) return acc.ReadTsc();
+  return kU64Max;
+}
+
+// The shared seq loop of do_hres() (4.20) and do_monotonic_raw() (seed
+// 003, "a copy of do_hres()"): they differ in mult/shift only. false: the
+// call went to the syscall inside the loop; nullopt: abandoned.
+template <const Gtod420Fields& F, vdso::VdsoAccess A>
+std::optional<bool> HresLoop(A& acc, const uint8_t* vd, ClockId clk,
+                             uint32_t mult_field, uint32_t shift_field,
+                             Timespec64* ts) {
+  uint64_t sec, ns;
+  for (;;) {
+    const std::optional<uint32_t> seq = GtodReadBegin<F>(acc, vd);
+    if (!seq) return std::nullopt;
+    const uint64_t cycles =
+        Vgetcyc(acc, static_cast<int32_t>(Load32(acc, vd, F.vclock_mode)));
+    ns = Load64(acc, vd, F.BasetimeNsec(clk));
+    const uint64_t last = Load64(acc, vd, F.cycle_last);
+    if (static_cast<int64_t>(cycles) < 0) return false;
+    if (cycles > last) ns += (cycles - last) * Load32(acc, vd, mult_field);
+    ns = Shr(ns, Load32(acc, vd, shift_field));
+    sec = Load64(acc, vd, F.BasetimeSec(clk));
+    if (!GtodReadRetry<F>(acc, vd, *seq)) break;
+    if (!acc.MayRetry()) return std::nullopt;
+  }
+  // Outside the loop: a racy ns could make __iter_div_u64_rem() slow.
+  uint64_t rem = 0;
+  ts->tv_sec = static_cast<int64_t>(
+      sec + IterDivU64Rem(ns, static_cast<uint32_t>(kNsecPerSec), &rem));
+  ts->tv_nsec = static_cast<int64_t>(rem);
+  return true;
+}
+
+// do_coarse() (4.20): plain ns copied under the seq.
+template <const Gtod420Fields& F, vdso::VdsoAccess A>
+std::optional<Timespec64> DoCoarse(A& acc, const uint8_t* vd, ClockId clk) {
+  for (;;) {
+    const std::optional<uint32_t> seq = GtodReadBegin<F>(acc, vd);
+    if (!seq) return std::nullopt;
+    Timespec64 ts;
+    ts.tv_sec = static_cast<int64_t>(Load64(acc, vd, F.BasetimeSec(clk)));
+    ts.tv_nsec = static_cast<int64_t>(Load64(acc, vd, F.BasetimeNsec(clk)));
+    if (!GtodReadRetry<F>(acc, vd, *seq)) return ts;
+    if (!acc.MayRetry()) return std::nullopt;
+  }
+}
+
+template <vdso::VdsoAccess A>
+std::optional<ClockResult> Finish(A& acc, ClockId clock,
+                                  std::optional<bool> served,
+                                  const Timespec64& ts) {
+  if (!served) return std::nullopt;
+  if (!*served) return acc.Fallback(clock);
+  return ClockResult::Ok(ts);
+}
+
+}  // namespace vclock420_internal
+
+// __vdso_clock_gettime() (4.20; plus seed 003 when F has raw_mult).
+template <const Gtod420Fields& F, vdso::VdsoAccess A>
+std::optional<ClockResult> ClockGettime420(A& acc, const uint8_t* vd,
+                                           ClockId clock) {
+  namespace in = vclock420_internal;
+  // Sort out negative (CPU/FD) and invalid clocks.
+  if (static_cast<uint32_t>(clock) >= static_cast<uint32_t>(kMaxClocks)) {
+    return acc.Fallback(clock);
+  }
+  const uint32_t msk = 1u << clock;
+  Timespec64 ts;
+  if ((msk & kVgtodHres) != 0) {  // do_hres()
+    return in::Finish(
+        acc, clock, in::HresLoop<F>(acc, vd, clock, F.mult, F.shift, &ts), ts);
+  }
+  if ((msk & kVgtodCoarse) != 0) {
+    const std::optional<Timespec64> coarse = in::DoCoarse<F>(acc, vd, clock);
+    if (!coarse) return std::nullopt;
+    return ClockResult::Ok(*coarse);
+  }
+  if constexpr (F.raw_mult != kNoField) {
+    if (clock == kClockMonotonicRaw) {  // do_monotonic_raw() (seed 003)
+      return in::Finish(
+          acc, clock,
+          in::HresLoop<F>(acc, vd, clock, F.raw_mult, F.raw_shift, &ts), ts);
+    }
+  }
+  return acc.Fallback(clock);
+}
+
+}  // namespace vdsolab::variants::gtod
+
+#endif  // VDSOLAB_VARIANTS_GTOD_VCLOCK_GETTIME_420_H_

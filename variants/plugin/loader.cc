@@ -1,0 +1,172 @@
+#include "variants/plugin/loader.h"
+
+#include <dlfcn.h>
+
+#include <memory>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_format.h"
+#include "variants/plugin/vdsolab_plugin.h"
+#include "variants/registry.h"
+
+namespace vdsolab::variants {
+namespace {
+
+// The C callbacks, bound to an access policy. Each forwards to the policy
+// so the simulation's hooks see every load, counter read and retry.
+template <vdso::VdsoAccess A>
+struct OpsFor {
+  static A& Of(void* ctx) { return *static_cast<A*>(ctx); }
+  static uint32_t Load32(void* ctx, const uint8_t* p) {
+    return Of(ctx).template Load<uint32_t>(p);
+  }
+  static uint64_t Load64(void* ctx, const uint8_t* p) {
+    return Of(ctx).template Load<uint64_t>(p);
+  }
+  static uint64_t ReadCounter(void* ctx, int kind) {
+    switch (kind) {
+      case VDSOLAB_RDTSCP:
+        return Of(ctx).ReadTscp();
+      case VDSOLAB_RDTSC:
+        return Of(ctx).ReadTscPlain();
+      default:
+        return Of(ctx).ReadTsc();
+    }
+  }
+  static void Rmb(void* ctx) { Of(ctx).Rmb(); }
+  static void CpuRelax(void* ctx) { Of(ctx).CpuRelax(); }
+  static int MayRetry(void* ctx) { return Of(ctx).MayRetry() ? 1 : 0; }
+  static int32_t Fallback(void* ctx, int32_t clock, vdsolab_timespec* ts) {
+    const ClockResult r = Of(ctx).Fallback(clock);
+    if (r.ret == 0) *ts = vdsolab_timespec{r.ts.tv_sec, r.ts.tv_nsec};
+    return r.ret;
+  }
+  static vdsolab_ops Make(A* access) {
+    return vdsolab_ops{access, Load32,   Load64,   ReadCounter,
+                       Rmb,    CpuRelax, MayRetry, Fallback};
+  }
+};
+
+template <vdso::VdsoAccess A>
+std::optional<ClockResult> CallPlugin(const vdsolab_plugin* plugin, A& access,
+                                      const uint8_t* page, ClockId clock) {
+  const vdsolab_ops ops = OpsFor<A>::Make(&access);
+  vdsolab_timespec ts{0, 0};
+  const int32_t ret = plugin->clock_gettime(&ops, page, clock, &ts);
+  if (ret == VDSOLAB_ABANDONED) return std::nullopt;
+  if (ret != 0) return ClockResult::Error(ret);
+  return ClockResult::Ok(Timespec64{ts.tv_sec, ts.tv_nsec});
+}
+
+class PluginSimReader final : public SimReader {
+ public:
+  explicit PluginSimReader(const vdsolab_plugin* plugin) : plugin_(plugin) {}
+  std::optional<ClockResult> Call(vdso::HookedAccess& access,
+                                  const uint8_t* page, ClockId clock) override {
+    return CallPlugin(plugin_, access, page, clock);
+  }
+
+ private:
+  const vdsolab_plugin* plugin_;
+};
+
+// Variant records hold plain function pointers; plugins are few and live
+// for the process, so each gets a slot.
+constexpr int kMaxPlugins = 16;
+const vdsolab_plugin* g_plugins[kMaxPlugins];
+int g_loaded = 0;
+
+template <int I>
+std::unique_ptr<SimReader> MakeReader() {
+  return std::make_unique<PluginSimReader>(g_plugins[I]);
+}
+template <int I>
+uint64_t Native(const uint8_t* page, ClockId clock, uint64_t iterations) {
+  vdso::NativeAccess access;
+  uint64_t sum = 0;
+  for (uint64_t i = 0; i < iterations; ++i) {
+    const std::optional<ClockResult> r =
+        CallPlugin(g_plugins[I], access, page, clock);
+    if (r) {
+      sum += static_cast<uint64_t>(r->ts.tv_sec) * 1000000000u +
+             static_cast<uint64_t>(r->ts.tv_nsec);
+    }
+  }
+  return sum;
+}
+
+template <int... I>
+constexpr auto MakeTable(std::integer_sequence<int, I...>) {
+  struct Slot {
+    std::unique_ptr<SimReader> (*make)();
+    NativeLoopFn native;
+  };
+  return std::array<Slot, sizeof...(I)>{Slot{MakeReader<I>, Native<I>}...};
+}
+const auto kSlots = MakeTable(std::make_integer_sequence<int, kMaxPlugins>{});
+
+absl::Status Bad(const std::string& path, const std::string& what) {
+  return absl::InvalidArgumentError(
+      absl::StrFormat("--variant-so=%s: %s", path, what));
+}
+
+}  // namespace
+
+absl::StatusOr<const Variant*> LoadPluginVariant(const std::string& path) {
+  if (g_loaded == kMaxPlugins) {
+    return Bad(path, absl::StrFormat("at most %d plugins", kMaxPlugins));
+  }
+  // RTLD_NOW: an unresolved symbol fails here, not mid-run.
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* why = dlerror();
+    return Bad(path, why != nullptr ? why : "dlopen failed");
+  }
+  using Entry = const vdsolab_plugin* (*)();
+  auto entry = reinterpret_cast<Entry>(dlsym(handle, "vdsolab_plugin_v1"));
+  if (entry == nullptr) {
+    return Bad(path,
+               "no vdsolab_plugin_v1 symbol: not a vdsolab plugin (see "
+               "docs/plugins.md)");
+  }
+  const vdsolab_plugin* p = entry();
+  if (p == nullptr) return Bad(path, "vdsolab_plugin_v1() returned NULL");
+  if (p->abi_version != VDSOLAB_PLUGIN_ABI_VERSION) {
+    return Bad(path,
+               absl::StrFormat("plugin ABI version %d; vdsolab speaks %d",
+                               p->abi_version, VDSOLAB_PLUGIN_ABI_VERSION));
+  }
+  if (p->name == nullptr || p->name[0] == '\0') return Bad(path, "no name");
+  if (p->clock_gettime == nullptr) return Bad(path, "no clock_gettime");
+  if (p->layout == nullptr) return Bad(path, "no layout");
+  if (p->n_vdso_clocks != 0 && p->vdso_clocks == nullptr) {
+    return Bad(path, "n_vdso_clocks without vdso_clocks");
+  }
+  absl::StatusOr<const Variant*> base = FindVariant(p->layout);
+  if (!base.ok()) {
+    return Bad(path, absl::StrFormat("layout: %s", base.status().message()));
+  }
+  if ((*base)->own_clocks_only) {
+    return Bad(path, absl::StrFormat("layout \"%s\" is a user-space clock's, "
+                                     "not a vDSO page",
+                                     p->layout));
+  }
+  auto* v = new Variant(**base);  // Lives as long as the process.
+  v->name = p->name;
+  v->provenance = p->provenance != nullptr ? p->provenance : "(plugin)";
+  v->summary = p->summary != nullptr ? p->summary : "";
+  v->vdso_clocks.assign(p->vdso_clocks, p->vdso_clocks + p->n_vdso_clocks);
+  v->own_clocks.clear();
+  v->syscall = nullptr;
+  g_plugins[g_loaded] = p;
+  v->make_sim_reader = kSlots[static_cast<size_t>(g_loaded)].make;
+  v->native_loop = kSlots[static_cast<size_t>(g_loaded)].native;
+  if (absl::Status s = RegisterVariant(v); !s.ok()) {
+    delete v;
+    return Bad(path, std::string(s.message()));
+  }
+  ++g_loaded;
+  return v;
+}
+
+}  // namespace vdsolab::variants
