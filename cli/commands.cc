@@ -244,7 +244,9 @@ int ListVariants() {
         v->own_clocks_only
             ? ""
             : absl::StrFormat("  counter: %s; %s; %s; coarse clocks from %s\n",
-                              v->uses_rdtscp ? "rdtscp" : "rdtsc_ordered",
+                              v->counter_read == vdso::CounterRead::kRdtscp
+                                  ? "rdtscp"
+                                  : "rdtsc_ordered",
                               e.counter == variants::CounterSemantics::kMasked63
                                   ? "63-bit, bit 62 = negative motion"
                                   : "clamped to cycle_last",

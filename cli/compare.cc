@@ -47,13 +47,17 @@ struct VariantResult {
   const variants::Variant* variant = nullptr;
   std::array<Cell, sim::kNumProperties> cells{};
   std::vector<FailureNote> failures;  // First per property.
-  uint64_t vdso_answers = 0;
+  uint64_t vdso_answers = 0;          // Times answered from the page.
   uint64_t syscalls = 0;
+  uint64_t page_errors = 0;  // Errors the page path returned itself.
+  bool run_error = false;
   std::map<ClockId, std::array<uint64_t, 3>> per_clock;
   // Divergence of own clocks: from the "baseline" scenario if there is
   // one (a steady machine), else from the run with the longest RAW span.
   std::map<ClockId, sim::Divergence> divergence;
-  std::string divergence_from;          // The scenario it was measured in.
+  std::string divergence_from;  // The scenario it was measured in.
+  // The largest |divergence| in any scenario, and where.
+  std::map<ClockId, std::pair<__int128, std::string>> worst_divergence;
   std::vector<std::string> incomplete;  // Scenarios stopped at a budget.
 };
 
@@ -141,17 +145,24 @@ void RunRandomInto(const sim::Scenario& s, const std::string& scenario_name,
     r.failures.push_back(FailureNote{"(run)", scenario_name, "error",
                                      std::string(run.status().message()), "",
                                      ""});
+    r.run_error = true;
     return;
   }
   for (int i = 0; i < sim::kNumProperties; ++i) {
     Add(r.cells[static_cast<size_t>(i)], run->stats[static_cast<size_t>(i)]);
   }
-  r.vdso_answers += run->coverage.vdso_answers;
   r.syscalls += run->coverage.fallbacks;
   for (const auto& [clock, n] : run->coverage.per_clock) {
     for (size_t i = 0; i < n.size(); ++i) r.per_clock[clock][i] += n[i];
+    r.vdso_answers += n[0];
+    r.page_errors += n[2];
   }
   for (const auto& [clock, d] : run->divergence) {
+    auto worst = r.worst_divergence.find(clock);
+    if (worst == r.worst_divergence.end() ||
+        d.max_abs_ns > worst->second.first) {
+      r.worst_divergence[clock] = {d.max_abs_ns, scenario_name};
+    }
     auto it = r.divergence.find(clock);
     const bool baseline = scenario_name == "baseline";
     if (it == r.divergence.end() || baseline ||
@@ -188,6 +199,7 @@ void RunExhaustiveInto(const sim::Scenario& s, const std::string& scenario_name,
     r.failures.push_back(FailureNote{"(run)", scenario_name, "error",
                                      std::string(e.status().message()), "",
                                      ""});
+    r.run_error = true;
     return;
   }
   if (!e->complete) r.incomplete.push_back(scenario_name);
@@ -257,11 +269,12 @@ std::string FormatJson(const std::vector<VariantResult>& results,
     }
     vs.push_back(absl::StrFormat(
         "{\"name\": %s, \"provenance\": %s, \"properties\": {%s}, "
-        "\"vdso_answers\": %d, \"syscalls\": %d, \"failures\": [%s], "
+        "\"vdso_answers\": %d, \"syscalls\": %d, \"page_errors\": %d, "
+        "\"failures\": [%s], "
         "\"divergence_vs_raw\": {%s}, \"incomplete\": [%s]}",
         JsonString(std::string(r.variant->name)),
         JsonString(std::string(r.variant->provenance)),
-        absl::StrJoin(props, ", "), r.vdso_answers, r.syscalls,
+        absl::StrJoin(props, ", "), r.vdso_answers, r.syscalls, r.page_errors,
         absl::StrJoin(fails, ", "), absl::StrJoin(divs, ", "),
         absl::StrJoin(r.incomplete, ", ",
                       [](std::string* out, const std::string& s) {
@@ -349,14 +362,15 @@ std::string FormatTable(const std::vector<VariantResult>& results,
                           sim::PropertyName(static_cast<sim::Property>(i + 1)));
     rule += "---|";
   }
-  header += " page / syscall |";
+  header += " page / syscall / page errors |";
   rule += "---|";
   absl::StrAppendFormat(&o, "%s\n%s\n", header, rule);
   for (const VariantResult& r : results) {
     absl::StrAppendFormat(&o, "| %s |", r.variant->name);
     for (const Cell& c : r.cells)
       absl::StrAppendFormat(&o, " %s |", CellText(c));
-    absl::StrAppendFormat(&o, " %d / %d |\n", r.vdso_answers, r.syscalls);
+    absl::StrAppendFormat(&o, " %d / %d / %d |\n", r.vdso_answers, r.syscalls,
+                          r.page_errors);
   }
   bool any_divergence = false;
   for (const VariantResult& r : results)
@@ -368,15 +382,20 @@ std::string FormatTable(const std::vector<VariantResult>& results,
         "Their advance minus RAW's advance at the same counter values, "
         "measured in the baseline scenario (else the longest run).\n\n"
         "| variant | clock | scenario | reads | RAW time | divergence | ppb | "
-        "max abs |\n|---|---|---|---|---|---|---|---|\n");
+        "max abs | worst in any scenario |\n"
+        "|---|---|---|---|---|---|---|---|---|\n");
     for (const VariantResult& r : results) {
       for (const auto& [clock, d] : r.divergence) {
         absl::StrAppendFormat(
-            &o, "| %s | %s | %s | %d | %.3f s | %d ns | %.1f | %d ns |\n",
+            &o,
+            "| %s | %s | %s | %d | %.3f s | %d ns | %.1f | %d ns | %d ns (%s) "
+            "|\n",
             r.variant->name, d.name, r.divergence_from, d.samples,
             static_cast<double>(d.span_ns) / 1e9,
             static_cast<int64_t>(d.last_ns), d.ppb(),
-            static_cast<int64_t>(d.max_abs_ns));
+            static_cast<int64_t>(d.max_abs_ns),
+            static_cast<int64_t>(r.worst_divergence.at(clock).first),
+            r.worst_divergence.at(clock).second);
       }
     }
   }
@@ -453,6 +472,10 @@ int Compare(const CompareOptions& options) {
       options.json ? FormatJson(results, names) : FormatTable(results, names);
   std::fputs(text.c_str(), stdout);
   if (StopFlag().load()) std::fputs("(stopped early)\n", stdout);
+  // Failures are findings (in the table); a run that could not run is not.
+  for (const VariantResult& r : results) {
+    if (r.run_error) return kExitFailed;
+  }
   return kExitOk;
 }
 

@@ -20,8 +20,8 @@ struct CompareOptions {
   bool json = false;
 };
 
-// Exit 0 when it ran (failures are findings, shown in the table), 2 on bad
-// input.
+// Exit 0 when every run ran (failures are findings, shown in the table),
+// 1 when a variant could not run a scenario, 2 on bad input.
 int Compare(const CompareOptions& options);
 
 }  // namespace vdsolab::cli

@@ -15,8 +15,11 @@ namespace {
 constexpr size_t kMaxViolationsPerKind = 20;
 
 constexpr const char* kEraOverflowWhy =
-    "era behaviour: before 6.10 the vDSO's delta * mult wrapped in 64 bits "
-    "past max_cycles";
+    "era behaviour: before 6.10 the vDSO multiplied delta * mult in 64 bits, "
+    "which wraps once the delta passes 2^64 / mult (about 11% past "
+    "max_cycles); the value is exactly that wrapped result. The era's "
+    "syscall path wrapped too, but the model's syscall is 6.10+, so clocks "
+    "it answers disagree with the vDSO's here";
 constexpr const char* kEraWrapWhy =
     "era behaviour: before 6.5 the x86 vDSO compared cycles > cycle_last "
     "unmasked, so a counter that wrapped past 2^64 reads as behind "
@@ -196,32 +199,69 @@ ClockResult Checker::ExpectedVdso(const UpdateRecord& state, ClockId clock,
   return timekeeper::SysClockGettime(state.tk, clock, ctx);
 }
 
-std::optional<std::string> Checker::EraExplains(const UpdateRecord& state,
-                                                ClockId clock,
-                                                uint64_t counter) const {
-  if (!IsHres(clock)) return std::nullopt;
-  const timekeeper::TkReadBase& tkr =
-      clock == kClockMonotonicRaw ? state.tk.tkr_raw : state.tk.tkr_mono;
-  if (variant_->semantics.counter == variants::CounterSemantics::kClampToLast &&
-      counter < tkr.cycle_last && counter - tkr.cycle_last < (1ull << 62)) {
-    return std::string(kEraWrapWhy);
+std::optional<ClockResult> Checker::EraValue(const UpdateRecord& state,
+                                             ClockId clock,
+                                             uint64_t counter) const {
+  const variants::Semantics& era = variant_->semantics;
+  if (era.overflow_protected || !IsHres(clock) || !tsc_ || !wide_) {
+    return std::nullopt;
   }
-  if (variant_->semantics.overflow_protected) return std::nullopt;
-  // The delta the era's reader multiplies.
+  const timekeeper::Timekeeper& tk = state.tk;
+  const timekeeper::TkReadBase& tkr =
+      clock == kClockMonotonicRaw ? tk.tkr_raw : tk.tkr_mono;
+  // The delta the era's reader multiplies (after its counter rules).
   uint64_t delta = 0;
-  if (variant_->semantics.counter == variants::CounterSemantics::kMasked63) {
+  if (era.counter == variants::CounterSemantics::kMasked63) {
     delta = (counter - tkr.cycle_last) & kS64Max;
     if ((delta & (1ull << 62)) != 0) return std::nullopt;  // Clamped.
   } else {
-    if (counter <= tkr.cycle_last) return std::nullopt;
-    delta = (counter - tkr.cycle_last) & tkr.mask;
+    if (counter <= tkr.cycle_last || (counter >> 63) != 0) return std::nullopt;
+    delta = counter - tkr.cycle_last;
   }
-  if (delta <= tkr.clock->max_cycles) return std::nullopt;
-  return absl::StrFormat(
-      "era behaviour: before 6.10 the vDSO multiplied delta * mult in 64 "
-      "bits, which wraps for a delta past max_cycles (%d cycles here; %d "
-      "since cycle_last); the era's syscall wrapped the same way",
-      tkr.clock->max_cycles, delta);
+  const unsigned __int128 product =
+      static_cast<unsigned __int128>(delta) * tkr.mult;
+  if ((product >> 64) == 0) return std::nullopt;  // No wrap: the syscall's.
+  // The page's base for this clock (shifted ns), as every era's writer
+  // publishes it.
+  const uint32_t shift = tkr.shift;
+  const uint64_t sec_ns = kNsecPerSec << shift;
+  uint64_t sec = tk.xtime_sec;
+  uint64_t nsec = tk.tkr_mono.xtime_nsec;
+  const auto add = [&](const Timespec64& off) {
+    sec += static_cast<uint64_t>(off.tv_sec);
+    nsec += static_cast<uint64_t>(off.tv_nsec) << shift;
+    while (nsec >= sec_ns) {
+      nsec -= sec_ns;
+      ++sec;
+    }
+  };
+  switch (clock) {
+    case kClockRealtime:
+      break;
+    case kClockMonotonic:
+      add(tk.wall_to_monotonic);
+      break;
+    case kClockBoottime:
+      add(tk.wall_to_monotonic);
+      add(tk.monotonic_to_boot);
+      break;
+    case kClockTai:
+      sec += static_cast<uint64_t>(static_cast<int64_t>(tk.tai_offset));
+      break;
+    case kClockMonotonicRaw:
+      sec = tk.raw_sec;
+      nsec = tk.tkr_raw.xtime_nsec;
+      break;
+    default:
+      return std::nullopt;
+  }
+  // (base + delta * mult) mod 2^64, >> shift: the era's arithmetic.
+  const uint64_t ns = (nsec + delta * tkr.mult) >> shift;
+  uint64_t rem = 0;
+  const uint32_t carry =
+      IterDivU64Rem(ns, static_cast<uint32_t>(kNsecPerSec), &rem);
+  return ClockResult::Ok(
+      Timespec64{static_cast<int64_t>(sec + carry), static_cast<int64_t>(rem)});
 }
 
 uint32_t Checker::Generation(ClockId clock, const UpdateRecord* state) const {
@@ -307,10 +347,14 @@ std::optional<std::pair<Verdict, std::string>> Checker::Explain(
     return std::pair{Verdict::kKnownKernel,
                      std::string(a.era_why != nullptr ? a.era_why : b.era_why)};
   }
-  // Before 6.15 an adjtimex() could move the coarse clocks back a little.
-  if ((IsCoarse(a.clock) || IsCoarse(b.clock)) &&
-      !variant_->semantics.coarse_from_coarse_nsec &&
-      (a.ntp_generation != b.ntp_generation || a.ntp_generation != 0)) {
+  // Before 6.15 an adjtimex() could move the coarse clocks back a little:
+  // by xtime_nsec's adjustment, at most the NTP correction over one tick.
+  // (b is the later read; for one read, a value just below zero.)
+  constexpr __int128 kCoarseBackMaxNs = 1000000;
+  const __int128 back = &a == &b ? -a.value_ns : a.value_ns - b.value_ns;
+  if (IsCoarse(b.clock) && a.clock == b.clock &&
+      !variant_->semantics.coarse_from_coarse_nsec && b.ntp_generation != 0 &&
+      back > 0 && back <= kCoarseBackMaxNs) {
     return std::pair{Verdict::kKnownKernel, std::string(kEraCoarseBackWhy)};
   }
   if (a.wrap_losses != b.wrap_losses) {
@@ -406,20 +450,35 @@ void Checker::OnCall(const CallRecord& call) {
   seen.cycle_last_ideal = state != nullptr ? state->cycle_last_ideal : 0;
   seen.wrap_losses = state != nullptr ? state->wrap_losses : 0;
   seen.clock = call.clock;
-  if (state != nullptr && call.read_counter && !call.fell_back) {
-    const std::optional<std::string> era =
-        EraExplains(*state, call.clock, call.counter);
-    if (era) {
-      seen.era_why = *era == kEraWrapWhy ? kEraWrapWhy : kEraOverflowWhy;
+  // The value is exactly the era's (and not the modern kernel's): later
+  // checks that trip over it are explained by the era.
+  if (state != nullptr && call.read_counter && !call.fell_back &&
+      Kind(call.clock) == variants::ClockKind::kKernel && IsHres(call.clock)) {
+    const std::optional<ClockResult> era =
+        EraValue(*state, call.clock, call.counter);
+    const timekeeper::TkReadBase& tkr = call.clock == kClockMonotonicRaw
+                                            ? state->tk.tkr_raw
+                                            : state->tk.tkr_mono;
+    if (era && *era == r) {
+      seen.era_why = kEraOverflowWhy;
+    } else if (variant_->semantics.counter ==
+                   variants::CounterSemantics::kClampToLast &&
+               call.counter < tkr.cycle_last &&
+               call.counter - tkr.cycle_last < (1ull << 62) &&
+               ExpectedVdso(*state, call.clock, call.counter) == r) {
+      seen.era_why = kEraWrapWhy;  // Frozen at the base, as the era was.
     }
   }
   seen.ntp_generation = state != nullptr ? state->ntp_generation : 0;
 
-  // 4: sane values.
+  // 4: sane values (a clock that encodes a count by design is not a
+  // timespec: not checked).
   PropertyStats& sane = stats_[static_cast<int>(Property::kSane) - 1];
-  ++sane.checked;
-  if (r.ts.tv_nsec < 0 || r.ts.tv_nsec >= 1000000000 || r.ts.tv_sec < 0 ||
-      r.ts.tv_sec > kKtimeSecMax) {
+  const bool timespec = own_def == nullptr ||
+                        own_def->encoding == variants::ClockEncoding::kTimespec;
+  if (timespec) ++sane.checked;
+  if (timespec && (r.ts.tv_nsec < 0 || r.ts.tv_nsec >= 1000000000 ||
+                   r.ts.tv_sec < 0 || r.ts.tv_sec > kKtimeSecMax)) {
     // A value below zero right after boot comes from the 6.15+ coarse
     // behaviour, or from a counter behind cycle_last clamped to a base that
     // an NTP adjustment moved a few ns earlier.
@@ -521,8 +580,12 @@ void Checker::CheckExactAndTorn(const CallRecord& call,
     ++s.checked;
     const ClockResult want = ExpectedVdso(*state, call.clock, call.counter);
     if (!(want == got)) {
+      const std::optional<ClockResult> era_value =
+          EraValue(*state, call.clock, call.counter);
       const std::optional<std::string> era =
-          EraExplains(*state, call.clock, call.counter);
+          era_value && *era_value == got
+              ? std::optional<std::string>(kEraOverflowWhy)
+              : std::nullopt;
       Report(Property::kExact,
              width_issue ? Verdict::kPrecondition
              : era       ? Verdict::kKnownKernel
@@ -550,23 +613,20 @@ void Checker::CheckExactAndTorn(const CallRecord& call,
     bool found = false;
     for (uint32_t id = first > 1 ? first - 1 : 1; id <= last && !found; ++id) {
       const UpdateRecord* u = writer_->Update(id);
-      if (u != nullptr && ExpectedVdso(*u, call.clock, call.counter) == got) {
+      if (u == nullptr) continue;
+      const std::optional<ClockResult> era =
+          EraValue(*u, call.clock, call.counter);
+      if (ExpectedVdso(*u, call.clock, call.counter) == got ||
+          (era && *era == got)) {
         found = true;
       }
     }
     if (!found) {
-      const UpdateRecord* latest = writer_->Update(last);
-      const std::optional<std::string> era =
-          latest != nullptr ? EraExplains(*latest, call.clock, call.counter)
-                            : std::nullopt;
       Report(Property::kTorn,
-             width_issue ? Verdict::kPrecondition
-             : era       ? Verdict::kKnownKernel
-                         : Verdict::kDefect,
+             width_issue ? Verdict::kPrecondition : Verdict::kDefect,
              width_issue
                  ? absl::StrFormat(kWidthWhy, scenario_.machine.width_bits)
-             : era ? *era
-                   : "mixed fields of different page states",
+                 : "mixed fields of different page states",
              absl::StrFormat("%s returned %s at counter %#x; no page state of "
                              "updates %d..%d gives that",
                              Name(call.clock), FormatClockResult(got),

@@ -183,10 +183,11 @@ class Checker {
   std::optional<std::string> BrokenPrecondition(const Seen& s) const;
   ClockResult ExpectedVdso(const UpdateRecord& state, ClockId clock,
                            uint64_t counter) const;
-  // Why an era's reader may disagree with the modern syscall model at this
-  // counter, if the era explains it (no overflow protection before 6.10).
-  std::optional<std::string> EraExplains(const UpdateRecord& state,
-                                         ClockId clock, uint64_t counter) const;
+  // What a reader of the variant's era returns where it differs from the
+  // modern kernel by design: before 6.10, delta * mult wrapped in 64 bits.
+  // nullopt where the era agrees with the syscall model.
+  std::optional<ClockResult> EraValue(const UpdateRecord& state, ClockId clock,
+                                      uint64_t counter) const;
   void MeasureDivergence(const CallRecord& call, const Seen& seen);
   void CheckVdsoError(const CallRecord& call);
   std::string Name(ClockId clock) const;

@@ -81,9 +81,10 @@ enum class ClockKind {
 
 // How a clock's answer encodes its time.
 enum class ClockEncoding {
-  kTimespec,      // tv_sec + tv_nsec (which may exceed 1e9 by design).
-  kCountInTvSec,  // A u64 nanosecond count stored over tv_sec (an aliased
-                  // timespec union), tv_nsec unused.
+  kTimespec,       // A normalised timespec.
+  kCountInTvNsec,  // A 64-bit nanosecond count in tv_nsec, tv_sec 0.
+  kCountInTvSec,   // A u64 nanosecond count stored over tv_sec (an aliased
+                   // timespec union), tv_nsec unused.
 };
 
 struct ClockDef {
@@ -137,10 +138,11 @@ struct Variant {
   // A user-space variant only makes sense on its own clocks: runs call
   // those instead of the scenario's kernel clocks.
   bool own_clocks_only = false;
-  // Reads the counter with rdtscp (ordered after earlier loads on every
-  // CPU) instead of rdtsc_ordered (whose fence a scenario can break with
-  // faults.unordered_counter_read).
-  bool uses_rdtscp = false;
+  // The counter instruction its main path uses (the simulation orders each
+  // read by the kind the reader actually asks for; this is for reports and
+  // for the benchmark's ratio to the bare instruction): rdtsc_ordered,
+  // rdtscp (ordered after earlier loads on every CPU), or a bare rdtsc.
+  vdso::CounterRead counter_read = vdso::CounterRead::kOrdered;
 };
 
 // The clock's definition if `variant` defines it, else nullptr.

@@ -36,7 +36,7 @@ Variant* NewEra(std::string_view name, std::string_view provenance,
   v->vdso_clocks.assign(std::begin(kVdsoServedClocks),
                         std::end(kVdsoServedClocks));
   v->semantics = semantics;
-  v->uses_rdtscp = false;  // rdtsc_ordered() in every era.
+  v->counter_read = vdso::CounterRead::kOrdered;  // rdtsc_ordered(), all eras.
   return v;
 }
 

@@ -724,7 +724,7 @@ TEST(EraVariants, RecordsSayWhatTheErasDid) {
                                     kClockTai}));
     EXPECT_TRUE(v.own_clocks.empty());
     EXPECT_FALSE(v.own_clocks_only);
-    EXPECT_FALSE(v.uses_rdtscp);
+    EXPECT_EQ(v.counter_read, vdso::CounterRead::kOrdered);
     EXPECT_EQ(v.syscall, nullptr);
   }
 }

@@ -93,7 +93,7 @@ const Variant* VasDiasRdtscp() {
       "where the CPU has it",
       gtod::LayoutVasDiasRdtscp());
   v->vdso_clocks = Clocks416Raw();
-  v->uses_rdtscp = true;
+  v->counter_read = vdso::CounterRead::kRdtscp;
   return v;
 }
 
@@ -195,7 +195,7 @@ const Variant* TscCalibration() {
   };
   v->semantics = Pre65();
   v->own_clocks_only = true;
-  v->uses_rdtscp = true;
+  v->counter_read = vdso::CounterRead::kRdtscp;
   return v;
 }
 
@@ -224,7 +224,7 @@ const Variant* TraceClockRfc() {
       "(against 2.6.3x; grafted onto the 4.16 vDSO)",
       "CLOCK_TRACE (32): cycles * (USEC_PER_SEC / cpu_khz) >> 10 in tv_nsec, "
       "-EPERM unless TSCs are synced; unhandled ids return -EINVAL",
-      gtod::TraceClockSyscallRfc, ClockEncoding::kTimespec);
+      gtod::TraceClockSyscallRfc, ClockEncoding::kCountInTvNsec);
 }
 
 const Variant* TraceClockReviewed() {

@@ -269,7 +269,7 @@ TEST_P(KernelClocksTest, ClockModeNoneAndPvclockGoToTheSyscall) {
 TEST_P(KernelClocksTest, RdtscpOnlyWhereThePatchAndThePageSaySo) {
   const Case& c = GetParam();
   const Variant& v = GetVariant(c.name);
-  EXPECT_EQ(v.uses_rdtscp, c.rdtscp_raw);
+  EXPECT_EQ(v.counter_read == vdso::CounterRead::kRdtscp, c.rdtscp_raw);
   for (bool has_rdtscp : {true, false}) {
     PublishContext ctx;
     ctx.tsc_khz = 2600000;

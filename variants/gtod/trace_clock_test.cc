@@ -89,7 +89,7 @@ TEST_P(TraceClockTest, RecordDefinesClockTraceWithItsSyscall) {
   EXPECT_EQ(v.own_clocks[0].name, "CLOCK_TRACE");
   EXPECT_EQ(v.own_clocks[0].kind, ClockKind::kVariantSyscall);
   EXPECT_FALSE(v.own_clocks_only);
-  EXPECT_FALSE(v.uses_rdtscp);
+  EXPECT_EQ(v.counter_read, vdso::CounterRead::kOrdered);
   ASSERT_NE(v.syscall, nullptr);
   PublishContext ctx;
   ctx.tsc_khz = 2600000;

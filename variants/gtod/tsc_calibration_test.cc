@@ -225,7 +225,7 @@ TEST(TscCalibration, RecordDefinesThreeUserspaceClocks) {
     EXPECT_EQ(v.own_clocks[i].kind, ClockKind::kUserspace);
   }
   EXPECT_TRUE(v.own_clocks_only);
-  EXPECT_TRUE(v.uses_rdtscp);
+  EXPECT_EQ(v.counter_read, vdso::CounterRead::kRdtscp);
 }
 
 // Each reader instance has its own statics: a fresh one starts from 0.

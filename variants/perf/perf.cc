@@ -77,7 +77,7 @@ const Variant& PerfMmapVariant() {
     perf_time.monotonic = true;
     v->own_clocks.push_back(perf_time);
     v->own_clocks_only = true;
-    v->uses_rdtscp = false;
+    v->counter_read = vdso::CounterRead::kPlain;  // The documented rdtsc().
     return v;
   }();
   return *variant;

@@ -184,7 +184,7 @@ TEST(PerfMmapVariant, IsAUserspaceClockOnItsOwnPage) {
   EXPECT_EQ(v.own_clocks[0].name, "perf_time");
   EXPECT_EQ(v.own_clocks[0].kind, ClockKind::kUserspace);
   EXPECT_TRUE(v.own_clocks_only);
-  EXPECT_FALSE(v.uses_rdtscp);
+  EXPECT_EQ(v.counter_read, vdso::CounterRead::kPlain);
   EXPECT_EQ(v.syscall, nullptr);
   EXPECT_NE(v.native_loop, nullptr);
   ASSERT_EQ(PerfVariants().size(), 1u);

@@ -14,14 +14,33 @@ namespace {
 
 // The C callbacks, bound to an access policy. Each forwards to the policy
 // so the simulation's hooks see every load, counter read and retry.
+// What the callbacks see: the access policy, and the page bounds (a load
+// outside the vvar area is the plugin's bug; it reads 0 and the call
+// answers -EFAULT rather than the host reading out of bounds).
+template <vdso::VdsoAccess A>
+struct Ctx {
+  A* access;
+  const uint8_t* page;
+  bool out_of_bounds = false;
+};
+
 template <vdso::VdsoAccess A>
 struct OpsFor {
-  static A& Of(void* ctx) { return *static_cast<A*>(ctx); }
+  static Ctx<A>& C(void* ctx) { return *static_cast<Ctx<A>*>(ctx); }
+  static A& Of(void* ctx) { return *C(ctx).access; }
+  static bool InPage(void* ctx, const uint8_t* p, size_t n) {
+    const uint8_t* page = C(ctx).page;
+    if (p >= page && p + n <= page + vdso::VvarPage::kPages * 4096) {
+      return true;
+    }
+    C(ctx).out_of_bounds = true;
+    return false;
+  }
   static uint32_t Load32(void* ctx, const uint8_t* p) {
-    return Of(ctx).template Load<uint32_t>(p);
+    return InPage(ctx, p, 4) ? Of(ctx).template Load<uint32_t>(p) : 0;
   }
   static uint64_t Load64(void* ctx, const uint8_t* p) {
-    return Of(ctx).template Load<uint64_t>(p);
+    return InPage(ctx, p, 8) ? Of(ctx).template Load<uint64_t>(p) : 0;
   }
   static uint64_t ReadCounter(void* ctx, int kind) {
     switch (kind) {
@@ -41,18 +60,22 @@ struct OpsFor {
     if (r.ret == 0) *ts = vdsolab_timespec{r.ts.tv_sec, r.ts.tv_nsec};
     return r.ret;
   }
-  static vdsolab_ops Make(A* access) {
-    return vdsolab_ops{access, Load32,   Load64,   ReadCounter,
-                       Rmb,    CpuRelax, MayRetry, Fallback};
+  static vdsolab_ops Make(Ctx<A>* ctx) {
+    return vdsolab_ops{ctx, Load32,   Load64,   ReadCounter,
+                       Rmb, CpuRelax, MayRetry, Fallback};
   }
 };
+
+constexpr int32_t kEfault = 14;
 
 template <vdso::VdsoAccess A>
 std::optional<ClockResult> CallPlugin(const vdsolab_plugin* plugin, A& access,
                                       const uint8_t* page, ClockId clock) {
-  const vdsolab_ops ops = OpsFor<A>::Make(&access);
+  Ctx<A> ctx{&access, page};
+  const vdsolab_ops ops = OpsFor<A>::Make(&ctx);
   vdsolab_timespec ts{0, 0};
   const int32_t ret = plugin->clock_gettime(&ops, page, clock, &ts);
+  if (ctx.out_of_bounds) return ClockResult::Error(-kEfault);
   if (ret == VDSOLAB_ABANDONED) return std::nullopt;
   if (ret != 0) return ClockResult::Error(ret);
   return ClockResult::Ok(Timespec64{ts.tv_sec, ts.tv_nsec});
@@ -105,6 +128,12 @@ constexpr auto MakeTable(std::integer_sequence<int, I...>) {
 }
 const auto kSlots = MakeTable(std::make_integer_sequence<int, kMaxPlugins>{});
 
+// A refused plugin is unloaded again.
+absl::Status Refuse(void* handle, absl::Status why) {
+  dlclose(handle);
+  return why;
+}
+
 absl::Status Bad(const std::string& path, const std::string& what) {
   return absl::InvalidArgumentError(
       absl::StrFormat("--variant-so=%s: %s", path, what));
@@ -116,8 +145,12 @@ absl::StatusOr<const Variant*> LoadPluginVariant(const std::string& path) {
   if (g_loaded == kMaxPlugins) {
     return Bad(path, absl::StrFormat("at most %d plugins", kMaxPlugins));
   }
+  // A name without a slash would make dlopen() search the library path: the
+  // user means the file here.
+  const std::string file =
+      path.find('/') == std::string::npos ? "./" + path : path;
   // RTLD_NOW: an unresolved symbol fails here, not mid-run.
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  void* handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* why = dlerror();
     return Bad(path, why != nullptr ? why : "dlopen failed");
@@ -125,31 +158,39 @@ absl::StatusOr<const Variant*> LoadPluginVariant(const std::string& path) {
   using Entry = const vdsolab_plugin* (*)();
   auto entry = reinterpret_cast<Entry>(dlsym(handle, "vdsolab_plugin_v1"));
   if (entry == nullptr) {
-    return Bad(path,
-               "no vdsolab_plugin_v1 symbol: not a vdsolab plugin (see "
-               "docs/plugins.md)");
+    return Refuse(handle,
+                  Bad(path,
+                      "no vdsolab_plugin_v1 symbol: not a vdsolab plugin (see "
+                      "docs/plugins.md)"));
   }
   const vdsolab_plugin* p = entry();
-  if (p == nullptr) return Bad(path, "vdsolab_plugin_v1() returned NULL");
+  if (p == nullptr)
+    return Refuse(handle, Bad(path, "vdsolab_plugin_v1() returned NULL"));
   if (p->abi_version != VDSOLAB_PLUGIN_ABI_VERSION) {
-    return Bad(path,
-               absl::StrFormat("plugin ABI version %d; vdsolab speaks %d",
-                               p->abi_version, VDSOLAB_PLUGIN_ABI_VERSION));
+    return Refuse(
+        handle,
+        Bad(path, absl::StrFormat("plugin ABI version %d; vdsolab speaks %d",
+                                  p->abi_version, VDSOLAB_PLUGIN_ABI_VERSION)));
   }
-  if (p->name == nullptr || p->name[0] == '\0') return Bad(path, "no name");
-  if (p->clock_gettime == nullptr) return Bad(path, "no clock_gettime");
-  if (p->layout == nullptr) return Bad(path, "no layout");
+  if (p->name == nullptr || p->name[0] == '\0')
+    return Refuse(handle, Bad(path, "no name"));
+  if (p->clock_gettime == nullptr)
+    return Refuse(handle, Bad(path, "no clock_gettime"));
+  if (p->layout == nullptr) return Refuse(handle, Bad(path, "no layout"));
   if (p->n_vdso_clocks != 0 && p->vdso_clocks == nullptr) {
-    return Bad(path, "n_vdso_clocks without vdso_clocks");
+    return Refuse(handle, Bad(path, "n_vdso_clocks without vdso_clocks"));
   }
   absl::StatusOr<const Variant*> base = FindVariant(p->layout);
   if (!base.ok()) {
-    return Bad(path, absl::StrFormat("layout: %s", base.status().message()));
+    return Refuse(handle, Bad(path, absl::StrFormat("layout: %s",
+                                                    base.status().message())));
   }
   if ((*base)->own_clocks_only) {
-    return Bad(path, absl::StrFormat("layout \"%s\" is a user-space clock's, "
-                                     "not a vDSO page",
-                                     p->layout));
+    return Refuse(
+        handle,
+        Bad(path, absl::StrFormat("layout \"%s\" is a user-space clock's, "
+                                  "not a vDSO page",
+                                  p->layout)));
   }
   auto* v = new Variant(**base);  // Lives as long as the process.
   v->name = p->name;
@@ -163,7 +204,7 @@ absl::StatusOr<const Variant*> LoadPluginVariant(const std::string& path) {
   v->native_loop = kSlots[static_cast<size_t>(g_loaded)].native;
   if (absl::Status s = RegisterVariant(v); !s.ok()) {
     delete v;
-    return Bad(path, std::string(s.message()));
+    return Refuse(handle, Bad(path, std::string(s.message())));
   }
   ++g_loaded;
   return v;

@@ -82,7 +82,15 @@ TEST(PluginLoader, SaysWhatIsWrongWithABadFile) {
   EXPECT_NE(missing.status().message().find("/nonexistent/libnothing.so"),
             std::string::npos);
 
-  absl::StatusOr<const Variant*> not_plugin = LoadPluginVariant("libm.so.6");
+  // A bare name is a file here, not a search of the library path.
+  absl::StatusOr<const Variant*> bare = LoadPluginVariant("libm.so.6");
+  ASSERT_FALSE(bare.ok());
+  EXPECT_NE(bare.status().message().find("./libm.so.6"), std::string::npos)
+      << bare.status();
+
+  // A shared object that is not a plugin.
+  absl::StatusOr<const Variant*> not_plugin =
+      LoadPluginVariant("/lib/x86_64-linux-gnu/libm.so.6");
   ASSERT_FALSE(not_plugin.ok());
   EXPECT_NE(not_plugin.status().message().find("no vdsolab_plugin_v1"),
             std::string::npos)

@@ -1,0 +1,268 @@
+// vdsolab's benchmarks (Google Benchmark): the host's vDSO and syscall per
+// clock, the counter instructions, every variant's native reader on a page
+// kept current, the seeds' own measures, and the simulator.
+//
+//   ./bazelw run //bench                 the Google Benchmark console output
+//   ./bazelw run //bench -- --report     + a Markdown report of the ratios,
+//                                        written to docs/benchmarks.md
+//
+// --report_out=PATH writes the report elsewhere; --quick shortens every
+// measurement (for tests); --benchmark_* flags work as usual.
+
+#include <benchmark/benchmark.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "bench/counters.h"
+#include "bench/live_page.h"
+#include "bench/machine_info.h"
+#include "bench/report.h"
+#include "bench/seed_measures.h"
+#include "bench/sim_benchmarks.h"
+#include "common/clockid.h"
+#include "variants/registry.h"
+
+namespace vdsolab::bench {
+namespace {
+
+constexpr int kBatch = 1000;  // Native reader calls per timed batch.
+
+uint64_t ToNs(const struct timespec& ts) {
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000u +
+         static_cast<uint64_t>(ts.tv_nsec);
+}
+
+uint64_t HostVdso(ClockId clock) {
+  struct timespec ts;
+  clock_gettime(clock, &ts);  // glibc calls the vDSO.
+  return ToNs(ts);
+}
+
+uint64_t HostSyscall(ClockId clock) {
+  struct timespec ts;
+  syscall(SYS_clock_gettime, clock, &ts);
+  return ToNs(ts);
+}
+
+struct Pages {
+  std::map<std::string, std::unique_ptr<LiveVariantPage>> variant;
+  std::unique_ptr<HostPageMirror> host;
+  std::string host_error;
+};
+
+void RegisterHost(Pages& pages) {
+  for (ClockId c : kVdsoServedClocks) {
+    benchmark::RegisterBenchmark(
+        absl::StrFormat("host_vdso/%s", ClockName(c)).c_str(),
+        [c](benchmark::State& st) {
+          struct timespec ts;
+          for (auto _ : st) {
+            clock_gettime(c, &ts);
+            benchmark::DoNotOptimize(ts);
+          }
+        });
+    benchmark::RegisterBenchmark(
+        absl::StrFormat("host_syscall/%s", ClockName(c)).c_str(),
+        [c](benchmark::State& st) {
+          struct timespec ts;
+          for (auto _ : st) {
+            syscall(SYS_clock_gettime, c, &ts);
+            benchmark::DoNotOptimize(ts);
+          }
+        });
+  }
+  benchmark::RegisterBenchmark("counter/rdtsc", [](benchmark::State& st) {
+    for (auto _ : st) benchmark::DoNotOptimize(Rdtsc());
+  });
+  benchmark::RegisterBenchmark("counter/lfence_rdtsc",
+                               [](benchmark::State& st) {
+                                 for (auto _ : st) {
+                                   benchmark::DoNotOptimize(LfenceRdtsc());
+                                 }
+                               });
+  benchmark::RegisterBenchmark("counter/rdtscp", [](benchmark::State& st) {
+    for (auto _ : st) benchmark::DoNotOptimize(Rdtscp());
+  });
+  if (pages.host != nullptr) {
+    const variants::Variant& up = **variants::FindVariant("upstream");
+    const uint8_t* page = pages.host->data();
+    for (ClockId c : kVdsoServedClocks) {
+      benchmark::RegisterBenchmark(
+          absl::StrFormat("reader/upstream@host_page/%s", ClockName(c)).c_str(),
+          [&up, page, c](benchmark::State& st) {
+            while (st.KeepRunningBatch(kBatch)) {
+              benchmark::DoNotOptimize(up.native_loop(page, c, kBatch));
+            }
+          });
+    }
+  }
+}
+
+std::vector<ClockId> BenchClocks(const variants::Variant& v) {
+  std::vector<ClockId> clocks;
+  if (!v.own_clocks_only) clocks = v.vdso_clocks;
+  for (const variants::ClockDef& c : v.own_clocks) {
+    bool listed = false;
+    for (ClockId id : clocks) listed |= id == c.id;
+    if (!listed) clocks.push_back(c.id);
+  }
+  return clocks;
+}
+
+void RegisterReaders(Pages& pages, uint32_t tsc_khz) {
+  for (const variants::Variant* v : variants::AllVariants()) {
+    if (v->native_loop == nullptr) continue;
+    absl::StatusOr<std::unique_ptr<LiveVariantPage>> page =
+        LiveVariantPage::Start(*v, tsc_khz);
+    if (!page.ok()) {
+      std::fprintf(stderr, "bench: no live page for %s: %s\n",
+                   std::string(v->name).c_str(),
+                   std::string(page.status().message()).c_str());
+      continue;
+    }
+    const uint8_t* data = (*page)->data();
+    pages.variant[std::string(v->name)] = *std::move(page);
+    for (ClockId c : BenchClocks(*v)) {
+      benchmark::RegisterBenchmark(
+          absl::StrFormat("reader/%s/%s", v->name,
+                          variants::VariantClockName(*v, c))
+              .c_str(),
+          [v, data, c](benchmark::State& st) {
+            while (st.KeepRunningBatch(kBatch)) {
+              benchmark::DoNotOptimize(v->native_loop(data, c, kBatch));
+            }
+          });
+    }
+  }
+}
+
+// The seeds' measures, run once each after the benchmarks.
+SeedFigures MeasureSeeds(const Pages& pages, bool quick) {
+  SeedFigures f;
+  const int repeat = quick ? 20 : 2000;
+  const uint64_t interval = quick ? 20000000u : 1000000000u;
+  const int iterations = quick ? 20000 : 2000000;
+  const auto native = [&pages](const char* variant, ClockId clock) {
+    const variants::Variant* v = *variants::FindVariant(variant);
+    const uint8_t* page = pages.variant.at(variant)->data();
+    return ClockCall(
+        [v, page, clock] { return v->native_loop(page, clock, 1); });
+  };
+  struct Source {
+    std::string name;
+    ClockCall call;
+  };
+  const std::vector<Source> latency = {
+      {"host vDSO, MONOTONIC_RAW", [] { return HostVdso(kClockMonotonicRaw); }},
+      {"host vDSO, MONOTONIC", [] { return HostVdso(kClockMonotonic); }},
+      {"host syscall, MONOTONIC_RAW",
+       [] { return HostSyscall(kClockMonotonicRaw); }},
+      {"x86-4.16, MONOTONIC_RAW (its syscall fallback)",
+       native("x86-4.16", kClockMonotonicRaw)},
+      {"vasdias-v1, MONOTONIC_RAW", native("vasdias-v1", kClockMonotonicRaw)},
+      {"vasdias-rdtscp, MONOTONIC_RAW",
+       native("vasdias-rdtscp", kClockMonotonicRaw)},
+      {"vasdias-rc5-2, MONOTONIC_RAW",
+       native("vasdias-rc5-2", kClockMonotonicRaw)},
+      {"upstream, MONOTONIC_RAW", native("upstream", kClockMonotonicRaw)},
+  };
+  for (const Source& s : latency) {
+    f.latency.push_back({s.name, TimerLatency(s.call, repeat)});
+  }
+  const std::vector<Source> counting = {
+      {"host vDSO, MONOTONIC", [] { return HostVdso(kClockMonotonic); }},
+      {"host vDSO, MONOTONIC_RAW", [] { return HostVdso(kClockMonotonicRaw); }},
+      {"host vDSO, REALTIME", [] { return HostVdso(kClockRealtime); }},
+      {"x86-4.16, MONOTONIC_RAW (before the patch: syscall)",
+       native("x86-4.16", kClockMonotonicRaw)},
+      {"sverdlin-v2, MONOTONIC_RAW (after the patch)",
+       native("sverdlin-v2", kClockMonotonicRaw)},
+      {"sverdlin-v2, MONOTONIC", native("sverdlin-v2", kClockMonotonic)},
+  };
+  for (const Source& s : counting) {
+    f.calls.push_back({s.name, CallsInInterval(s.call, interval)});
+  }
+  f.interval_ns = interval;
+  const std::vector<Source> cycles = {
+      {"host vDSO, REALTIME", [] { return HostVdso(kClockRealtime); }},
+      {"host vDSO, MONOTONIC", [] { return HostVdso(kClockMonotonic); }},
+      {"host syscall, REALTIME", [] { return HostSyscall(kClockRealtime); }},
+      {"host syscall, MONOTONIC", [] { return HostSyscall(kClockMonotonic); }},
+      {"trace-clock, CLOCK_TRACE (vDSO)", native("trace-clock", 32)},
+      {"x86-4.16, REALTIME", native("x86-4.16", kClockRealtime)},
+  };
+  for (const Source& s : cycles) {
+    f.cycles.push_back({s.name, CyclesPerCall(s.call, iterations)});
+  }
+  return f;
+}
+
+}  // namespace
+}  // namespace vdsolab::bench
+
+int main(int argc, char** argv) {
+  using namespace vdsolab::bench;
+  ReportOptions options;
+  std::vector<char*> rest;
+  for (int i = 0; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--report") {
+      options.report = true;
+    } else if (a.rfind("--report_out=", 0) == 0) {
+      options.report = true;
+      options.out = a.substr(13);
+    } else if (a == "--quick") {
+      options.quick = true;
+    } else {
+      rest.push_back(argv[i]);
+    }
+  }
+  std::string min_time =
+      options.quick ? "--benchmark_min_time=0.01" : "--benchmark_min_time=0.3";
+  bool has_min_time = false;
+  for (char* a : rest)
+    has_min_time |= std::strncmp(a, "--benchmark_min_time", 20) == 0;
+  if (!has_min_time) rest.insert(rest.begin() + 1, min_time.data());
+  int n = static_cast<int>(rest.size());
+  benchmark::Initialize(&n, rest.data());
+  if (benchmark::ReportUnrecognizedArguments(n, rest.data())) return 2;
+
+  const MachineInfo machine = ProbeMachine();
+  if (machine.tsc_khz == 0) {
+    std::fprintf(stderr, "bench: could not measure the TSC frequency\n");
+    return 1;
+  }
+  Pages pages;
+  absl::StatusOr<std::unique_ptr<HostPageMirror>> mirror =
+      HostPageMirror::Start();
+  if (mirror.ok()) {
+    pages.host = *std::move(mirror);
+  } else {
+    pages.host_error = std::string(mirror.status().message());
+  }
+  RegisterHost(pages);
+  RegisterReaders(pages, machine.tsc_khz);
+  RegisterSimBenchmarks(options.quick);
+
+  CollectingReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  if (!options.report) return 0;
+  const SeedFigures seeds = MeasureSeeds(pages, options.quick);
+  const std::string md =
+      FormatReport(machine,
+                   pages.host != nullptr ? pages.host->clock_mode()
+                                         : "(" + pages.host_error + ")",
+                   reporter.results(), seeds, options);
+  std::fputs(md.c_str(), stdout);
+  return WriteReport(md, options) ? 0 : 1;
+}

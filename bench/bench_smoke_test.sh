@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Runs the benchmark binary in --quick mode and checks the report it writes:
+# every section is there and every reader has a figure. Wall-clock values
+# are not asserted (they depend on the machine).
+set -u
+bin="${TEST_SRCDIR:-.}/vdsolab/bench/bench"
+out="${TEST_TMPDIR:-/tmp}/benchmarks.md"
+if ! "$bin" --quick --report_out="$out" --benchmark_filter='host_vdso/CLOCK_MONOTONIC$|counter/|reader/upstream/|reader/perf-mmap/|reader/x86-4.16/|reader/tsc-calibration/|sim/' >/dev/null 2>"$out.err"; then
+  echo "FAIL: bench exited non-zero"; tail -5 "$out.err"; exit 1
+fi
+failures=0
+for want in "## The host" "## vdsolab's readers" "## The seeds' own measures" \
+            "## The simulator" "## Targets" "**Machine:**" \
+            "| upstream | CLOCK_MONOTONIC |" "| perf-mmap | perf_time |" \
+            "timer_latency" "Calls in an interval" "Cycles per call"; do
+  if grep -qF -- "$want" "$out"; then echo "ok   report has '$want'"; else
+    echo "FAIL report lacks '$want'"; failures=$((failures + 1)); fi
+done
+# A reader row carries a positive figure, not a dash.
+if grep -E '^\| upstream \| CLOCK_MONOTONIC \| [0-9]+(\.[0-9])? \|' "$out" >/dev/null; then
+  echo "ok   upstream has a figure"; else
+  echo "FAIL upstream row: $(grep -F '| upstream | CLOCK_MONOTONIC |' "$out")"
+  failures=$((failures + 1)); fi
+# Bad flags are refused.
+if "$bin" --benchmark_nosuchflag=1 >/dev/null 2>&1; then
+  echo "FAIL unknown flag accepted"; failures=$((failures + 1)); else
+  echo "ok   unknown flag refused"; fi
+exit $failures
