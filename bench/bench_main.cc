@@ -29,6 +29,8 @@
 #include "bench/report.h"
 #include "bench/seed_measures.h"
 #include "bench/sim_benchmarks.h"
+#include "host/live_vvar.h"
+#include "host/vdso_elf.h"
 #include "common/clockid.h"
 #include "variants/registry.h"
 
@@ -54,6 +56,19 @@ uint64_t HostSyscall(ClockId clock) {
   return ToNs(ts);
 }
 
+// __vdso_clock_gettime itself, called through its address as glibc does
+// after its own dispatch: the figure vdsolab's inlined readers compare with.
+using VdsoClockGettime = int (*)(clockid_t, struct timespec*);
+
+VdsoClockGettime FindHostVdso() {
+  absl::StatusOr<host::VdsoMappings> maps = host::FindVdsoMappings();
+  if (!maps.ok() || !maps->vdso) return nullptr;
+  absl::StatusOr<host::VdsoSymbol> fn = host::FindVdsoSymbol(
+      "__vdso_clock_gettime", maps->vdso->end - maps->vdso->start);
+  if (!fn.ok()) return nullptr;
+  return reinterpret_cast<VdsoClockGettime>(fn->address);
+}
+
 struct Pages {
   std::map<std::string, std::unique_ptr<LiveVariantPage>> variant;
   std::unique_ptr<HostPageMirror> host;
@@ -61,7 +76,19 @@ struct Pages {
 };
 
 void RegisterHost(Pages& pages) {
+  const VdsoClockGettime direct = FindHostVdso();
   for (ClockId c : kVdsoServedClocks) {
+    if (direct != nullptr) {
+      benchmark::RegisterBenchmark(
+          absl::StrFormat("host_vdso_direct/%s", ClockName(c)).c_str(),
+          [c, direct](benchmark::State& st) {
+            struct timespec ts;
+            for (auto _ : st) {
+              direct(c, &ts);
+              benchmark::DoNotOptimize(ts);
+            }
+          });
+    }
     benchmark::RegisterBenchmark(
         absl::StrFormat("host_vdso/%s", ClockName(c)).c_str(),
         [c](benchmark::State& st) {

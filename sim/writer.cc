@@ -154,6 +154,8 @@ uint64_t Writer::NextTickTime() const {
 }
 
 void Writer::AdvanceTo(uint64_t t_ns) {
+  // Called before every reader load: most calls have nothing to do.
+  if (t_ns < next_operation_ns_) return;
   for (;;) {
     uint64_t tick_at = NextTickTime();
     while (InNoTickWindow(tick_at)) {
@@ -163,7 +165,10 @@ void Writer::AdvanceTo(uint64_t t_ns) {
     const bool event_next =
         next_event_ < events_.size() && events_[next_event_].at_ns <= tick_at;
     const uint64_t at = event_next ? events_[next_event_].at_ns : tick_at;
-    if (at > t_ns) return;
+    if (at > t_ns) {
+      next_operation_ns_ = at;
+      return;
+    }
     if (event_next) {
       const EventSpec& e = events_[next_event_++];
       if (e.kind == EventKind::kIdle || e.kind == EventKind::kPause) continue;

@@ -145,6 +145,7 @@ class Writer {
   uint32_t wrap_losses_ = 0;
   uint32_t ntp_generation_ = 0;
   uint64_t next_tick_index_ = 1;
+  uint64_t next_operation_ns_ = 0;  // Nothing to run before this time.
   size_t next_event_ = 0;
   std::vector<EventSpec> events_;  // Sorted by time.
   uint64_t tick_ns_;

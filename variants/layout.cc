@@ -14,6 +14,11 @@ Layout::Layout(std::string name, std::string summary, std::vector<Field> fields)
       fields_(std::move(fields)) {
   std::sort(fields_.begin(), fields_.end(),
             [](const Field& a, const Field& b) { return a.offset < b.offset; });
+  for (const Field& f : fields_) {
+    if (f.kind == FieldKind::kData) continue;
+    if (kind_at_.size() <= f.offset) kind_at_.resize(f.offset + 1);
+    kind_at_[f.offset] = f.kind;
+  }
 }
 
 const Field* Layout::FieldAt(uint32_t offset) const {
@@ -26,14 +31,11 @@ const Field* Layout::FieldAt(uint32_t offset) const {
 }
 
 bool Layout::IsSeq(uint32_t offset) const {
-  const Field* f = FieldAt(offset);
-  return f != nullptr && f->offset == offset && f->kind == FieldKind::kSeq;
+  return offset < kind_at_.size() && kind_at_[offset] == FieldKind::kSeq;
 }
 
 bool Layout::IsCycleLast(uint32_t offset) const {
-  const Field* f = FieldAt(offset);
-  return f != nullptr && f->offset == offset &&
-         f->kind == FieldKind::kCycleLast;
+  return offset < kind_at_.size() && kind_at_[offset] == FieldKind::kCycleLast;
 }
 
 std::string Layout::DescribeOffset(uint32_t offset) const {

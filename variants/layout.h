@@ -56,6 +56,9 @@ class Layout {
   std::string name_;
   std::string summary_;
   std::vector<Field> fields_;
+  // The kind of the field starting at each offset (the simulation asks for
+  // every load): kData where no seq or cycle_last field starts.
+  std::vector<FieldKind> kind_at_;
 };
 
 // Builds field lists: Add("seq", offset, 4, FieldKind::kSeq), ...

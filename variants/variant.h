@@ -61,8 +61,8 @@ class SimReader {
 };
 
 // Calls the reader `iterations` times natively (NativeAccess: plain loads,
-// the real counter) on `page` and returns the sum of the nanoseconds seen,
-// so the calls cannot be optimised away. For benchmarks.
+// the real counter) on `page` and returns the last call's time in ns (0 on
+// an error). For benchmarks and the seeds' measures.
 using NativeLoopFn = uint64_t (*)(const uint8_t* page, ClockId clock,
                                   uint64_t iterations);
 
@@ -174,18 +174,21 @@ std::unique_ptr<SimReader> MakeStateless() {
 }
 
 // The native loop over a stateless reader function template instantiation.
+// Each result is handed to an empty asm statement (so the call cannot be
+// optimised away, at no cost, like benchmark::DoNotOptimize); the value of
+// the last call is returned.
 template <auto Fn>
 uint64_t NativeLoop(const uint8_t* page, ClockId clock, uint64_t iterations) {
   vdso::NativeAccess access;
-  uint64_t sum = 0;
+  std::optional<ClockResult> r;
   for (uint64_t i = 0; i < iterations; ++i) {
-    const std::optional<ClockResult> r = Fn(access, page, clock);
-    if (r) {
-      sum += static_cast<uint64_t>(r->ts.tv_sec) * 1000000000u +
-             static_cast<uint64_t>(r->ts.tv_nsec);
-    }
+    r = Fn(access, page, clock);
+    if (r)
+      asm volatile("" : : "r"(r->ts.tv_sec), "r"(r->ts.tv_nsec), "r"(r->ret));
   }
-  return sum;
+  if (!r || r->ret != 0) return 0;
+  return static_cast<uint64_t>(r->ts.tv_sec) * 1000000000u +
+         static_cast<uint64_t>(r->ts.tv_nsec);
 }
 
 }  // namespace vdsolab::variants

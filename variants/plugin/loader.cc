@@ -106,16 +106,13 @@ std::unique_ptr<SimReader> MakeReader() {
 template <int I>
 uint64_t Native(const uint8_t* page, ClockId clock, uint64_t iterations) {
   vdso::NativeAccess access;
-  uint64_t sum = 0;
+  std::optional<ClockResult> r;
   for (uint64_t i = 0; i < iterations; ++i) {
-    const std::optional<ClockResult> r =
-        CallPlugin(g_plugins[I], access, page, clock);
-    if (r) {
-      sum += static_cast<uint64_t>(r->ts.tv_sec) * 1000000000u +
-             static_cast<uint64_t>(r->ts.tv_nsec);
-    }
+    r = CallPlugin(g_plugins[I], access, page, clock);
   }
-  return sum;
+  if (!r || r->ret != 0) return 0;
+  return static_cast<uint64_t>(r->ts.tv_sec) * 1000000000u +
+         static_cast<uint64_t>(r->ts.tv_nsec);
 }
 
 template <int... I>
