@@ -29,9 +29,9 @@
 #include "bench/report.h"
 #include "bench/seed_measures.h"
 #include "bench/sim_benchmarks.h"
+#include "common/clockid.h"
 #include "host/live_vvar.h"
 #include "host/vdso_elf.h"
-#include "common/clockid.h"
 #include "variants/registry.h"
 
 namespace vdsolab::bench {
@@ -279,7 +279,10 @@ int main(int argc, char** argv) {
   }
   RegisterHost(pages);
   RegisterReaders(pages, machine.tsc_khz);
-  RegisterSimBenchmarks(options.quick);
+  const auto upstream = pages.variant.find("upstream");
+  RegisterSimBenchmarks(options.quick, upstream == pages.variant.end()
+                                           ? nullptr
+                                           : upstream->second->data());
 
   CollectingReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);

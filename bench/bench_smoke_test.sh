@@ -12,7 +12,8 @@ failures=0
 for want in "## The host" "## vdsolab's readers" "## The seeds' own measures" \
             "## The simulator" "## Targets" "**Machine:**" \
             "| upstream | CLOCK_MONOTONIC |" "| perf-mmap | perf_time |" \
-            "timer_latency" "Calls in an interval" "Cycles per call"; do
+            "timer_latency" "Calls in an interval" "Cycles per call" \
+            "Where a simulated read"; do
   if grep -qF -- "$want" "$out"; then echo "ok   report has '$want'"; else
     echo "FAIL report lacks '$want'"; failures=$((failures + 1)); fi
 done

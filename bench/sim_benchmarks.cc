@@ -2,6 +2,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include "bench/counters.h"
 #include "sim/engine.h"
 #include "sim/exhaustive.h"
 #include "variants/upstream.h"
@@ -31,6 +32,36 @@ sim::Scenario Injected(bool quick) {
   s.readers[0].migrate_midcall_ppm = 5000;
   s.faults.unordered_counter_read = true;
   return s;
+}
+
+// Every property check off: what the engine costs without the checker.
+sim::Scenario Unchecked(bool quick) {
+  sim::Scenario s = Plain(quick);
+  s.checks = sim::CheckSpec{};
+  s.checks.exact = s.checks.monotonic = s.checks.causal = s.checks.sane =
+      s.checks.raw_rate = s.checks.cross_clock = s.checks.torn = false;
+  return s;
+}
+
+// Hooks that do nothing: the reader runs through the simulation's access
+// policy (a virtual call per load and counter read) on a live page with
+// the real counter, and no simulation around it.
+class NullHooks final : public vdso::AccessHooks {
+ public:
+  void BeforeLoad(uint32_t, uint32_t) override {}
+  uint64_t ReadCounter(vdso::CounterRead) override { return LfenceRdtsc(); }
+  bool MayRetry() override { return true; }
+  ClockResult Fallback(ClockId) override { return ClockResult::Error(-22); }
+};
+
+void HookedRead(benchmark::State& st, const uint8_t* page, ClockId clock) {
+  const std::unique_ptr<variants::SimReader> reader =
+      variants::UpstreamVariant().make_sim_reader();
+  NullHooks hooks;
+  vdso::HookedAccess access(page, &hooks);
+  for (auto _ : st) {
+    benchmark::DoNotOptimize(reader->Call(access, page, clock));
+  }
 }
 
 void RunScenario(benchmark::State& st, const sim::Scenario& s) {
@@ -70,8 +101,20 @@ void Explore(benchmark::State& st, int updates) {
 
 }  // namespace
 
-void RegisterSimBenchmarks(bool quick) {
+void RegisterSimBenchmarks(bool quick, const uint8_t* upstream_page) {
   const sim::Scenario plain = Plain(quick);
+  const sim::Scenario unchecked = Unchecked(quick);
+  if (upstream_page != nullptr) {
+    benchmark::RegisterBenchmark(
+        "sim/hooked_read", [upstream_page](benchmark::State& st) {
+          HookedRead(st, upstream_page, kClockMonotonic);
+        });
+  }
+  benchmark::RegisterBenchmark(
+      "sim/random_no_checks",
+      [unchecked](benchmark::State& st) { RunScenario(st, unchecked); })
+      ->UseRealTime()
+      ->Unit(benchmark::kMillisecond);
   const sim::Scenario injected = Injected(quick);
   benchmark::RegisterBenchmark(
       "sim/random_no_injection",

@@ -2,14 +2,19 @@
 //
 // The simulator's own speed: simulated reads per second without and with
 // random injection (preemption, writer stalls, migration, early counter
-// reads), and interleavings per second in exhaustive mode.
+// reads), and interleavings per second in exhaustive mode; and where a
+// simulated read's time goes: the reader through the hook policy alone
+// (on `upstream_page`, the upstream variant's live page; skipped if null),
+// and the engine with every check off.
 
 #ifndef VDSOLAB_BENCH_SIM_BENCHMARKS_H_
 #define VDSOLAB_BENCH_SIM_BENCHMARKS_H_
 
+#include <cstdint>
+
 namespace vdsolab::bench {
 
-void RegisterSimBenchmarks(bool quick);
+void RegisterSimBenchmarks(bool quick, const uint8_t* upstream_page);
 
 }  // namespace vdsolab::bench
 

@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "absl/strings/str_format.h"
+#include "common/bytes.h"
 #include "sim/call.h"
 #include "variants/layout.h"
 #include "vdso/access.h"
@@ -43,8 +44,7 @@ class LoadObserver {
   // seq its attempt began with.
   uint64_t OnLoad(const uint8_t* page, uint32_t offset, uint32_t size,
                   uint64_t now, CallRecord* rec) {
-    uint64_t value = 0;
-    std::memcpy(&value, page + offset, size);
+    const uint64_t value = LoadSized(page + offset, size);
     if (layout_->IsSeq(offset)) {
       last_seq_ = static_cast<uint32_t>(value);
       last_seq_ns_ = now;

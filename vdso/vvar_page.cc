@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
+#include "common/bytes.h"
 #include "common/clockid.h"
 #include "vdso/datapage.h"
 
@@ -60,9 +61,7 @@ void VvarPage::Apply(const VvarUpdate& update) {
 }
 
 uint64_t VvarPage::Load(uint32_t offset, uint8_t size) const {
-  uint64_t value = 0;
-  std::memcpy(&value, base_ + offset, size);  // Little-endian.
-  return value;
+  return LoadSized(base_ + offset, size);
 }
 
 std::vector<uint8_t> VvarPage::Snapshot() const {
