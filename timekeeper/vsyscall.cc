@@ -3,6 +3,7 @@
 #include "common/clockid.h"
 #include "common/math64.h"
 #include "vdso/datapage.h"
+#include "vdso/store_list.h"
 
 namespace vdsolab::timekeeper {
 namespace {
@@ -10,31 +11,15 @@ namespace {
 using vdso::ClockDataOffset;
 using vdso::kCsHresCoarse;
 using vdso::kCsRaw;
+using vdso::StoreList;
 using vdso::VcBasetimeNsec;
 using vdso::VcBasetimeSec;
 
-// Appends stores in program order.
-class StoreList {
- public:
-  void U32(uint32_t offset, uint32_t value) { Add(offset, 4, value); }
-  void U64(uint32_t offset, uint64_t value) { Add(offset, 8, value); }
-  void Timestamp(int cs, int idx, uint64_t sec, uint64_t nsec) {
-    U64(ClockDataOffset(cs) + VcBasetimeSec(idx), sec);
-    U64(ClockDataOffset(cs) + VcBasetimeNsec(idx), nsec);
-  }
-  // smp_wmb(): orders the stores before it against those after it.
-  void Wmb() { wmb_pending_ = true; }
-  vdso::VvarUpdate Take() { return std::move(update_); }
-
- private:
-  void Add(uint32_t offset, uint8_t size, uint64_t value) {
-    update_.stores.push_back(
-        vdso::VvarStore{offset, size, value, wmb_pending_});
-    wmb_pending_ = false;
-  }
-  vdso::VvarUpdate update_;
-  bool wmb_pending_ = false;
-};
+// One clock's basetime[idx] in vdso_clock cs.
+void Timestamp(StoreList& out, int cs, int idx, uint64_t sec, uint64_t nsec) {
+  out.U64(ClockDataOffset(cs) + VcBasetimeSec(idx), sec);
+  out.U64(ClockDataOffset(cs) + VcBasetimeNsec(idx), nsec);
+}
 
 // fill_clock_configuration().
 void FillClockConfiguration(StoreList& out, int cs, const TkReadBase& base) {
@@ -63,7 +48,7 @@ void UpdateVdsoTimeData(StoreList& out, const Timekeeper& tk) {
     nsec -= nsec_per_sec_shifted;
     ++sec;
   }
-  out.Timestamp(kCsHresCoarse, kClockMonotonic, sec, nsec);
+  Timestamp(out, kCsHresCoarse, kClockMonotonic, sec, nsec);
 
   // CLOCK_BOOTTIME: MONOTONIC + monotonic_to_boot.
   sec += static_cast<uint64_t>(tk.monotonic_to_boot.tv_sec);
@@ -72,14 +57,14 @@ void UpdateVdsoTimeData(StoreList& out, const Timekeeper& tk) {
     nsec -= nsec_per_sec_shifted;
     ++sec;
   }
-  out.Timestamp(kCsHresCoarse, kClockBoottime, sec, nsec);
+  Timestamp(out, kCsHresCoarse, kClockBoottime, sec, nsec);
 
   // CLOCK_MONOTONIC_RAW.
-  out.Timestamp(kCsRaw, kClockMonotonicRaw, tk.raw_sec, tk.tkr_raw.xtime_nsec);
+  Timestamp(out, kCsRaw, kClockMonotonicRaw, tk.raw_sec, tk.tkr_raw.xtime_nsec);
 
   // CLOCK_TAI.
-  out.Timestamp(
-      kCsHresCoarse, kClockTai,
+  Timestamp(
+      out, kCsHresCoarse, kClockTai,
       tk.xtime_sec + static_cast<uint64_t>(static_cast<int64_t>(tk.tai_offset)),
       tk.tkr_mono.xtime_nsec);
 }
@@ -105,19 +90,19 @@ vdso::VvarUpdate BuildUpdateVsyscall(const Timekeeper& tk, uint32_t seq_hres,
   out.U32(raw + vdso::kVcClockMode, static_cast<uint32_t>(clock_mode));
 
   // CLOCK_REALTIME is always written: time() needs it.
-  out.Timestamp(kCsHresCoarse, kClockRealtime, tk.xtime_sec,
-                tk.tkr_mono.xtime_nsec);
+  Timestamp(out, kCsHresCoarse, kClockRealtime, tk.xtime_sec,
+            tk.tkr_mono.xtime_nsec);
   // CLOCK_REALTIME_COARSE, in plain ns.
-  out.Timestamp(kCsHresCoarse, kClockRealtimeCoarse, tk.xtime_sec,
-                tk.coarse_nsec);
+  Timestamp(out, kCsHresCoarse, kClockRealtimeCoarse, tk.xtime_sec,
+            tk.coarse_nsec);
   // CLOCK_MONOTONIC_COARSE.
   uint64_t nsec = tk.coarse_nsec;
   nsec += static_cast<uint64_t>(tk.wall_to_monotonic.tv_nsec);
   uint64_t rem = 0;
   const uint32_t carry =
       IterDivU64Rem(nsec, static_cast<uint32_t>(kNsecPerSec), &rem);
-  out.Timestamp(
-      kCsHresCoarse, kClockMonotonicCoarse,
+  Timestamp(
+      out, kCsHresCoarse, kClockMonotonicCoarse,
       tk.xtime_sec + static_cast<uint64_t>(tk.wall_to_monotonic.tv_sec) + carry,
       rem);
 

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_format.h"
+#include "vdso/datapage.h"
 
 namespace vdsolab::variants {
 
@@ -66,6 +67,16 @@ FieldList& FieldList::Add(std::string name, uint32_t offset, uint8_t size,
                           FieldKind kind) {
   fields_.push_back(Field{std::move(name), offset, size, kind});
   return *this;
+}
+
+FieldList& FieldList::AddPvclockPage() {
+  const uint32_t pv = vdso::kPvclockPageOffset;
+  return Add("pvti.version", pv + vdso::kPvtiVersion, 4)
+      .Add("pvti.tsc_timestamp", pv + vdso::kPvtiTscTimestamp, 8)
+      .Add("pvti.system_time", pv + vdso::kPvtiSystemTime, 8)
+      .Add("pvti.tsc_to_system_mul", pv + vdso::kPvtiMul, 4)
+      .Add("pvti.tsc_shift", pv + vdso::kPvtiShift, 1)
+      .Add("pvti.flags", pv + vdso::kPvtiFlags, 1);
 }
 
 }  // namespace vdsolab::variants

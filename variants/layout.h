@@ -66,6 +66,9 @@ class FieldList {
  public:
   FieldList& Add(std::string name, uint32_t offset, uint8_t size,
                  FieldKind kind = FieldKind::kData);
+  // The pvclock page's fields (struct pvclock_vcpu_time_info), where the
+  // 6.x vvar area has it: every layout that serves kvm-clock lists them.
+  FieldList& AddPvclockPage();
   std::vector<Field> Take() { return std::move(fields_); }
 
  private:

@@ -39,13 +39,7 @@ Layout MakeUpstreamLayout() {
   f.Add("tz_minuteswest", vdso::kTzMinuteswest, 4)
       .Add("tz_dsttime", vdso::kTzDsttime, 4)
       .Add("hrtimer_res", vdso::kHrtimerRes, 4);
-  const uint32_t pv = vdso::kPvclockPageOffset;
-  f.Add("pvti.version", pv + vdso::kPvtiVersion, 4)
-      .Add("pvti.tsc_timestamp", pv + vdso::kPvtiTscTimestamp, 8)
-      .Add("pvti.system_time", pv + vdso::kPvtiSystemTime, 8)
-      .Add("pvti.tsc_to_system_mul", pv + vdso::kPvtiMul, 4)
-      .Add("pvti.tsc_shift", pv + vdso::kPvtiShift, 1)
-      .Add("pvti.flags", pv + vdso::kPvtiFlags, 1);
+  f.AddPvclockPage();
   return Layout("6.17+ vdso_time_data",
                 "struct vdso_time_data with struct vdso_clock records "
                 "(max_cycles) and aux clock records, at the start of the "

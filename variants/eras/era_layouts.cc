@@ -57,13 +57,7 @@ Layout MakeVdsoTimeDataLayout615() {
   f.Add("tz_minuteswest", kTzMinuteswest615, 4)
       .Add("tz_dsttime", kTzDsttime615, 4)
       .Add("hrtimer_res", kHrtimerRes615, 4);
-  const uint32_t pv = vdso::kPvclockPageOffset;
-  f.Add("pvti.version", pv + vdso::kPvtiVersion, 4)
-      .Add("pvti.tsc_timestamp", pv + vdso::kPvtiTscTimestamp, 8)
-      .Add("pvti.system_time", pv + vdso::kPvtiSystemTime, 8)
-      .Add("pvti.tsc_to_system_mul", pv + vdso::kPvtiMul, 4)
-      .Add("pvti.tsc_shift", pv + vdso::kPvtiShift, 1)
-      .Add("pvti.flags", pv + vdso::kPvtiFlags, 1);
+  f.AddPvclockPage();
   return Layout("6.15 vdso_time_data",
                 "struct vdso_time_data (6.15/6.16): two struct vdso_clock "
                 "records (max_cycles) at the start of the time page, "

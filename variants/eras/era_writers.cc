@@ -9,29 +9,14 @@
 #include "variants/eras/datapage.h"
 #include "variants/eras/era_reader.h"
 #include "vdso/datapage.h"
+#include "vdso/store_list.h"
 
 namespace vdsolab::variants::eras {
 namespace {
 
 using timekeeper::Timekeeper;
 using timekeeper::TkReadBase;
-
-// Appends stores in program order.
-class StoreList {
- public:
-  void Add(uint32_t offset, uint8_t size, uint64_t value) {
-    update_.stores.push_back(
-        vdso::VvarStore{offset, size, value, wmb_pending_});
-    wmb_pending_ = false;
-  }
-  // smp_wmb(): orders the stores before it against those after it.
-  void Wmb() { wmb_pending_ = true; }
-  vdso::VvarUpdate Take() { return std::move(update_); }
-
- private:
-  vdso::VvarUpdate update_;
-  bool wmb_pending_ = false;
-};
+using vdso::StoreList;
 
 // vdata[cs] of a pre-6.15 page.
 class Record {

@@ -1,10 +1,12 @@
 #include "common/math64.h"
 #include "timekeeper/clocksource.h"
-#include "variants/gtod/store_list.h"
 #include "variants/gtod/trace_clock.h"
 #include "variants/gtod/update_vsyscall.h"
+#include "vdso/store_list.h"
 
 namespace vdsolab::variants::gtod {
+
+using vdso::StoreList;
 
 int32_t VclockModeFrom(int32_t vdso_clock_mode) {
   switch (vdso_clock_mode) {

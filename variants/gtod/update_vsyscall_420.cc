@@ -1,9 +1,12 @@
 #include "common/clockid.h"
 #include "common/math64.h"
-#include "variants/gtod/store_list.h"
 #include "variants/gtod/update_vsyscall.h"
+#include "vdso/store_list.h"
 
 namespace vdsolab::variants::gtod {
+
+using vdso::StoreList;
+
 namespace {
 
 void Base(StoreList& out, const Gtod420Fields& f, ClockId clk, uint64_t sec,

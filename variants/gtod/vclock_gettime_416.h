@@ -27,6 +27,7 @@
 #include "common/clock_result.h"
 #include "common/clockid.h"
 #include "common/math64.h"
+#include "variants/gtod/gtod_seq.h"
 #include "variants/gtod/trace_clock.h"
 #include "variants/gtod/vgtod_416.h"
 #include "vdso/access.h"
@@ -56,39 +57,11 @@ struct Vdso416Spec {
 
 namespace vclock416_internal {
 
-template <vdso::VdsoAccess A>
-uint32_t Load32(A& acc, const uint8_t* vd, uint32_t offset) {
-  return acc.template Load<uint32_t>(vd + offset);
-}
-template <vdso::VdsoAccess A>
-uint64_t Load64(A& acc, const uint8_t* vd, uint32_t offset) {
-  return acc.template Load<uint64_t>(vd + offset);
-}
-
-// x86 shr takes the count mod 64 (a C++ shift by 64 or more is undefined).
-constexpr uint64_t Shr(uint64_t v, uint32_t shift) { return v >> (shift & 63); }
-
-// gtod_read_begin() (4.16 asm/vgtod.h): spin while the writer holds seq
-// odd, then smp_rmb(), which pairs with the smp_wmb() after the writer's
-// ++seq in gtod_write_begin().
-template <const Vdso416Spec& S, vdso::VdsoAccess A>
-std::optional<uint32_t> GtodReadBegin(A& acc, const uint8_t* vd) {
-  uint32_t seq;
-  while (((seq = Load32(acc, vd, S.f.seq)) & 1) != 0) {
-    acc.CpuRelax();
-    if (!acc.MayRetry()) return std::nullopt;
-  }
-  acc.Rmb();
-  return seq;
-}
-
-// gtod_read_retry(): smp_rmb(), pairing with the smp_wmb() before the
-// writer's final ++seq in gtod_write_end(), then compare seq.
-template <const Vdso416Spec& S, vdso::VdsoAccess A>
-bool GtodReadRetry(A& acc, const uint8_t* vd, uint32_t start) {
-  acc.Rmb();
-  return Load32(acc, vd, S.f.seq) != start;
-}
+using gtod_internal::GtodReadBegin;
+using gtod_internal::GtodReadRetry;
+using gtod_internal::Load32;
+using gtod_internal::Load64;
+using gtod_internal::Shr;
 
 // vread_tsc() (4.16): rdtsc_ordered(), then clamp to cycle_last, so that a
 // CPU whose TSC lags the one that last updated cycle_last does not produce
@@ -182,7 +155,7 @@ std::optional<int32_t> DoHres(A& acc, const uint8_t* vd, uint32_t sec_field,
   uint64_t ns;
   int32_t mode;
   for (;;) {
-    const std::optional<uint32_t> seq = GtodReadBegin<S>(acc, vd);
+    const std::optional<uint32_t> seq = GtodReadBegin(acc, vd, S.f.seq);
     if (!seq) return std::nullopt;
     mode = static_cast<int32_t>(Load32(acc, vd, S.f.vclock_mode));
     ts->tv_sec = static_cast<int64_t>(Load64(acc, vd, sec_field));
@@ -194,7 +167,7 @@ std::optional<int32_t> DoHres(A& acc, const uint8_t* vd, uint32_t sec_field,
       ns += Vgetsns<S>(acc, vd, &mode);
       ns = Shr(ns, Load32(acc, vd, S.f.shift));
     }
-    if (!GtodReadRetry<S>(acc, vd, *seq)) break;
+    if (!GtodReadRetry(acc, vd, S.f.seq, *seq)) break;
     if (!acc.MayRetry()) return std::nullopt;
   }
   uint64_t rem = 0;
@@ -209,12 +182,12 @@ template <const Vdso416Spec& S, vdso::VdsoAccess A>
 std::optional<Timespec64> DoCoarse(A& acc, const uint8_t* vd,
                                    uint32_t sec_field, uint32_t nsec_field) {
   for (;;) {
-    const std::optional<uint32_t> seq = GtodReadBegin<S>(acc, vd);
+    const std::optional<uint32_t> seq = GtodReadBegin(acc, vd, S.f.seq);
     if (!seq) return std::nullopt;
     Timespec64 ts;
     ts.tv_sec = static_cast<int64_t>(Load64(acc, vd, sec_field));
     ts.tv_nsec = static_cast<int64_t>(Load64(acc, vd, nsec_field));
-    if (!GtodReadRetry<S>(acc, vd, *seq)) return ts;
+    if (!GtodReadRetry(acc, vd, S.f.seq, *seq)) return ts;
     if (!acc.MayRetry()) return std::nullopt;
   }
 }

@@ -24,44 +24,18 @@
 #include "common/clock_result.h"
 #include "common/clockid.h"
 #include "common/math64.h"
+#include "variants/gtod/gtod_seq.h"
 #include "variants/gtod/vgtod_420.h"
 #include "vdso/access.h"
 
 namespace vdsolab::variants::gtod {
 namespace vclock420_internal {
 
-template <vdso::VdsoAccess A>
-uint32_t Load32(A& acc, const uint8_t* vd, uint32_t offset) {
-  return acc.template Load<uint32_t>(vd + offset);
-}
-template <vdso::VdsoAccess A>
-uint64_t Load64(A& acc, const uint8_t* vd, uint32_t offset) {
-  return acc.template Load<uint64_t>(vd + offset);
-}
-
-// x86 shr takes the count mod 64 (a C++ shift by 64 or more is undefined).
-constexpr uint64_t Shr(uint64_t v, uint32_t shift) { return v >> (shift & 63); }
-
-// gtod_read_begin() (4.20): spin while seq is odd; smp_rmb() pairs with
-// the smp_wmb() after gtod_write_begin()'s ++seq.
-template <const Gtod420Fields& F, vdso::VdsoAccess A>
-std::optional<uint32_t> GtodReadBegin(A& acc, const uint8_t* vd) {
-  uint32_t seq;
-  while (((seq = Load32(acc, vd, F.seq)) & 1) != 0) {
-    acc.CpuRelax();
-    if (!acc.MayRetry()) return std::nullopt;
-  }
-  acc.Rmb();
-  return seq;
-}
-
-// gtod_read_retry(): smp_rmb() pairs with the smp_wmb() before
-// gtod_write_end()'s ++seq.
-template <const Gtod420Fields& F, vdso::VdsoAccess A>
-bool GtodReadRetry(A& acc, const uint8_t* vd, uint32_t start) {
-  acc.Rmb();
-  return Load32(acc, vd, F.seq) != start;
-}
+using gtod_internal::GtodReadBegin;
+using gtod_internal::GtodReadRetry;
+using gtod_internal::Load32;
+using gtod_internal::Load64;
+using gtod_internal::Shr;
 
 // vgetcyc() (4.20): rdtsc_ordered() for VCLOCK_TSC; U64_MAX otherwise
 // (see the file comment for PVCLOCK/HVCLOCK).
@@ -80,7 +54,7 @@ std::optional<bool> HresLoop(A& acc, const uint8_t* vd, ClockId clk,
                              Timespec64* ts) {
   uint64_t sec, ns;
   for (;;) {
-    const std::optional<uint32_t> seq = GtodReadBegin<F>(acc, vd);
+    const std::optional<uint32_t> seq = GtodReadBegin(acc, vd, F.seq);
     if (!seq) return std::nullopt;
     const uint64_t cycles =
         Vgetcyc(acc, static_cast<int32_t>(Load32(acc, vd, F.vclock_mode)));
@@ -90,7 +64,7 @@ std::optional<bool> HresLoop(A& acc, const uint8_t* vd, ClockId clk,
     if (cycles > last) ns += (cycles - last) * Load32(acc, vd, mult_field);
     ns = Shr(ns, Load32(acc, vd, shift_field));
     sec = Load64(acc, vd, F.BasetimeSec(clk));
-    if (!GtodReadRetry<F>(acc, vd, *seq)) break;
+    if (!GtodReadRetry(acc, vd, F.seq, *seq)) break;
     if (!acc.MayRetry()) return std::nullopt;
   }
   // Outside the loop: a racy ns could make __iter_div_u64_rem() slow.
@@ -105,12 +79,12 @@ std::optional<bool> HresLoop(A& acc, const uint8_t* vd, ClockId clk,
 template <const Gtod420Fields& F, vdso::VdsoAccess A>
 std::optional<Timespec64> DoCoarse(A& acc, const uint8_t* vd, ClockId clk) {
   for (;;) {
-    const std::optional<uint32_t> seq = GtodReadBegin<F>(acc, vd);
+    const std::optional<uint32_t> seq = GtodReadBegin(acc, vd, F.seq);
     if (!seq) return std::nullopt;
     Timespec64 ts;
     ts.tv_sec = static_cast<int64_t>(Load64(acc, vd, F.BasetimeSec(clk)));
     ts.tv_nsec = static_cast<int64_t>(Load64(acc, vd, F.BasetimeNsec(clk)));
-    if (!GtodReadRetry<F>(acc, vd, *seq)) return ts;
+    if (!GtodReadRetry(acc, vd, F.seq, *seq)) return ts;
     if (!acc.MayRetry()) return std::nullopt;
   }
 }

@@ -3,36 +3,18 @@
 #include "common/math64.h"
 #include "timekeeper/clocksource.h"
 #include "variants/perf/perf_mmap_page.h"
+#include "vdso/store_list.h"
 
 namespace vdsolab::variants::perf {
 namespace {
+
+using vdso::StoreList;
 
 inline constexpr uint32_t kNsecPerMsec = 1000000;  // NSEC_PER_MSEC
 
 // local_clock() when the modelled event was enabled: boot, where the
 // boot-time cyc2ns offset makes it 0.
 inline constexpr uint64_t kEventEnabledAt = 0;
-
-// Appends stores in program order; Barrier() marks the next store.
-class StoreList {
- public:
-  void U16(uint32_t offset, uint16_t value) { Add(offset, 2, value); }
-  void U32(uint32_t offset, uint32_t value) { Add(offset, 4, value); }
-  void U64(uint32_t offset, uint64_t value) { Add(offset, 8, value); }
-  // barrier(): a compiler barrier. On x86 smp_wmb() is the same barrier()
-  // (TSO keeps stores in order), so it is recorded as wmb_before.
-  void Barrier() { barrier_pending_ = true; }
-  vdso::VvarUpdate Take() { return std::move(update_); }
-
- private:
-  void Add(uint32_t offset, uint8_t size, uint64_t value) {
-    update_.stores.push_back(
-        vdso::VvarStore{offset, size, value, barrier_pending_});
-    barrier_pending_ = false;
-  }
-  vdso::VvarUpdate update_;
-  bool barrier_pending_ = false;
-};
 
 // mul_u64_u32_shr() for x86-64: the 128-bit product, shifted.
 uint64_t MulU64U32Shr(uint64_t a, uint32_t mul, uint32_t shift) {
@@ -123,7 +105,7 @@ vdso::VvarUpdate BuildPerfUpdate(const timekeeper::Timekeeper& tk, uint32_t seq,
   // kernel updates the page from the CPU the self-monitoring task runs on
   // (schedule-in, IPI, NMI), so the reader never interleaves with it.
   out.U32(kPcLock, seq + 1);
-  out.Barrier();
+  out.Wmb();  // barrier()
   if (seq == 0) {
     // perf_event_init_userpage() ran at mmap() time, before any update;
     // folded into the first update so every store is under the lock.
@@ -136,7 +118,7 @@ vdso::VvarUpdate BuildPerfUpdate(const timekeeper::Timekeeper& tk, uint32_t seq,
   ArchPerfUpdateUserpage(out, ctx, now);
   // barrier(); ++userpg->lock. Pairs with the reader's barrier() before
   // its second load of lock.
-  out.Barrier();
+  out.Wmb();  // barrier()
   out.U32(kPcLock, seq + 2);
   return out.Take();
 }
