@@ -248,18 +248,35 @@ int main(int argc, char** argv) {
     } else if (a.rfind("--report_out=", 0) == 0) {
       options.report = true;
       options.out = a.substr(13);
+      if (options.out.empty()) {
+        std::fprintf(stderr, "bench: --report_out needs a file path\n");
+        return 2;
+      }
     } else if (a == "--quick") {
       options.quick = true;
     } else {
       rest.push_back(argv[i]);
     }
   }
-  std::string min_time =
-      options.quick ? "--benchmark_min_time=0.01" : "--benchmark_min_time=0.3";
-  bool has_min_time = false;
-  for (char* a : rest)
-    has_min_time |= std::strncmp(a, "--benchmark_min_time", 20) == 0;
-  if (!has_min_time) rest.insert(rest.begin() + 1, min_time.data());
+  // Defaults, each unless given: a report takes the median of 5 short
+  // repetitions run in random order, so that a host figure and the reader
+  // it is divided into are measured across the same stretch of time, not
+  // minutes apart under different background load.
+  std::vector<std::string> defaults;
+  if (options.quick) {
+    defaults = {"--benchmark_min_time=0.01"};
+  } else if (options.report) {
+    defaults = {"--benchmark_min_time=0.1", "--benchmark_repetitions=5",
+                "--benchmark_enable_random_interleaving=true"};
+  } else {
+    defaults = {"--benchmark_min_time=0.3"};
+  }
+  for (std::string& d : defaults) {
+    const std::string key = d.substr(0, d.find('='));
+    bool given = false;
+    for (char* a : rest) given |= std::strncmp(a, key.c_str(), key.size()) == 0;
+    if (!given) rest.insert(rest.begin() + 1, d.data());
+  }
   int n = static_cast<int>(rest.size());
   benchmark::Initialize(&n, rest.data());
   if (benchmark::ReportUnrecognizedArguments(n, rest.data())) return 2;

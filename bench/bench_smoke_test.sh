@@ -22,6 +22,17 @@ if grep -E '^\| upstream \| CLOCK_MONOTONIC \| [0-9]+(\.[0-9])? \|' "$out" >/dev
   echo "ok   upstream has a figure"; else
   echo "FAIL upstream row: $(grep -F '| upstream | CLOCK_MONOTONIC |' "$out")"
   failures=$((failures + 1)); fi
+# A report that cannot be written fails with the path named; an empty
+# path is refused.
+if "$bin" --quick --report_out=/nonexistent-dir/x.md \
+     --benchmark_filter='counter/rdtsc$' >/dev/null 2>"$out.err2"; then
+  echo "FAIL unwritable report path accepted"; failures=$((failures + 1))
+elif grep -qF "/nonexistent-dir/x.md" "$out.err2"; then
+  echo "ok   unwritable report path refused by name"; else
+  echo "FAIL no path in: $(cat "$out.err2")"; failures=$((failures + 1)); fi
+"$bin" --report_out= >/dev/null 2>&1
+if [ $? -eq 2 ]; then echo "ok   empty report path refused"; else
+  echo "FAIL empty report path not refused with 2"; failures=$((failures + 1)); fi
 # Bad flags are refused.
 if "$bin" --benchmark_nosuchflag=1 >/dev/null 2>&1; then
   echo "FAIL unknown flag accepted"; failures=$((failures + 1)); else

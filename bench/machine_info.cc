@@ -30,13 +30,23 @@ uint64_t RawNs() {
 
 MachineInfo ProbeMachine() {
   MachineInfo m;
+  // The first CPU's entry. Hypervisors often shorten "model name" (e.g.
+  // "AMD EPYC"), so family/model/stepping follow it.
   std::ifstream cpuinfo("/proc/cpuinfo");
-  for (std::string line; std::getline(cpuinfo, line);) {
-    if (line.rfind("model name", 0) == 0) {
-      const size_t colon = line.find(':');
-      if (colon != std::string::npos) m.cpu_model = line.substr(colon + 2);
-      break;
-    }
+  std::string name, family, model, stepping;
+  for (std::string line; std::getline(cpuinfo, line) && !line.empty();) {
+    const size_t colon = line.find(':');
+    if (colon == std::string::npos || colon + 2 > line.size()) continue;
+    const std::string value = line.substr(colon + 2);
+    if (line.rfind("model name", 0) == 0) name = value;
+    if (line.rfind("cpu family", 0) == 0) family = value;
+    if (line.rfind("model\t", 0) == 0) model = value;
+    if (line.rfind("stepping", 0) == 0) stepping = value;
+  }
+  m.cpu_model = name.empty() ? "unknown CPU" : name;
+  if (!family.empty()) {
+    m.cpu_model += " (family " + family + ", model " + model +
+                   (stepping.empty() ? "" : ", stepping " + stepping) + ")";
   }
   m.cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
   struct utsname u;

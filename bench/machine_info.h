@@ -12,7 +12,7 @@
 namespace vdsolab::bench {
 
 struct MachineInfo {
-  std::string cpu_model;    // /proc/cpuinfo "model name".
+  std::string cpu_model;    // "model name (family f, model m, stepping s)".
   int cpus = 0;             // Online CPUs.
   std::string kernel;       // uname -r.
   std::string clocksource;  // current_clocksource.

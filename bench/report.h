@@ -22,7 +22,9 @@ namespace vdsolab::bench {
 struct ReportOptions {
   bool report = false;
   bool quick = false;
-  std::string out = "docs/benchmarks.md";
+  // Empty: docs/benchmarks.md in the workspace (under `bazel run`), else in
+  // the current directory.
+  std::string out;
 };
 
 struct Measured {
@@ -31,13 +33,17 @@ struct Measured {
 };
 
 // A console reporter that also keeps every run's figures by name.
+// Prints as the console reporter does and keeps every repetition of every
+// benchmark; results() gives each benchmark's median repetition (time and
+// each counter), which one slow repetition (a tick, a migration) does not
+// move.
 class CollectingReporter : public benchmark::ConsoleReporter {
  public:
   void ReportRuns(const std::vector<Run>& runs) override;
-  const std::map<std::string, Measured>& results() const { return results_; }
+  std::map<std::string, Measured> results() const;
 
  private:
-  std::map<std::string, Measured> results_;
+  std::map<std::string, std::vector<Measured>> repetitions_;
 };
 
 struct SeedFigures {
@@ -53,8 +59,8 @@ std::string FormatReport(const MachineInfo& machine,
                          const SeedFigures& seeds,
                          const ReportOptions& options);
 
-// Writes the report to options.out (relative to where `bazel run` was
-// started); false with a message on failure.
+// Writes the report to options.out (a relative path is taken from where
+// `bazel run` was started); false with a message on failure.
 bool WriteReport(const std::string& markdown, const ReportOptions& options);
 
 }  // namespace vdsolab::bench

@@ -20,10 +20,22 @@ inline constexpr uint64_t kU64Max = ~0ull;                  // U64_MAX
 
 // __iter_div_u64_rem(): quotient and remainder of dividend / divisor.
 // The kernel subtracts in a loop (fast for the small quotients it expects)
-// and counts in a u32, so the quotient wraps modulo 2^32. This computes the
-// same two values by division, which is O(1) for any input.
+// and counts in a u32, so the quotient wraps modulo 2^32. This gives the
+// same two values: by subtraction for quotients 0 and 1 (every sane read;
+// no multiply for a fenced counter read in the next call to wait on, as
+// in the kernel, whose loop has an asm() so the compiler cannot turn it
+// into a division), by division beyond (O(1) for any input, where the
+// kernel's loop would iterate).
 constexpr uint32_t IterDivU64Rem(uint64_t dividend, uint32_t divisor,
                                  uint64_t* remainder) {
+  if (dividend < divisor) {
+    *remainder = dividend;
+    return 0;
+  }
+  if (dividend - divisor < divisor) {
+    *remainder = dividend - divisor;
+    return 1;
+  }
   *remainder = dividend % divisor;
   return static_cast<uint32_t>(dividend / divisor);
 }

@@ -46,8 +46,10 @@ enum class Regime {
   kNear2p62,         // cycle_last + 2^62 and just past it.
   kNear2p63,         // TSC near 2^63 (its sign bit); on kvm-clock, TSC
                      // deltas past 2^63 + 2^62.
+  kFarBehind,        // On kvm-clock, a TSC before the hypervisor's
+                     // tsc_timestamp; in TSC mode, ~2^40 behind cycle_last.
 };
-inline constexpr int kNumRegimes = 6;
+inline constexpr int kNumRegimes = 7;
 const char* RegimeName(Regime r);
 
 struct ConformOptions {

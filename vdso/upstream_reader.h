@@ -98,10 +98,17 @@ std::optional<uint64_t> VreadPvclock(A& acc, const uint8_t* pvti) {
          kPvclockTscStableBit) == 0) {
       return kU64Max;
     }
-    // __pvclock_read_cycles(pvti, rdtsc_ordered()).
+    // __pvclock_read_cycles(pvti, rdtsc_ordered()). A TSC before the
+    // hypervisor's tsc_timestamp (a negative delta as s64) scales as 0, as
+    // in the host's 6.18 vDSO code (sub; cmovs before the scaling); 6.1's
+    // __pvclock_read_cycles() has no such clamp, and the commit that added
+    // it is not identified here. It matters where tsc_shift <= -2 (a TSC
+    // above 4 GHz): unclamped, the wrapped delta scales to just under 2^62
+    // ns past cycle_last, a time decades ahead instead of the base time.
     const uint64_t tsc = acc.ReadTsc();
-    const uint64_t delta =
+    uint64_t delta =
         tsc - acc.template Load<uint64_t>(pvti + kPvtiTscTimestamp);
+    if (static_cast<int64_t>(delta) < 0) delta = 0;
     const uint32_t mul = acc.template Load<uint32_t>(pvti + kPvtiMul);
     const int8_t shift =
         static_cast<int8_t>(acc.template Load<uint8_t>(pvti + kPvtiShift));

@@ -239,6 +239,17 @@ TEST_F(PvclockReaderTest, NegativeShiftDividesFirst) {
   EXPECT_EQ(Read(kClockMonotonic), ClockResult::Ok({10, 999}));
 }
 
+TEST_F(PvclockReaderTest, ATscBeforeTheTimestampScalesAsZero) {
+  // A > 4 GHz TSC: shift -2. 500 cycles before tsc_timestamp would wrap to
+  // a delta of ~2^64, scaled to just under 2^62 ns: no negative-motion bit,
+  // a time ~146 years ahead. The host's vDSO clamps the delta to 0: the
+  // answer is the pvclock system_time, which is cycle_last here.
+  page_->Store(kPvclockPageOffset + kPvtiShift, 1, 0xfe);  // -2
+  page_->Store(kPvclockPageOffset + kPvtiMul, 4, 0xffffffffu);
+  hooks_.counter = 500;
+  EXPECT_EQ(Read(kClockMonotonic), ClockResult::Ok({10, 0}));
+}
+
 TEST_F(PvclockReaderTest, UnstableTscSendsTheCallToTheSyscall) {
   page_->Store(kPvclockPageOffset + kPvtiFlags, 1, 0);
   EXPECT_EQ(Read(kClockMonotonic), ClockResult::Error(-kEinval));
