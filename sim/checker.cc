@@ -496,7 +496,7 @@ void Checker::OnCall(const CallRecord& call) {
     CheckExactAndTorn(call, nullptr);
   }
 
-  const variants::ClockDef* own = variants::FindOwnClock(*variant_, call.clock);
+  const variants::ClockDef* own = own_def;
   if (own != nullptr ? own->monotonic : IsMonotonicFamily(call.clock)) {
     CheckMonotonic(call, seen);
     CheckCausal(call, seen);
@@ -507,7 +507,11 @@ void Checker::OnCall(const CallRecord& call) {
   }
   CheckRawRate(call, seen, state);
   CheckCrossClock(call, seen, state);
-  previous_[call.reader] = {call, seen};
+  previous_[call.reader] = {
+      PreviousCall{call.clock, call.result && call.result->ret == 0,
+                   call.fell_back ? call.fallback_update : call.begin_seq / 2,
+                   call.start_ns, call.end_ns},
+      seen};
 }
 
 void Checker::CheckVdsoError(const CallRecord& call) {
@@ -802,12 +806,10 @@ void Checker::CheckCrossClock(const CallRecord& call, const Seen& seen,
   if (!scenario_.checks.cross_clock || state == nullptr) return;
   auto it = previous_.find(call.reader);
   if (it == previous_.end()) return;
-  const CallRecord& prev = it->second.first;
+  const PreviousCall& prev = it->second.first;
   const Seen& prev_seen = it->second.second;
-  if (!prev.result || prev.result->ret != 0 || prev.clock == call.clock) return;
-  const uint32_t prev_state_id =
-      prev.fell_back ? prev.fallback_update : prev.begin_seq / 2;
-  const UpdateRecord* pstate = writer_->Update(prev_state_id);
+  if (!prev.ok || prev.clock == call.clock) return;
+  const UpdateRecord* pstate = writer_->Update(prev.state_id);
   if (pstate == nullptr ||
       pstate->clock_was_set_seq != state->clock_was_set_seq) {
     return;

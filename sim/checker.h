@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "sim/call.h"
 #include "sim/machine.h"
 #include "sim/scenario.h"
@@ -159,6 +160,14 @@ class Checker {
       return a.end_ns > b.end_ns;
     }
   };
+  // What the cross-clock check needs of a reader's previous call.
+  struct PreviousCall {
+    ClockId clock = 0;
+    bool ok = false;  // Answered, without an error.
+    uint32_t state_id = 0;
+    uint64_t start_ns = 0;
+    uint64_t end_ns = 0;
+  };
   struct RateAnchor {
     uint32_t generation = 0;
     uint64_t counter = 0;
@@ -206,14 +215,18 @@ class Checker {
   std::vector<Violation> violations_;
   size_t kept_failures_ = 0;
   size_t kept_preconditions_ = 0;
-  std::map<std::pair<int, ClockId>, Seen> last_;  // (reader, clock).
-  std::map<ClockId, std::priority_queue<Seen, std::vector<Seen>, LaterFirst>>
+  // Looked up on every call and never iterated (so hash order cannot reach
+  // a report): hash maps.
+  absl::flat_hash_map<std::pair<int, ClockId>, Seen> last_;  // (reader, clock).
+  absl::flat_hash_map<ClockId,
+                      std::priority_queue<Seen, std::vector<Seen>, LaterFirst>>
       in_flight_;
-  std::map<ClockId, Seen> matured_;        // Max value of calls already ended.
-  std::map<int, RateAnchor> rate_anchor_;  // Per reader, MONOTONIC.
-  std::map<int, std::pair<CallRecord, Seen>> previous_;  // Per reader.
-  std::map<ClockId, Divergence> divergence_;
-  std::map<ClockId, std::pair<__int128, __int128>> divergence_anchor_;
+  absl::flat_hash_map<ClockId, Seen> matured_;  // Max of calls already ended.
+  absl::flat_hash_map<int, RateAnchor> rate_anchor_;  // Per reader, MONOTONIC.
+  absl::flat_hash_map<int, std::pair<PreviousCall, Seen>> previous_;
+  absl::flat_hash_map<ClockId, std::pair<__int128, __int128>>
+      divergence_anchor_;
+  std::map<ClockId, Divergence> divergence_;  // Reported in clock order.
 };
 
 }  // namespace vdsolab::sim

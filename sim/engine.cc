@@ -28,13 +28,13 @@ struct World {
 // The random strategy's hooks for one call.
 class RandomHooks : public vdso::AccessHooks {
  public:
-  RandomHooks(const World& w, const ReaderSpec* spec, CallRecord* rec,
-              uint64_t seed, bool tracing, int cpu)
+  RandomHooks(const World& w, const ReaderSpec* spec, CallRecord* rec, Rng rng,
+              bool tracing, int cpu)
       : w_(w),
         spec_(spec),
         t_(w.scenario->timing),
         rec_(rec),
-        rng_(seed),
+        rng_(rng),
         tracing_(tracing),
         cpu_(cpu),
         now_(rec->start_ns),
@@ -247,7 +247,8 @@ absl::StatusOr<RunResult> RunRandom(const Scenario& scenario,
     view.CommitThrough(start);
     writer->Retire(start);
 
-    Rng between(MixHash(seed, 0xbe7, static_cast<uint64_t>(r->id), r->calls));
+    Rng between =
+        Rng::Deferred(seed, 0xbe7, static_cast<uint64_t>(r->id), r->calls);
     CallRecord rec;
     if (spec.migrate_ppm != 0 && machine.cpus() > 1 &&
         between.Below(1000000) < spec.migrate_ppm) {
@@ -269,8 +270,8 @@ absl::StatusOr<RunResult> RunRandom(const Scenario& scenario,
                          options.trace_call->second == r->calls;
     RandomHooks hooks(
         world, &spec, &rec,
-        MixHash(seed, 0xca11, static_cast<uint64_t>(r->id), r->calls), tracing,
-        r->cpu);
+        Rng::Deferred(seed, 0xca11, static_cast<uint64_t>(r->id), r->calls),
+        tracing, r->cpu);
     vdso::HookedAccess access(page->data(), &hooks);
     rec.result = reader->Call(access, page->data(), rec.clock);
     rec.end_ns = hooks.now();

@@ -1,23 +1,6 @@
 #include "sim/machine.h"
 
 namespace vdsolab::sim {
-namespace {
-
-uint64_t Fmix(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-}  // namespace
-
-uint64_t MixHash(uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
-  uint64_t h = Fmix(a + 0x9e3779b97f4a7c15ull);
-  h = Fmix(h ^ (b + 0x9e3779b97f4a7c15ull));
-  h = Fmix(h ^ (c + 0x632be59bd9b4e019ull));
-  return Fmix(h ^ (d + 0x85ebca77c2b2ae63ull));
-}
-
 Machine::Machine(const MachineSpec& spec, uint64_t seed)
     : hz_(spec.counter_hz),
       start_(spec.counter_start),

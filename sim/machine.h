@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "sim/rng.h"  // MixHash
 #include "sim/scenario.h"
 
 namespace vdsolab::sim {
@@ -35,11 +36,6 @@ class Machine {
   uint64_t jitter_seed_;
   std::vector<CpuCounterSpec> cpus_;
 };
-
-// A stateless 64-bit mix of several words (SplitMix64 finaliser chain):
-// the simulation's per-event randomness, so that removing one event or
-// reader never changes the random draws of the others.
-uint64_t MixHash(uint64_t a, uint64_t b, uint64_t c = 0, uint64_t d = 0);
 
 }  // namespace vdsolab::sim
 

@@ -37,6 +37,13 @@ class PageView {
   // Applies, undoably, the pending stores visible at or before t; returns
   // how many it applied now.
   uint32_t ApplyThrough(uint64_t t_ns) {
+    // Called before every load: mostly, the writer has nothing due and no
+    // pending store is visible yet.
+    if (t_ns < writer_->next_operation_ns() &&
+        (applied_ >= writer_->pending().size() ||
+         writer_->pending()[applied_].visible_ns > t_ns)) {
+      return 0;
+    }
     writer_->AdvanceTo(t_ns);
     uint32_t n = 0;
     while (applied_ < writer_->pending().size() &&

@@ -46,7 +46,8 @@ uint64_t EstimatedCalls(const Scenario& s) {
       paused += std::min(e.duration_ns, s.run.duration_ns - e.at_ns);
     }
   }
-  const uint64_t active = s.run.duration_ns - std::min(paused, s.run.duration_ns);
+  const uint64_t active =
+      s.run.duration_ns - std::min(paused, s.run.duration_ns);
   uint64_t calls = 0;
   for (const ReaderSpec& r : s.readers) calls += active / r.period_ns + 1;
   return calls;

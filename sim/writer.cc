@@ -241,8 +241,16 @@ void Writer::RunOperation(const std::string& cause, uint64_t t_ns,
 }
 
 void Writer::PopPending(size_t n) {
-  pending_.erase(pending_.begin(),
-                 pending_.begin() + static_cast<std::ptrdiff_t>(n));
+  pending_head_ += n;
+  if (pending_head_ == pending_.size()) {
+    pending_.clear();
+    pending_head_ = 0;
+  } else if (pending_head_ >= 1024 && pending_head_ * 2 >= pending_.size()) {
+    pending_.erase(
+        pending_.begin(),
+        pending_.begin() + static_cast<std::ptrdiff_t>(pending_head_));
+    pending_head_ = 0;
+  }
 }
 
 const UpdateRecord* Writer::Update(uint32_t id) const {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "sim/machine.h"
 #include "sim/scenario.h"
 #include "timekeeper/timekeeper.h"
@@ -97,8 +98,13 @@ class Writer {
   // Runs every writer operation that starts at or before `t_ns`.
   void AdvanceTo(uint64_t t_ns);
 
-  // Stores not yet committed to the page, in visibility order.
-  const std::deque<TimedStore>& pending() const { return pending_; }
+  // Stores not yet committed to the page, in visibility order. Valid until
+  // the next AdvanceTo() or PopPending().
+  absl::Span<const TimedStore> pending() const {
+    return absl::MakeConstSpan(pending_).subspan(pending_head_);
+  }
+  // AdvanceTo(t) does nothing for t before this.
+  uint64_t next_operation_ns() const { return next_operation_ns_; }
   // Drops the first n pending stores (committed by the caller).
   void PopPending(size_t n);
 
@@ -136,7 +142,10 @@ class Writer {
   const Machine* machine_;
   std::unique_ptr<VariantPublisher> publisher_;
   std::unique_ptr<timekeeper::Timekeeping> tk_;
-  std::deque<TimedStore> pending_;
+  // pending() is pending_[pending_head_..]: the front is dropped by moving
+  // the head (a vector indexes in one step; every reader load looks).
+  std::vector<TimedStore> pending_;
+  size_t pending_head_ = 0;
   std::deque<UpdateRecord> updates_;
   uint32_t next_update_id_ = 1;
   uint64_t busy_until_ns_ = 0;     // The writer's last store's time.
