@@ -119,24 +119,38 @@ class RandomHooks : public vdso::AccessHooks {
   std::string page_at_counter() const { return page_at_counter_; }
 
  private:
+  // Before every load and counter read: the common case (no injection,
+  // nothing due) is a few inline compares; the rest is out of line.
   void Step(uint64_t cost) {
-    if (t_.preempt_ppm != 0 && rng_.Below(1000000) < t_.preempt_ppm) {
-      now_ += rng_.InRange(0, t_.preempt_max_ns);
-      if (w_.writer->InPause(now_)) now_ = w_.writer->PauseEnd(now_);
-      rec_->preempted = true;
-      if (tracing_) Trace("preempted");
-    }
+    if (t_.preempt_ppm != 0) MaybePreempt();
     now_ += cost;
-    const ReaderSpec& spec = *spec_;
-    if (spec.migrate_midcall_ppm != 0 && w_.machine->cpus() > 1 &&
-        rng_.Below(1000000) < spec.migrate_midcall_ppm) {
-      const int to = static_cast<int>(
-          rng_.Below(static_cast<uint64_t>(w_.machine->cpus() - 1)));
-      const int from = cpu_;
-      cpu_ = to >= cpu_ ? to + 1 : to;
-      rec_->migrated_midcall = true;
-      if (tracing_) Trace(absl::StrFormat("migrated CPU %d -> %d", from, cpu_));
+    if (spec_->migrate_midcall_ppm != 0) MaybeMigrate();
+    if (w_.view->NothingDueBy(now_)) return;
+    ApplyDue();
+  }
+
+  [[gnu::noinline]] void MaybePreempt() {
+    if (rng_.Below(1000000) >= t_.preempt_ppm) return;
+    now_ += rng_.InRange(0, t_.preempt_max_ns);
+    if (w_.writer->InPause(now_)) now_ = w_.writer->PauseEnd(now_);
+    rec_->preempted = true;
+    if (tracing_) Trace("preempted");
+  }
+
+  [[gnu::noinline]] void MaybeMigrate() {
+    if (w_.machine->cpus() <= 1 ||
+        rng_.Below(1000000) >= spec_->migrate_midcall_ppm) {
+      return;
     }
+    const int to = static_cast<int>(
+        rng_.Below(static_cast<uint64_t>(w_.machine->cpus() - 1)));
+    const int from = cpu_;
+    cpu_ = to >= cpu_ ? to + 1 : to;
+    rec_->migrated_midcall = true;
+    if (tracing_) Trace(absl::StrFormat("migrated CPU %d -> %d", from, cpu_));
+  }
+
+  [[gnu::noinline]] void ApplyDue() {
     const size_t before = w_.view->applied();
     const uint32_t n = w_.view->ApplyThrough(now_);
     rec_->stores_during += n;

@@ -37,13 +37,7 @@ class PageView {
   // Applies, undoably, the pending stores visible at or before t; returns
   // how many it applied now.
   uint32_t ApplyThrough(uint64_t t_ns) {
-    // Called before every load: mostly, the writer has nothing due and no
-    // pending store is visible yet.
-    if (t_ns < writer_->next_operation_ns() &&
-        (applied_ >= writer_->pending().size() ||
-         writer_->pending()[applied_].visible_ns > t_ns)) {
-      return 0;
-    }
+    if (NothingDueBy(t_ns)) return 0;
     writer_->AdvanceTo(t_ns);
     uint32_t n = 0;
     while (applied_ < writer_->pending().size() &&
@@ -52,6 +46,14 @@ class PageView {
       ++n;
     }
     return n;
+  }
+
+  // Whether ApplyThrough(t_ns) would do nothing: the writer has nothing
+  // due and no pending store is visible yet. True before most loads.
+  bool NothingDueBy(uint64_t t_ns) const {
+    if (t_ns >= writer_->next_operation_ns()) return false;
+    const absl::Span<const TimedStore> pending = writer_->pending();
+    return applied_ >= pending.size() || pending[applied_].visible_ns > t_ns;
   }
 
   // Applies the next `n` pending stores regardless of time (exhaustive).

@@ -31,14 +31,6 @@ const Field* Layout::FieldAt(uint32_t offset) const {
   return offset < it->offset + it->size ? &*it : nullptr;
 }
 
-bool Layout::IsSeq(uint32_t offset) const {
-  return offset < kind_at_.size() && kind_at_[offset] == FieldKind::kSeq;
-}
-
-bool Layout::IsCycleLast(uint32_t offset) const {
-  return offset < kind_at_.size() && kind_at_[offset] == FieldKind::kCycleLast;
-}
-
 std::string Layout::DescribeOffset(uint32_t offset) const {
   const Field* f = FieldAt(offset);
   if (f == nullptr) return absl::StrFormat("+%#x", offset);

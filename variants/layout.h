@@ -41,8 +41,13 @@ class Layout {
 
   // The field covering `offset`, or nullptr.
   const Field* FieldAt(uint32_t offset) const;
-  bool IsSeq(uint32_t offset) const;
-  bool IsCycleLast(uint32_t offset) const;
+  bool IsSeq(uint32_t offset) const {
+    return offset < kind_at_.size() && kind_at_[offset] == FieldKind::kSeq;
+  }
+  bool IsCycleLast(uint32_t offset) const {
+    return offset < kind_at_.size() &&
+           kind_at_[offset] == FieldKind::kCycleLast;
+  }
   // "gtod.raw_mult" or "+0x1234" for bytes no field covers.
   std::string DescribeOffset(uint32_t offset) const;
   // Every field of `page` with its value, one per line, indented; with
