@@ -40,12 +40,25 @@ constexpr uint32_t IterDivU64Rem(uint64_t dividend, uint32_t divisor,
   return static_cast<uint32_t>(dividend / divisor);
 }
 
+// x86-64 shr/shl of a u64: the CPU takes the count mod 64. The kernel's C
+// shifts by a page field (vc->shift, pvti->tsc_shift) compile to these;
+// in C and C++ a count of 64 or more is undefined, so the readers model
+// the instruction. The kernel publishes shifts of at most 32.
+constexpr uint64_t ShrX86(uint64_t v, uint32_t count) {
+  return v >> (count & 63);
+}
+constexpr uint64_t ShlX86(uint64_t v, uint32_t count) {
+  return v << (count & 63);
+}
+
 // mul_u64_u32_add_u64_shr(): ((u128)a * mul + b) >> shift, truncated to u64.
-// This is the x86-64 (CONFIG_ARCH_SUPPORTS_INT128) body.
+// This is the x86-64 (CONFIG_ARCH_SUPPORTS_INT128) body. Compiled, the
+// 128-bit shift is shrd/shr by the count mod 64 with bit 6 picking the
+// high word: the count is taken mod 128 (see ShrX86).
 constexpr uint64_t MulU64U32AddU64Shr(uint64_t a, uint32_t mul, uint64_t b,
                                       uint32_t shift) {
   unsigned __int128 product = static_cast<unsigned __int128>(a) * mul + b;
-  return static_cast<uint64_t>(product >> shift);
+  return static_cast<uint64_t>(product >> (shift & 127));
 }
 
 // mul_u64_u32_add_u64_shr() without 128-bit arithmetic, as the kernel builds

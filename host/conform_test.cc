@@ -72,6 +72,20 @@ TEST(CheckLayout, SaysPlainlyWhatDoesNotFit) {
             std::string::npos);
 }
 
+// Found by fuzz/page_fuzzer under UBSan: a garbled shift made the decoder
+// shift a 128-bit value by more than its width.
+TEST(DescribeSnapshot, AGarbledShiftIsShownNotUndefined) {
+  LiveSnapshot s = GoodTscSnapshot();
+  const uint32_t shift = 1381653;
+  std::memcpy(s.time_page.data() + vdso::ClockDataOffset(0) + vdso::kVcShift,
+              &shift, 4);
+  const std::string text = DescribeSnapshotText(s, {6, 18, "6.18.0"});
+  EXPECT_NE(text.find("shift 1381653 is out of range"), std::string::npos)
+      << text;
+  EXPECT_NE(DescribeSnapshotJson(s, {6, 18, "6.18.0"}).find("1381653"),
+            std::string::npos);
+}
+
 TEST(AnalyzeUpdates, InfersTheIntervalAndChecksTheIncrements) {
   // Three updates of a 1 GHz counter (mult 2^23, shift 23) at HZ=250.
   std::vector<LiveSnapshot> samples;

@@ -32,8 +32,10 @@ const char* ModeName(int32_t mode) {
   }
 }
 
-// mult / 2^shift as a decimal with 12 fraction digits.
+// mult / 2^shift as a decimal with 12 fraction digits. A shift past 63 is
+// no clocksource's (the page is garbled or not what the layout says).
 std::string NsPerCycle(uint32_t mult, uint32_t shift) {
+  if (shift > 63) return absl::StrFormat("? (shift %d is out of range)", shift);
   const unsigned __int128 scaled =
       (static_cast<unsigned __int128>(mult) * 1000000000000ull) >> shift;
   return absl::StrFormat("%d.%012d",
@@ -43,7 +45,7 @@ std::string NsPerCycle(uint32_t mult, uint32_t shift) {
 
 // 2^shift * 1e9 / mult, rounded: the counter frequency mult/shift implies.
 uint64_t ImpliedHz(uint32_t mult, uint32_t shift) {
-  if (mult == 0) return 0;
+  if (mult == 0 || shift > 63) return 0;  // 0: none (see NsPerCycle).
   const unsigned __int128 num =
       (static_cast<unsigned __int128>(1) << shift) * 1000000000u;
   return static_cast<uint64_t>((num + mult / 2) / mult);
@@ -65,6 +67,7 @@ constexpr Base kBases[] = {
 // "348.993706400" and the sub-ns fraction of a shifted base, in 1/1000 ns.
 std::pair<std::string, uint64_t> BaseTime(const std::vector<uint8_t>& p,
                                           const Base& b, uint32_t shift) {
+  shift = std::min<uint32_t>(shift, 63);  // Garbled (NsPerCycle says so).
   const uint32_t vc = vdso::ClockDataOffset(b.record);
   const uint64_t sec = Load64(p, vc + vdso::VcBasetimeSec(b.clock));
   const uint64_t nsec = Load64(p, vc + vdso::VcBasetimeNsec(b.clock));
@@ -81,6 +84,7 @@ std::pair<std::string, uint64_t> BaseTime(const std::vector<uint8_t>& p,
 
 uint64_t ShiftedTotal(const std::vector<uint8_t>& p, int record, ClockId clock,
                       uint32_t shift) {
+  shift = std::min<uint32_t>(shift, 63);  // Garbled (NsPerCycle says so).
   const uint32_t vc = vdso::ClockDataOffset(record);
   // sec * 1e9 << shift + nsec, modulo 2^64 (differences stay exact).
   return (Load64(p, vc + vdso::VcBasetimeSec(clock)) * kNsecPerSec << shift) +

@@ -575,7 +575,7 @@ void Checker::CheckExactAndTorn(const CallRecord& call,
       IsHres(call.clock) || kind == variants::ClockKind::kVariantSyscall;
   if (needs_counter && !call.read_counter) return;
   const bool width_issue = tsc_ && !wide_ && needs_counter;
-  const char* kWidthWhy =
+  static constexpr absl::string_view kWidthWhy =
       "the x86 vDSO assumes a 64-bit counter; this one wraps at 2^%d";
 
   // 1: the state the reader validated, at the counter it used.

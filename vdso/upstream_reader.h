@@ -73,9 +73,9 @@ bool ReadRetry(A& acc, const uint8_t* vc, uint32_t start) {
 inline uint64_t PvclockScaleDelta(uint64_t delta, uint32_t mul_frac,
                                   int shift) {
   if (shift < 0) {
-    delta >>= -shift;
+    delta = ShrX86(delta, static_cast<uint32_t>(-shift));
   } else {
-    delta <<= shift;
+    delta = ShlX86(delta, static_cast<uint32_t>(shift));
   }
   return static_cast<uint64_t>(
       (static_cast<unsigned __int128>(delta) * mul_frac) >> 32);
@@ -153,7 +153,7 @@ uint64_t CalcNs(A& acc, const uint8_t* vc, uint64_t cycles, uint64_t base) {
     // With S64_MAX as the effective mask, bit 62 is the sign bit: the TSC
     // is behind cycle_last, so stay at the base time.
     if ((delta & (1ull << 62)) != 0) {
-      return base >> acc.template Load<uint32_t>(vc + kVcShift);
+      return ShrX86(base, acc.template Load<uint32_t>(vc + kVcShift));
     }
     const uint32_t mult = acc.template Load<uint32_t>(vc + kVcMult);
     const uint32_t shift = acc.template Load<uint32_t>(vc + kVcShift);
@@ -161,7 +161,7 @@ uint64_t CalcNs(A& acc, const uint8_t* vc, uint64_t cycles, uint64_t base) {
   }
   const uint32_t mult = acc.template Load<uint32_t>(vc + kVcMult);
   const uint32_t shift = acc.template Load<uint32_t>(vc + kVcShift);
-  return (delta * mult + base) >> shift;
+  return ShrX86(delta * mult + base, shift);
 }
 
 // vdso_get_timestamp(): false sends the caller to the syscall; nullopt:

@@ -104,7 +104,7 @@ struct X86From610 {
         cycles - acc.template Load<uint64_t>(vd + r.cycle_last);
     if (delta > acc.template Load<uint64_t>(vd + r.max_cycles)) {
       if ((delta & (1ull << 62)) != 0) {
-        return base >> acc.template Load<uint32_t>(vd + r.shift);
+        return ShrX86(base, acc.template Load<uint32_t>(vd + r.shift));
       }
       const uint32_t mult = acc.template Load<uint32_t>(vd + r.mult);
       const uint32_t shift = acc.template Load<uint32_t>(vd + r.shift);
@@ -112,7 +112,7 @@ struct X86From610 {
     }
     const uint32_t mult = acc.template Load<uint32_t>(vd + r.mult);
     const uint32_t shift = acc.template Load<uint32_t>(vd + r.shift);
-    return (delta * mult + base) >> shift;
+    return ShrX86(delta * mult + base, shift);
   }
 };
 
@@ -206,7 +206,7 @@ bool GetTimestamp(A& acc, const uint8_t* vd, ClockId clk, uint64_t* sec,
     if (static_cast<int64_t>(cycles) < 0) return false;
     n +=
         Arch::CalcDelta(cycles, last, acc.template Load<uint32_t>(vd + r.mult));
-    n >>= acc.template Load<uint32_t>(vd + r.shift);
+    n = ShrX86(n, acc.template Load<uint32_t>(vd + r.shift));
     *ns = n;
   } else {
     // vdso_cycles_ok() x86 override: U64_MAX (an invalidated pv clock) or
@@ -218,7 +218,7 @@ bool GetTimestamp(A& acc, const uint8_t* vd, ClockId clk, uint64_t* sec,
       uint64_t n =
           base + Arch::CalcDelta(cycles, last,
                                  acc.template Load<uint32_t>(vd + r.mult));
-      *ns = n >> acc.template Load<uint32_t>(vd + r.shift);  // vdso_shift_ns
+      *ns = ShrX86(n, acc.template Load<uint32_t>(vd + r.shift));  // vdso_shift_ns
     } else {
       *ns = Arch::CalcNs(acc, vd, r, cycles, base);
     }

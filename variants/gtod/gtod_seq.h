@@ -1,7 +1,7 @@
 // File: variants/gtod/gtod_seq.h
 //
 // What the 4.16 and 4.20 x86 vDSOs share: loads from vsyscall_gtod_data
-// by field offset, x86 shift semantics, and the gtod seqcount read side
+// by field offset and the gtod seqcount read side
 // (gtod_read_begin()/gtod_read_retry() in arch/x86/include/asm/vgtod.h,
 // unchanged from 4.16 to 5.2).
 
@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "common/math64.h"
 #include "vdso/access.h"
 
 namespace vdsolab::variants::gtod::gtod_internal {
@@ -23,9 +24,6 @@ template <vdso::VdsoAccess A>
 uint64_t Load64(A& acc, const uint8_t* vd, uint32_t offset) {
   return acc.template Load<uint64_t>(vd + offset);
 }
-
-// x86 shr takes the count mod 64 (a C++ shift by 64 or more is undefined).
-constexpr uint64_t Shr(uint64_t v, uint32_t shift) { return v >> (shift & 63); }
 
 // gtod_read_begin(): spin while the writer holds seq odd, then smp_rmb(),
 // which pairs with the smp_wmb() after the writer's ++seq in

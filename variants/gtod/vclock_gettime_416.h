@@ -61,7 +61,6 @@ using gtod_internal::GtodReadBegin;
 using gtod_internal::GtodReadRetry;
 using gtod_internal::Load32;
 using gtod_internal::Load64;
-using gtod_internal::Shr;
 
 // vread_tsc() (4.16): rdtsc_ordered(), then clamp to cycle_last, so that a
 // CPU whose TSC lags the one that last updated cycle_last does not produce
@@ -162,16 +161,19 @@ std::optional<int32_t> DoHres(A& acc, const uint8_t* vd, uint32_t sec_field,
     ns = Load64(acc, vd, snsec_field);
     if constexpr (kRaw) {
       ns += VgetsnsRaw<S>(acc, vd, &mode);
-      ns = Shr(ns, Load32(acc, vd, S.f.raw_shift));
+      ns = ShrX86(ns, Load32(acc, vd, S.f.raw_shift));
     } else {
       ns += Vgetsns<S>(acc, vd, &mode);
-      ns = Shr(ns, Load32(acc, vd, S.f.shift));
+      ns = ShrX86(ns, Load32(acc, vd, S.f.shift));
     }
     if (!GtodReadRetry(acc, vd, S.f.seq, *seq)) break;
     if (!acc.MayRetry()) return std::nullopt;
   }
   uint64_t rem = 0;
-  ts->tv_sec += IterDivU64Rem(ns, static_cast<uint32_t>(kNsecPerSec), &rem);
+  // The kernel builds with -fno-strict-overflow: a garbled tv_sec wraps.
+  ts->tv_sec = static_cast<int64_t>(
+      static_cast<uint64_t>(ts->tv_sec) +
+      IterDivU64Rem(ns, static_cast<uint32_t>(kNsecPerSec), &rem));
   ts->tv_nsec = static_cast<int64_t>(rem);
   return mode;
 }

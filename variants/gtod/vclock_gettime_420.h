@@ -35,7 +35,6 @@ using gtod_internal::GtodReadBegin;
 using gtod_internal::GtodReadRetry;
 using gtod_internal::Load32;
 using gtod_internal::Load64;
-using gtod_internal::Shr;
 
 // vgetcyc() (4.20): rdtsc_ordered() for VCLOCK_TSC; U64_MAX otherwise
 // (see the file comment for PVCLOCK/HVCLOCK).
@@ -62,7 +61,7 @@ std::optional<bool> HresLoop(A& acc, const uint8_t* vd, ClockId clk,
     const uint64_t last = Load64(acc, vd, F.cycle_last);
     if (static_cast<int64_t>(cycles) < 0) return false;
     if (cycles > last) ns += (cycles - last) * Load32(acc, vd, mult_field);
-    ns = Shr(ns, Load32(acc, vd, shift_field));
+    ns = ShrX86(ns, Load32(acc, vd, shift_field));
     sec = Load64(acc, vd, F.BasetimeSec(clk));
     if (!GtodReadRetry(acc, vd, F.seq, *seq)) break;
     if (!acc.MayRetry()) return std::nullopt;
