@@ -67,7 +67,7 @@ constexpr Base kBases[] = {
 // "348.993706400" and the sub-ns fraction of a shifted base, in 1/1000 ns.
 std::pair<std::string, uint64_t> BaseTime(const std::vector<uint8_t>& p,
                                           const Base& b, uint32_t shift) {
-  shift = std::min<uint32_t>(shift, 63);  // Garbled (NsPerCycle says so).
+  shift &= 63;  // As x86's shr takes a garbled count (common/math64.h).
   const uint32_t vc = vdso::ClockDataOffset(b.record);
   const uint64_t sec = Load64(p, vc + vdso::VcBasetimeSec(b.clock));
   const uint64_t nsec = Load64(p, vc + vdso::VcBasetimeNsec(b.clock));
@@ -84,7 +84,7 @@ std::pair<std::string, uint64_t> BaseTime(const std::vector<uint8_t>& p,
 
 uint64_t ShiftedTotal(const std::vector<uint8_t>& p, int record, ClockId clock,
                       uint32_t shift) {
-  shift = std::min<uint32_t>(shift, 63);  // Garbled (NsPerCycle says so).
+  shift &= 63;  // As x86's shr takes a garbled count (common/math64.h).
   const uint32_t vc = vdso::ClockDataOffset(record);
   // sec * 1e9 << shift + nsec, modulo 2^64 (differences stay exact).
   return (Load64(p, vc + vdso::VcBasetimeSec(clock)) * kNsecPerSec << shift) +
@@ -248,7 +248,8 @@ UpdateAnalysis AnalyzeUpdates(const std::vector<LiveSnapshot>& samples,
                           Load64(x, hres + vdso::kVcCycleLast);
     if (step != 0) steps.push_back(step);
   }
-  if (steps.empty()) return a;
+  // No steps, or no clocksource's shift (a garbled page): nothing to infer.
+  if (steps.empty() || a.shift > 63) return a;
   a.min_step_cycles = *std::min_element(steps.begin(), steps.end());
   a.gcd_step_cycles = 0;
   for (uint64_t s : steps) a.gcd_step_cycles = std::gcd(a.gcd_step_cycles, s);

@@ -579,16 +579,15 @@ void Checker::CheckExactAndTorn(const CallRecord& call,
       "the x86 vDSO assumes a 64-bit counter; this one wraps at 2^%d";
 
   // 1: the state the reader validated, at the counter it used.
-  bool validated_state_gives_it = false;
+  std::optional<ClockResult> want;
   if ((scenario_.checks.exact || scenario_.checks.torn) && state != nullptr) {
-    validated_state_gives_it =
-        ExpectedVdso(*state, call.clock, call.counter) == got;
+    want = ExpectedVdso(*state, call.clock, call.counter);
   }
-  if (scenario_.checks.exact && state != nullptr) {
+  const bool validated_state_gives_it = want && *want == got;
+  if (scenario_.checks.exact && want) {
     PropertyStats& s = stats_[static_cast<int>(Property::kExact) - 1];
     ++s.checked;
     if (!validated_state_gives_it) {
-      const ClockResult want = ExpectedVdso(*state, call.clock, call.counter);
       const std::optional<ClockResult> era_value =
           EraValue(*state, call.clock, call.counter);
       const std::optional<std::string> era =
@@ -606,7 +605,7 @@ void Checker::CheckExactAndTorn(const CallRecord& call,
              absl::StrFormat("%s: vDSO %s, syscall %s at counter %#x "
                              "(page state of update %d, seq %d)",
                              Name(call.clock), FormatClockResult(got),
-                             FormatClockResult(want), call.counter, state->id,
+                             FormatClockResult(*want), call.counter, state->id,
                              call.begin_seq),
              call);
     }
