@@ -173,22 +173,30 @@ std::unique_ptr<SimReader> MakeStateless() {
   return std::make_unique<StatelessSimReader<Fn>>();
 }
 
-// The native loop over a stateless reader function template instantiation.
-// Each result is handed to an empty asm statement (so the call cannot be
-// optimised away, at no cost, like benchmark::DoNotOptimize); the value of
-// the last call is returned.
-template <auto Fn>
-uint64_t NativeLoop(const uint8_t* page, ClockId clock, uint64_t iterations) {
+// Calls `call(access)` `iterations` times with NativeAccess and returns the
+// last call's time in ns (0 on an error): every variant's native_loop. Each
+// result is handed to an empty asm statement, so a call cannot be
+// optimised away, at no cost (like benchmark::DoNotOptimize).
+template <class Call>
+uint64_t RunNativeLoop(uint64_t iterations, Call&& call) {
   vdso::NativeAccess access;
   std::optional<ClockResult> r;
   for (uint64_t i = 0; i < iterations; ++i) {
-    r = Fn(access, page, clock);
+    r = call(access);
     if (r)
       asm volatile("" : : "r"(r->ts.tv_sec), "r"(r->ts.tv_nsec), "r"(r->ret));
   }
   if (!r || r->ret != 0) return 0;
   return static_cast<uint64_t>(r->ts.tv_sec) * 1000000000u +
          static_cast<uint64_t>(r->ts.tv_nsec);
+}
+
+// The native loop over a stateless reader function template instantiation.
+template <auto Fn>
+uint64_t NativeLoop(const uint8_t* page, ClockId clock, uint64_t iterations) {
+  return RunNativeLoop(iterations, [page, clock](vdso::NativeAccess& access) {
+    return Fn(access, page, clock);
+  });
 }
 
 }  // namespace vdsolab::variants

@@ -152,18 +152,10 @@ std::unique_ptr<SimReader> MakeTscCalibrationSimReader() {
 
 uint64_t TscCalibrationNativeLoop(const uint8_t* page, ClockId clock,
                                   uint64_t iterations) {
-  vdso::NativeAccess access;
   gtod::TscCalDeltaState state;  // The statics, for this loop's process.
-  std::optional<ClockResult> r;
-  for (uint64_t i = 0; i < iterations; ++i) {
-    r = gtod::TscCalibrationClockGettime(access, page, clock, &state);
-    // Keeps each call without costing anything (see NativeLoop).
-    if (r)
-      asm volatile("" : : "r"(r->ts.tv_sec), "r"(r->ts.tv_nsec), "r"(r->ret));
-  }
-  if (!r || r->ret != 0) return 0;
-  return static_cast<uint64_t>(r->ts.tv_sec) * 1000000000u +
-         static_cast<uint64_t>(r->ts.tv_nsec);
+  return RunNativeLoop(iterations, [&](vdso::NativeAccess& access) {
+    return gtod::TscCalibrationClockGettime(access, page, clock, &state);
+  });
 }
 
 const Variant* TscCalibration() {

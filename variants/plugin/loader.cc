@@ -105,14 +105,9 @@ std::unique_ptr<SimReader> MakeReader() {
 }
 template <int I>
 uint64_t Native(const uint8_t* page, ClockId clock, uint64_t iterations) {
-  vdso::NativeAccess access;
-  std::optional<ClockResult> r;
-  for (uint64_t i = 0; i < iterations; ++i) {
-    r = CallPlugin(g_plugins[I], access, page, clock);
-  }
-  if (!r || r->ret != 0) return 0;
-  return static_cast<uint64_t>(r->ts.tv_sec) * 1000000000u +
-         static_cast<uint64_t>(r->ts.tv_nsec);
+  return RunNativeLoop(iterations, [page, clock](vdso::NativeAccess& access) {
+    return CallPlugin(g_plugins[I], access, page, clock);
+  });
 }
 
 template <int... I>
