@@ -1,8 +1,8 @@
 /*
  * File: variants/plugin/vdsolab_plugin.h
  *
- * The vdsolab plugin ABI, version 1: a vDSO clock_gettime() variant compiled
- * into its own shared object (C or C++) and run by vdsolab without
+ * The vdsolab plugin ABI, versions 1 and 2: a vDSO clock_gettime() variant
+ * compiled into its own shared object (C or C++) and run by vdsolab without
  * rebuilding it:
  *
  *   vdsolab run SCENARIO --variant-so=./libmine.so --variant=mine
@@ -18,6 +18,12 @@
  * This header is C (C99) and C++ compatible and has no dependencies. The ABI
  * only ever grows by a new version number and a new entry point; a plugin
  * built against version 1 keeps working.
+ *
+ * Version 2 (vdsolab_plugin_v2) adds what version 1 borrowed from the
+ * layout's built-in variant: the era semantics the oracle judges the plugin
+ * by, the counter instruction of its main path, where it comes from (for
+ * replay files), and a hook for plugins that load the page with plain
+ * loads of their own (compiled kernel code: `before_load`).
  */
 #ifndef VDSOLAB_PLUGIN_H_
 #define VDSOLAB_PLUGIN_H_
@@ -28,7 +34,11 @@
 extern "C" {
 #endif
 
+/* The version of struct vdsolab_plugin (vdsolab_plugin_v1). It stays 1 so
+ * that version-1 sources keep compiling and loading. */
 #define VDSOLAB_PLUGIN_ABI_VERSION 1
+/* The version of struct vdsolab_plugin_v2 (vdsolab_plugin_v2). */
+#define VDSOLAB_PLUGIN_ABI_V2 2
 
 /* struct __kernel_timespec on x86-64. */
 struct vdsolab_timespec {
@@ -63,6 +73,17 @@ struct vdsolab_ops {
   int (*may_retry)(void* ctx);
   /* The clock_gettime() system call: 0 or -errno, *ts filled on 0. */
   int32_t (*fallback)(void* ctx, int32_t clock, struct vdsolab_timespec* ts);
+  /* Version 2 only (a version-1 plugin never reads past `fallback`). */
+  /* A preemption point before a plain load of `size` bytes at `p` that the
+   * plugin makes itself: the simulation may make writer stores visible
+   * first, and the load that follows sees them. For code that cannot call
+   * load32/load64 (compiled kernel source, hooked by the compiler). */
+  void (*before_load)(void* ctx, const uint8_t* p, uint32_t size);
+  /* The vvar area starting at the `page` a call receives: its size in
+   * bytes, and where the pvclock page (struct pvclock_vcpu_time_info of
+   * vCPU 0, for kvm-clock) is, both from `page`. */
+  uint64_t area_bytes;
+  uint64_t pvclock_offset;
 };
 
 struct vdsolab_plugin {
@@ -85,6 +106,51 @@ struct vdsolab_plugin {
 
 /* The one symbol a version-1 plugin exports. */
 const struct vdsolab_plugin* vdsolab_plugin_v1(void);
+
+/* How a reader's era treats the counter (the oracle computes the expected
+ * answer by these rules). */
+enum vdsolab_counter_semantics {
+  /* 6.5+: rdtsc & S64_MAX; a delta with bit 62 set is negative motion,
+   * clamped to the base time. */
+  VDSOLAB_COUNTER_MASKED63 = 0,
+  /* 4.x-6.4: a counter behind cycle_last is clamped to it; the raw delta
+   * otherwise (no masking). */
+  VDSOLAB_COUNTER_CLAMP_TO_LAST = 1
+};
+/* semantics_flags */
+/* 6.10+: delta * mult cannot overflow (the max_cycles slow path). */
+#define VDSOLAB_SEM_OVERFLOW_PROTECTED 0x1u
+/* 6.15+: the coarse clocks come from coarse_nsec. */
+#define VDSOLAB_SEM_COARSE_FROM_COARSE_NSEC 0x2u
+
+/* A version-2 plugin: the version-1 fields in the same order, then the
+ * semantics it declares instead of borrowing them from `layout`. */
+struct vdsolab_plugin_v2 {
+  uint32_t abi_version; /* VDSOLAB_PLUGIN_ABI_V2 */
+  const char* name;
+  const char* provenance;
+  const char* summary;
+  /* The built-in variant whose page layout and writer the plugin reads. */
+  const char* layout;
+  const int32_t* vdso_clocks;
+  uint32_t n_vdso_clocks;
+  int32_t (*clock_gettime)(const struct vdsolab_ops* ops, const uint8_t* page,
+                           int32_t clock, struct vdsolab_timespec* ts);
+  /* The era semantics the plugin is judged by. */
+  uint32_t counter_semantics; /* enum vdsolab_counter_semantics */
+  uint32_t semantics_flags;   /* VDSOLAB_SEM_* */
+  /* The counter instruction its main path uses (enum vdsolab_counter_read),
+   * for reports and benchmarks. */
+  uint32_t counter_read;
+  /* The era the semantics are from, for reports: "Linux 6.12.117". */
+  const char* era;
+  /* Where the code comes from, for replay files: free text, e.g. the
+   * kernel tree and patches it was built from with their hashes; NULL. */
+  const char* origin;
+};
+
+/* The one symbol a version-2 plugin exports. */
+const struct vdsolab_plugin_v2* vdsolab_plugin_v2(void);
 
 #ifdef __cplusplus
 }
