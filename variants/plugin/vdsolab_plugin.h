@@ -19,7 +19,7 @@
  * only ever grows by a new version number and a new entry point; a plugin
  * built against version 1 keeps working.
  *
- * Version 2 (vdsolab_plugin_v2) adds what version 1 borrowed from the
+ * Version 2 (struct vdsolab_plugin2, from vdsolab_plugin_v2()) adds what version 1 borrowed from the
  * layout's built-in variant: the era semantics the oracle judges the plugin
  * by, the counter instruction of its main path, where it comes from (for
  * replay files), and a hook for plugins that load the page with plain
@@ -37,7 +37,7 @@ extern "C" {
 /* The version of struct vdsolab_plugin (vdsolab_plugin_v1). It stays 1 so
  * that version-1 sources keep compiling and loading. */
 #define VDSOLAB_PLUGIN_ABI_VERSION 1
-/* The version of struct vdsolab_plugin_v2 (vdsolab_plugin_v2). */
+/* The version of struct vdsolab_plugin2 (vdsolab_plugin_v2()). */
 #define VDSOLAB_PLUGIN_ABI_V2 2
 
 /* struct __kernel_timespec on x86-64. */
@@ -125,7 +125,7 @@ enum vdsolab_counter_semantics {
 
 /* A version-2 plugin: the version-1 fields in the same order, then the
  * semantics it declares instead of borrowing them from `layout`. */
-struct vdsolab_plugin_v2 {
+struct vdsolab_plugin2 {
   uint32_t abi_version; /* VDSOLAB_PLUGIN_ABI_V2 */
   const char* name;
   const char* provenance;
@@ -150,7 +150,7 @@ struct vdsolab_plugin_v2 {
 };
 
 /* The one symbol a version-2 plugin exports. */
-const struct vdsolab_plugin_v2* vdsolab_plugin_v2(void);
+const struct vdsolab_plugin2* vdsolab_plugin_v2(void);
 
 #ifdef __cplusplus
 }
