@@ -15,9 +15,7 @@
 #include "host/conform.h"
 #include "host/inspect.h"
 #include "host/live_vvar.h"
-#include "sim/engine.h"
-#include "sim/exhaustive.h"
-#include "sim/run_report.h"
+#include "sim/run.h"
 #include "sim/scenario_toml.h"
 #include "variants/registry.h"
 
@@ -66,84 +64,56 @@ int RunScenario(const std::string& path, std::optional<uint64_t> seed,
   const bool tty = isatty(STDERR_FILENO) != 0;
   const auto started = std::chrono::steady_clock::now();
 
-  if (scenario->run.strategy == sim::Strategy::kExhaustive) {
-    sim::ExploreOptions options;
-    options.stop = &StopFlag();
-    if (tty) {
-      options.progress = [&](uint64_t done, uint64_t failing) {
-        const double secs = std::chrono::duration<double>(
-                                std::chrono::steady_clock::now() - started)
-                                .count();
-        std::fprintf(stderr,
-                     "\r[explore] %llu interleavings, %llu failing, %.0f/s   ",
-                     static_cast<unsigned long long>(done),
-                     static_cast<unsigned long long>(failing),
-                     secs > 0 ? static_cast<double>(done) / secs : 0.0);
-      };
-    }
-    absl::StatusOr<sim::ExploreResult> result =
-        sim::Explore(*scenario, **variant, options);
-    if (tty) std::fputs("\n", stderr);
-    if (!result.ok()) {
-      Fail(std::string(result.status().message()));
-      return kExitBadInput;
-    }
-    std::fputs(sim::FormatExploreReport(*scenario, *result).c_str(), stdout);
-    if (!result->minimal) return kExitOk;
-    sim::Scenario replay = *scenario;
-    replay.replay.present = true;
-    replay.replay.reader = sim::ReaderId(replay, 0);
-    replay.replay.property =
-        result->minimal_violations.empty()
-            ? ""
-            : sim::PropertyName(result->minimal_violations[0].property);
-    replay.replay.decisions = *result->minimal;
-    return WriteReplay(replay, scenario->name, scenario->run.seed, replay_out);
-  }
-
   sim::RunOptions options;
   options.stop = &StopFlag();
   if (tty) {
-    options.progress = [&](uint64_t done_ns, uint64_t total_ns, uint64_t calls,
-                           uint64_t failures) {
+    options.progress = [&](const sim::Progress& p) {
       const double secs = std::chrono::duration<double>(
                               std::chrono::steady_clock::now() - started)
                               .count();
+      if (p.strategy == sim::Strategy::kExhaustive) {
+        std::fprintf(
+            stderr, "\r[explore] %llu interleavings, %llu failing, %.0f/s   ",
+            static_cast<unsigned long long>(p.interleavings),
+            static_cast<unsigned long long>(p.failing),
+            secs > 0 ? static_cast<double>(p.interleavings) / secs : 0.0);
+        return;
+      }
       std::fprintf(stderr,
                    "\r[run] %.3f/%.3f s simulated, %llu calls, %.2fM calls/s, "
                    "%llu failing   ",
-                   static_cast<double>(done_ns) / 1e9,
-                   static_cast<double>(total_ns) / 1e9,
-                   static_cast<unsigned long long>(calls),
-                   secs > 0 ? static_cast<double>(calls) / secs / 1e6 : 0.0,
-                   static_cast<unsigned long long>(failures));
+                   static_cast<double>(p.simulated_ns) / 1e9,
+                   static_cast<double>(p.total_ns) / 1e9,
+                   static_cast<unsigned long long>(p.calls),
+                   secs > 0 ? static_cast<double>(p.calls) / secs / 1e6 : 0.0,
+                   static_cast<unsigned long long>(p.failing));
     };
   }
-  absl::StatusOr<sim::RunResult> result =
-      sim::RunRandom(*scenario, **variant, options);
+  absl::StatusOr<sim::Outcome> outcome =
+      sim::Run(*scenario, **variant, options);
   if (tty) std::fputs("\n", stderr);
-  if (!result.ok()) {
-    Fail(std::string(result.status().message()));
+  if (!outcome.ok()) {
+    Fail(std::string(outcome.status().message()));
     return kExitBadInput;
   }
-  std::fputs(sim::FormatRunReport(*scenario, *result).c_str(), stdout);
-  const sim::Violation* failure = sim::FirstFailure(*result);
-  if (failure == nullptr) return kExitOk;
-
-  absl::StatusOr<sim::Scenario> minimal =
-      sim::MinimizeFailure(*scenario, **variant, *failure);
-  if (!minimal.ok()) {
-    Fail(std::string(minimal.status().message()));
+  std::fputs(sim::FormatOutcome(*scenario, *outcome).c_str(), stdout);
+  if (!outcome->failed) return kExitOk;
+  if (outcome->replays.empty() || !outcome->replays.front().scenario) {
+    Fail(outcome->replays.empty() ? "no replay could be made"
+                                  : outcome->replays.front().error);
     return kExitFailed;
   }
-  std::printf(
-      "minimal: reader %d, call %llu; %zu reader(s), %zu event(s), "
-      "%s simulated\n",
-      minimal->replay.reader,
-      static_cast<unsigned long long>(minimal->replay.call),
-      minimal->readers.size(), minimal->events.size(),
-      sim::FormatDurationNs(minimal->run.duration_ns).c_str());
-  return WriteReplay(*minimal, scenario->name, scenario->run.seed, replay_out);
+  const sim::Scenario& minimal = *outcome->replays.front().scenario;
+  if (outcome->strategy == sim::Strategy::kRandom) {
+    std::printf(
+        "minimal: reader %d, call %llu; %zu reader(s), %zu event(s), "
+        "%s simulated\n",
+        minimal.replay.reader,
+        static_cast<unsigned long long>(minimal.replay.call),
+        minimal.readers.size(), minimal.events.size(),
+        sim::FormatDurationNs(minimal.run.duration_ns).c_str());
+  }
+  return WriteReplay(minimal, scenario->name, scenario->run.seed, replay_out);
 }
 
 int ReplayScenario(const std::string& path) {
@@ -159,17 +129,13 @@ int ReplayScenario(const std::string& path) {
     Fail(std::string(variant.status().message()));
     return kExitBadInput;
   }
-  bool reproduced = false;
-  absl::StatusOr<std::string> text =
-      scenario->run.strategy == sim::Strategy::kExhaustive
-          ? sim::ReplayInterleaving(*scenario, **variant, &reproduced)
-          : sim::ReplayFailure(*scenario, **variant, &reproduced);
-  if (!text.ok()) {
-    Fail(std::string(text.status().message()));
+  absl::StatusOr<sim::ReplayOutcome> replay = sim::Replay(*scenario, **variant);
+  if (!replay.ok()) {
+    Fail(std::string(replay.status().message()));
     return kExitBadInput;
   }
-  std::fputs(text->c_str(), stdout);
-  return reproduced ? kExitFailed : kExitNotReproduced;
+  std::fputs(replay->text.c_str(), stdout);
+  return replay->reproduced ? kExitFailed : kExitNotReproduced;
 }
 
 int Inspect(bool json, int samples) {

@@ -14,9 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
-#include "sim/engine.h"
-#include "sim/exhaustive.h"
-#include "sim/run_report.h"
+#include "sim/run.h"
 #include "sim/scenario_toml.h"
 #include "variants/registry.h"
 
@@ -135,12 +133,15 @@ std::string WriteReplayFile(const std::string& out_dir,
   return file ? rel : "";
 }
 
-void RunRandomInto(const sim::Scenario& s, const std::string& scenario_name,
-                   const std::string& out_dir, VariantResult& r) {
+// Runs one scenario for the variant and adds it to the variant's row.
+void RunInto(const sim::Scenario& s, const std::string& scenario_name,
+             const std::string& out_dir, VariantResult& r) {
   const variants::Variant& v = *r.variant;
   sim::RunOptions options;
   options.stop = &StopFlag();
-  absl::StatusOr<sim::RunResult> run = sim::RunRandom(s, v, options);
+  options.max_interleavings = kMaxInterleavings;
+  options.replays = sim::ReplayPolicy::kFirstPerProperty;
+  absl::StatusOr<sim::Outcome> run = sim::Run(s, v, options);
   if (!run.ok()) {
     r.failures.push_back(FailureNote{"(run)", scenario_name, "error",
                                      std::string(run.status().message()), "",
@@ -151,74 +152,40 @@ void RunRandomInto(const sim::Scenario& s, const std::string& scenario_name,
   for (int i = 0; i < sim::kNumProperties; ++i) {
     Add(r.cells[static_cast<size_t>(i)], run->stats[static_cast<size_t>(i)]);
   }
-  r.syscalls += run->coverage.fallbacks;
-  for (const auto& [clock, n] : run->coverage.per_clock) {
-    for (size_t i = 0; i < n.size(); ++i) r.per_clock[clock][i] += n[i];
-    r.vdso_answers += n[0];
-    r.page_errors += n[2];
-  }
-  for (const auto& [clock, d] : run->divergence) {
-    auto worst = r.worst_divergence.find(clock);
-    if (worst == r.worst_divergence.end() ||
-        d.max_abs_ns > worst->second.first) {
-      r.worst_divergence[clock] = {d.max_abs_ns, scenario_name};
+  if (!run->complete) r.incomplete.push_back(scenario_name);
+  if (run->random) {
+    const sim::RunResult& random = *run->random;
+    r.syscalls += random.coverage.fallbacks;
+    for (const auto& [clock, n] : random.coverage.per_clock) {
+      for (size_t i = 0; i < n.size(); ++i) r.per_clock[clock][i] += n[i];
+      r.vdso_answers += n[0];
+      r.page_errors += n[2];
     }
-    auto it = r.divergence.find(clock);
-    const bool baseline = scenario_name == "baseline";
-    if (it == r.divergence.end() || baseline ||
-        (r.divergence_from != "baseline" && d.span_ns > it->second.span_ns)) {
-      r.divergence[clock] = d;
-      r.divergence_from = scenario_name;
+    for (const auto& [clock, d] : random.divergence) {
+      auto worst = r.worst_divergence.find(clock);
+      if (worst == r.worst_divergence.end() ||
+          d.max_abs_ns > worst->second.first) {
+        r.worst_divergence[clock] = {d.max_abs_ns, scenario_name};
+      }
+      auto it = r.divergence.find(clock);
+      const bool baseline = scenario_name == "baseline";
+      if (it == r.divergence.end() || baseline ||
+          (r.divergence_from != "baseline" && d.span_ns > it->second.span_ns)) {
+        r.divergence[clock] = d;
+        r.divergence_from = scenario_name;
+      }
     }
   }
-  if (run->stopped_early) r.incomplete.push_back(scenario_name);
-  for (const sim::Violation& viol : run->violations) {
-    if (viol.verdict == sim::Verdict::kPrecondition) continue;
-    const std::string property = sim::PropertyName(viol.property);
+  for (const sim::FailureReplay& replay : run->replays) {
+    const std::string property = sim::PropertyName(replay.failure.property);
     if (HasNote(r, property)) continue;
-    std::string replay;
-    absl::StatusOr<sim::Scenario> minimal = sim::MinimizeFailure(s, v, viol);
-    if (minimal.ok()) {
-      replay = WriteReplayFile(out_dir, *minimal, std::string(v.name),
-                               scenario_name);
-    }
-    r.failures.push_back(FailureNote{property, scenario_name,
-                                     sim::VerdictName(viol.verdict), viol.why,
-                                     viol.detail, replay});
+    r.failures.push_back(FailureNote{
+        property, scenario_name, sim::VerdictName(replay.failure.verdict),
+        replay.failure.why, replay.failure.detail,
+        replay.scenario ? WriteReplayFile(out_dir, *replay.scenario,
+                                          std::string(v.name), scenario_name)
+                        : ""});
   }
-}
-
-void RunExhaustiveInto(const sim::Scenario& s, const std::string& scenario_name,
-                       const std::string& out_dir, VariantResult& r) {
-  const variants::Variant& v = *r.variant;
-  sim::ExploreOptions options;
-  options.stop = &StopFlag();
-  options.max_interleavings = kMaxInterleavings;
-  absl::StatusOr<sim::ExploreResult> e = sim::Explore(s, v, options);
-  if (!e.ok()) {
-    r.failures.push_back(FailureNote{"(run)", scenario_name, "error",
-                                     std::string(e.status().message()), "",
-                                     ""});
-    r.run_error = true;
-    return;
-  }
-  if (!e->complete) r.incomplete.push_back(scenario_name);
-  for (int i = 0; i < sim::kNumProperties; ++i) {
-    Add(r.cells[static_cast<size_t>(i)], e->stats[static_cast<size_t>(i)]);
-  }
-  if (!e->minimal || e->minimal_violations.empty()) return;
-  const sim::Violation& first = e->minimal_violations[0];
-  const std::string property = sim::PropertyName(first.property);
-  if (HasNote(r, property)) return;
-  sim::Scenario replay = s;
-  replay.replay.present = true;
-  replay.replay.reader = sim::ReaderId(replay, 0);
-  replay.replay.property = property;
-  replay.replay.decisions = *e->minimal;
-  r.failures.push_back(FailureNote{
-      property, scenario_name, sim::VerdictName(first.verdict), first.why,
-      first.detail,
-      WriteReplayFile(out_dir, replay, std::string(v.name), scenario_name)});
 }
 
 std::string JsonString(const std::string& s) {
@@ -290,55 +257,29 @@ std::string FormatJson(const std::vector<VariantResult>& results,
       absl::StrJoin(vs, ",\n "));
 }
 
-// The seeds' own predictions, checked against what the runs measured.
-std::string FormatPredictions(const std::vector<VariantResult>& results) {
+// What each variant's source claims, against what the runs measured.
+std::string FormatClaims(const std::vector<VariantResult>& results) {
   std::string o;
-  const auto share = [](const VariantResult& r, ClockId clock) {
-    auto it = r.per_clock.find(clock);
-    const uint64_t total = it == r.per_clock.end()
-                               ? 0
-                               : it->second[0] + it->second[1] + it->second[2];
-    if (total == 0) return std::string("not called");
-    std::string text = absl::StrFormat(
-        "%.1f%% by the syscall (%d of %d calls)",
-        100.0 * static_cast<double>(it->second[1]) / static_cast<double>(total),
-        it->second[1], total);
-    if (it->second[2] != 0) {
-      absl::StrAppendFormat(&text, ", %d answered with an error by the vDSO",
-                            it->second[2]);
+  for (const VariantResult& r : results) {
+    if (r.variant->claims.empty()) continue;
+    variants::Measured measured;
+    measured.divergence_scenario = r.divergence_from;
+    for (const auto& [clock, n] : r.per_clock) {
+      variants::ClockMeasure& m = measured.clocks[clock];
+      m.page = n[0];
+      m.syscall = n[1];
+      m.page_errors = n[2];
     }
-    return text;
-  };
-  absl::StrAppendFormat(
-      &o,
-      "\n## The seeds' predictions, measured\n\n"
-      "- CLOCK_MONOTONIC_RAW needs a syscall on 4.16 (seeds 000/001: "
-      "\"200-1000ns\" there vs ~20-30 ns in the vDSO; the time per call is "
-      "the benchmarks' job, the share of calls is measured here):\n");
-  for (const VariantResult& r : results) {
-    absl::StrAppendFormat(&o, "  - %s: MONOTONIC_RAW %s\n", r.variant->name,
-                          share(r, kClockMonotonicRaw));
-  }
-  // Seed 000's uapi header: the direct and floating conversions "differ by
-  // about 0.02%".
-  for (const VariantResult& r : results) {
-    const sim::Divergence* direct = nullptr;
-    const sim::Divergence* floating = nullptr;
     for (const auto& [clock, d] : r.divergence) {
-      if (d.name == "tsc_cal_direct") direct = &d;
-      if (d.name == "tsc_cal_float") floating = &d;
+      measured.clocks[clock].ppb_vs_raw = d.ppb();
     }
-    if (direct == nullptr || floating == nullptr) continue;
-    absl::StrAppendFormat(
-        &o,
-        "- %s (seed 000, vdso_tsc_calibration.h: the direct and floating "
-        "conversions \"differ by about 0.02%%\"): in scenario %s the direct "
-        "clock runs %.6f%% off MONOTONIC_RAW and the floating one %.6f%%, so "
-        "their rates differ by %.6f%% of RAW time\n",
-        r.variant->name, r.divergence_from, direct->ppb() / 1e7,
-        floating->ppb() / 1e7, (direct->ppb() - floating->ppb()) / 1e7);
+    for (const variants::Claim& claim : r.variant->claims) {
+      absl::StrAppendFormat(&o, "- **%s** (%s): %s\n", r.variant->name,
+                            claim.text, claim.measure(measured));
+    }
   }
-  return o;
+  if (o.empty()) return o;
+  return "\n## The seeds' predictions, measured\n\n" + o;
 }
 
 std::string FormatTable(const std::vector<VariantResult>& results,
@@ -423,7 +364,7 @@ std::string FormatTable(const std::vector<VariantResult>& results,
     }
   }
   if (!any) absl::StrAppendFormat(&o, "none\n");
-  o += FormatPredictions(results);
+  o += FormatClaims(results);
   return o;
 }
 
@@ -460,11 +401,7 @@ int Compare(const CompareOptions& options) {
       sim::Scenario s = scenario;
       s.run.reader = std::string(v->name);
       s.replay = sim::ReplaySpec{};
-      if (s.run.strategy == sim::Strategy::kExhaustive) {
-        RunExhaustiveInto(s, name, options.out_dir, r);
-      } else {
-        RunRandomInto(s, name, options.out_dir, r);
-      }
+      RunInto(s, name, options.out_dir, r);
     }
     results.push_back(std::move(r));
   }

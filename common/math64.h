@@ -40,6 +40,19 @@ constexpr uint32_t IterDivU64Rem(uint64_t dividend, uint32_t divisor,
   return static_cast<uint32_t>(dividend / divisor);
 }
 
+// The kernel's normalisation of a shifted-nanosecond time,
+//   while (nsec >= NSEC_PER_SEC << shift) { nsec -= NSEC_PER_SEC << shift;
+//   sec++; }
+// (update_vsyscall() and its x86 predecessors), by division: the same sec
+// and nsec for every input, without a loop as long as the quotient (a
+// garbled or overflowed sum can make it ~2^64 >> (30 + shift)).
+constexpr void NormaliseShiftedNsec(uint64_t* sec, uint64_t* nsec,
+                                    uint32_t shift) {
+  const uint64_t unit = kNsecPerSec << shift;
+  *sec += *nsec / unit;
+  *nsec %= unit;
+}
+
 // x86-64 shr/shl of a u64: the CPU takes the count mod 64. The kernel's C
 // shifts by a page field (vc->shift, pvti->tsc_shift) compile to these;
 // in C and C++ a count of 64 or more is undefined, so the readers model

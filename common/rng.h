@@ -1,15 +1,16 @@
-// File: sim/rng.h
+// File: common/rng.h
 //
-// The simulation's only source of randomness: xoshiro256** seeded through
-// SplitMix64. Written out here (not <random>'s engines and distributions)
-// so that a seed means the same run on every compiler and library version.
+// vdsolab's only source of randomness (the simulation, the generators,
+// conform): xoshiro256** seeded through SplitMix64. Written out here (not
+// <random>'s engines and distributions) so that a seed means the same run
+// on every compiler and library version.
 
-#ifndef VDSOLAB_SIM_RNG_H_
-#define VDSOLAB_SIM_RNG_H_
+#ifndef VDSOLAB_COMMON_RNG_H_
+#define VDSOLAB_COMMON_RNG_H_
 
 #include <cstdint>
 
-namespace vdsolab::sim {
+namespace vdsolab {
 
 // A stateless 64-bit mix of several words (SplitMix64 finaliser chain):
 // the simulation's per-event randomness, so that removing one event or
@@ -94,6 +95,6 @@ class Rng {
   bool deferred_ = false;
 };
 
-}  // namespace vdsolab::sim
+}  // namespace vdsolab
 
-#endif  // VDSOLAB_SIM_RNG_H_
+#endif  // VDSOLAB_COMMON_RNG_H_

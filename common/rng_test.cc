@@ -1,10 +1,10 @@
-#include "sim/rng.h"
+#include "common/rng.h"
 
 #include <gtest/gtest.h>
 
 #include <array>
 
-namespace vdsolab::sim {
+namespace vdsolab {
 namespace {
 
 // Reference values from an independent Python implementation of
@@ -48,4 +48,4 @@ TEST(Rng, InRangeIsInclusiveAndHandlesTheFullRange) {
 }
 
 }  // namespace
-}  // namespace vdsolab::sim
+}  // namespace vdsolab

@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/rng.h"
+#include "common/rng.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 
@@ -60,13 +60,14 @@ void Run(const std::vector<uint8_t>& input, const std::string& origin) {
 
 std::vector<uint8_t> Mutate(const std::vector<uint8_t>& seed,
                             const std::vector<std::vector<uint8_t>>& all,
-                            vdsolab::sim::Rng& rng) {
+                            vdsolab::Rng& rng) {
   std::vector<uint8_t> m = seed;
   const int edits = 1 + static_cast<int>(rng.Below(8));
   for (int e = 0; e < edits; ++e) {
     switch (rng.Below(6)) {
       case 0:  // Flip a bit.
-        if (!m.empty()) m[rng.Below(m.size())] ^= static_cast<uint8_t>(1u << rng.Below(8));
+        if (!m.empty())
+          m[rng.Below(m.size())] ^= static_cast<uint8_t>(1u << rng.Below(8));
         break;
       case 1:  // A random byte.
         if (!m.empty())
@@ -158,7 +159,7 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < seeds.size(); ++i) {
     Run(seeds[i], i < files.size() ? files[i] : "empty input");
   }
-  vdsolab::sim::Rng rng(0xf022);
+  vdsolab::Rng rng(0xf022);
   for (long i = 0; i < mutations; ++i) {
     const size_t s = rng.Below(seeds.size());
     const std::vector<uint8_t> m = Mutate(seeds[s], seeds, rng);

@@ -20,9 +20,9 @@
 #include "common/bytes.h"
 #include "common/clock_result.h"
 #include "common/math64.h"
+#include "common/rng.h"
 #include "host/live_vvar.h"
 #include "host/vdso_elf.h"
-#include "sim/rng.h"
 #include "timekeeper/clocksource.h"
 #include "timekeeper/timekeeping.h"
 #include "timekeeper/vsyscall.h"
@@ -143,8 +143,7 @@ uint64_t TscFor(const LiveSnapshot& s, uint64_t target) {
   return Load64(p, vdso::kPvtiTscTimestamp) + static_cast<uint64_t>(delta);
 }
 
-uint64_t ChooseTsc(Regime r, const LiveSnapshot& s, uint64_t live,
-                   sim::Rng& rng) {
+uint64_t ChooseTsc(Regime r, const LiveSnapshot& s, uint64_t live, Rng& rng) {
   const uint32_t hres = vdso::ClockDataOffset(vdso::kCsHresCoarse);
   const uint64_t last = Load64(s.time_page, hres + vdso::kVcCycleLast);
   const uint64_t max = Load64(s.time_page, hres + vdso::kVcMaxCycles);
@@ -224,7 +223,7 @@ std::string OneLine(std::string s) {
 // A time page the timekeeper model publishes for a TSC: a random
 // frequency, HZ, boot counter, a few ticks, NTP frequency and tick
 // corrections.
-absl::StatusOr<LiveSnapshot> SyntheticTscPage(sim::Rng& rng) {
+absl::StatusOr<LiveSnapshot> SyntheticTscPage(Rng& rng) {
   static constexpr uint32_t kKhz[] = {2600000, 2095998, 3000000, 2596005,
                                       3699999, 1000000, 4294967};
   static constexpr int kHz[] = {100, 250, 300, 1000};
@@ -357,7 +356,7 @@ int ConformChild(int fd, const ConformOptions& options) {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGILL, &sa, nullptr);
 
-  sim::Rng rng(options.seed);
+  Rng rng(options.seed);
   uint64_t races = 0, details = 0;
   using Cells = uint64_t[kMaxClocks][kNumRegimes][2];
   // Puts `snap` into the copy's vvar area and compares every served clock

@@ -17,7 +17,13 @@
 // Each violation carries a verdict: a defect (of the reader, or the kernel
 // model it reads), a violated precondition of the design (counters skewed
 // or running backwards, a counter narrower than the x86 vDSO assumes), or a
-// known kernel behaviour (docs/findings.md).
+// known kernel behaviour (docs/findings.md). What a correct reader answers,
+// and which odd answers its era explains, the variant's era oracle says
+// (variants/era_oracle.h): the checker knows no era itself.
+//
+// Files: checker.cc (the per-call flow), checker_properties.cc (one
+// function per property), checker_verdicts.cc (preconditions and known
+// behaviours); properties.h and coverage.h hold what a run reports.
 
 #ifndef VDSOLAB_SIM_CHECKER_H_
 #define VDSOLAB_SIM_CHECKER_H_
@@ -32,85 +38,15 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "sim/call.h"
+#include "sim/coverage.h"
 #include "sim/machine.h"
+#include "sim/properties.h"
 #include "sim/scenario.h"
 #include "sim/writer.h"
+#include "variants/era_oracle.h"
 #include "variants/variant.h"
 
 namespace vdsolab::sim {
-
-enum class Property {
-  kExact = 1,
-  kMonotonic,
-  kCausal,
-  kSane,
-  kRawRate,
-  kCrossClock,
-  kTorn,
-  kLivelock,
-};
-inline constexpr int kNumProperties = 8;
-const char* PropertyName(Property p);
-
-enum class Verdict { kDefect, kPrecondition, kKnownKernel };
-const char* VerdictName(Verdict v);
-
-struct Violation {
-  Property property = Property::kExact;
-  Verdict verdict = Verdict::kDefect;
-  std::string why;     // The verdict's reason.
-  std::string detail;  // What was seen.
-  uint64_t call_index = 0;
-  int reader = 0;  // Reader id.
-  uint64_t reader_call = 0;
-  uint64_t t_ns = 0;
-};
-
-struct PropertyStats {
-  uint64_t checked = 0;
-  uint64_t defects = 0;
-  uint64_t preconditions = 0;
-  uint64_t known_kernel = 0;
-};
-
-// How far a clock without a kernel oracle (a user-space clock, or one a
-// variant adds) drifts from CLOCK_MONOTONIC_RAW: its advance minus RAW's
-// advance since its first read, at the same counter values.
-struct Divergence {
-  std::string name;  // The clock's name.
-  uint64_t samples = 0;
-  __int128 max_abs_ns = 0;  // Largest |divergence| seen.
-  __int128 last_ns = 0;     // At the last sample...
-  __int128 span_ns = 0;     // ...after this much RAW time.
-  // Parts per billion at the last sample (0 before any RAW time passed).
-  double ppb() const {
-    return span_ns == 0 ? 0.0
-                        : static_cast<double>(last_ns) * 1e9 /
-                              static_cast<double>(span_ns);
-  }
-};
-
-// How often the interesting regimes happened (for reports and RC_CLASSIFY).
-struct Coverage {
-  uint64_t calls = 0;
-  uint64_t vdso_answers = 0;
-  uint64_t fallbacks = 0;
-  uint64_t errors = 0;
-  uint64_t retries = 0;     // Calls that looped more than once.
-  uint64_t raced = 0;       // Calls with writer stores landing mid-call.
-  uint64_t migrations = 0;  // Between calls.
-  uint64_t midcall_migrations = 0;
-  uint64_t preemptions = 0;
-  uint64_t negative_motion = 0;    // Counter behind the state's cycle_last.
-  uint64_t beyond_max_cycles = 0;  // Counter past cycle_last + max_cycles.
-  uint64_t counter_wrapped = 0;    // Counter below its value at boot.
-  uint64_t cross_cpu_reads = 0;    // Counter from a CPU other than the
-                                   // timekeeping CPU.
-  uint64_t livelocks = 0;
-  // Per clock: calls answered from the page, by the syscall, and errors
-  // the page path returned itself.
-  std::map<ClockId, std::array<uint64_t, 3>> per_clock;
-};
 
 class Checker {
  public:
@@ -190,13 +126,6 @@ class Checker {
   std::optional<std::pair<Verdict, std::string>> Explain(const Seen& a,
                                                          const Seen& b) const;
   std::optional<std::string> BrokenPrecondition(const Seen& s) const;
-  ClockResult ExpectedVdso(const UpdateRecord& state, ClockId clock,
-                           uint64_t counter) const;
-  // What a reader of the variant's era returns where it differs from the
-  // modern kernel by design: before 6.10, delta * mult wrapped in 64 bits.
-  // nullopt where the era agrees with the syscall model.
-  std::optional<ClockResult> EraValue(const UpdateRecord& state, ClockId clock,
-                                      uint64_t counter) const;
   void MeasureDivergence(const CallRecord& call, const Seen& seen);
   void CheckVdsoError(const CallRecord& call);
   std::string Name(ClockId clock) const;
@@ -209,6 +138,7 @@ class Checker {
   const variants::Variant* variant_;
   bool tsc_;
   bool wide_;  // A 64-bit counter.
+  variants::EraOracle oracle_;
   uint64_t boot_counter_;
   std::array<PropertyStats, kNumProperties> stats_{};
   Coverage coverage_;

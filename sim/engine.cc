@@ -5,10 +5,10 @@
 
 #include "absl/strings/str_format.h"
 #include "common/math64.h"
+#include "common/rng.h"
 #include "sim/load_observer.h"
 #include "sim/machine.h"
 #include "sim/page_view.h"
-#include "sim/rng.h"
 #include "sim/writer.h"
 #include "timekeeper/posix_clocks.h"
 
@@ -210,7 +210,7 @@ std::vector<ClockId> ClocksFor(const ReaderSpec& reader,
 
 absl::StatusOr<RunResult> RunRandom(const Scenario& scenario,
                                     const variants::Variant& variant,
-                                    const RunOptions& options) {
+                                    const RandomOptions& options) {
   if (absl::Status s = ValidateScenario(scenario); !s.ok()) return s;
   const uint64_t seed = scenario.run.seed;
   Machine machine(scenario.machine, seed);

@@ -35,7 +35,7 @@ namespace vdsolab::sim {
 std::vector<ClockId> ClocksFor(const ReaderSpec& reader,
                                const variants::Variant& variant);
 
-struct RunOptions {
+struct RandomOptions {
   // Record the step-by-step trace of this call (reader id, reader call).
   std::optional<std::pair<int, uint64_t>> trace_call;
   // Stop early when set (Ctrl-C); the report says so.
@@ -64,7 +64,7 @@ struct RunResult {
 // writer publishes in its layout; its reader answers the calls).
 absl::StatusOr<RunResult> RunRandom(const Scenario& scenario,
                                     const variants::Variant& variant,
-                                    const RunOptions& options = {});
+                                    const RandomOptions& options = {});
 
 }  // namespace vdsolab::sim
 

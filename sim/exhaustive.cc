@@ -5,7 +5,6 @@
 #include <set>
 
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_join.h"
 #include "common/math64.h"
 #include "sim/load_observer.h"
 #include "sim/machine.h"
@@ -311,85 +310,19 @@ absl::StatusOr<ExploreResult> Explore(const Scenario& s,
   return result;
 }
 
-std::string FormatExploreReport(const Scenario& s, const ExploreResult& r) {
-  std::string o;
-  absl::StrAppendFormat(
-      &o,
-      "vdsolab run: scenario \"%s\", seed %d, strategy exhaustive, variant "
-      "%s\n"
-      "one clock_gettime(%s) on CPU %d against %d update(s) (%d stores) from "
-      "%s s\n"
-      "%d distinct interleavings explored%s; %d failing\n",
-      s.name, s.run.seed, s.run.reader, r.clock_name, s.readers[0].cpu,
-      r.updates, r.stores,
-      absl::StrFormat("%d.%09d", s.run.exhaustive_at_ns / kNsecPerSec,
-                      s.run.exhaustive_at_ns % kNsecPerSec),
-      r.interleavings, r.complete ? " (all of them)" : " (stopped early)",
-      r.failing);
-  if (!r.minimal) {
-    absl::StrAppendFormat(&o, "\nPASS: no interleaving violates a property.\n");
-    return o;
-  }
-  absl::StrAppendFormat(
-      &o,
-      "\nminimal failing interleaving (%d mid-call landing(s)), choices "
-      "[%s]:\n",
-      r.minimal_splits, absl::StrJoin(*r.minimal, ", "));
-  for (const Violation& v : r.minimal_violations) {
-    absl::StrAppendFormat(&o, "  [%s] %s: %s\n    %s\n", VerdictName(v.verdict),
-                          PropertyName(v.property), v.why, v.detail);
-  }
-  if (!r.minimal_page.empty()) {
-    absl::StrAppendFormat(&o, "page at the counter read (non-zero fields):\n%s",
-                          r.minimal_page);
-  }
-  for (const TraceStep& step : r.minimal_call.trace) {
-    absl::StrAppendFormat(&o, "  %d ns  %s\n", step.t_ns, step.what);
-  }
-  absl::StrAppendFormat(&o,
-                        "\nFAIL: %d of %d interleavings violate a "
-                        "property.\n",
-                        r.failing, r.interleavings);
-  return o;
-}
-
-absl::StatusOr<std::string> ReplayInterleaving(const Scenario& s,
-                                               const variants::Variant& variant,
-                                               bool* reproduced) {
+absl::StatusOr<Interleaving> RunInterleaving(
+    const Scenario& s, const variants::Variant& variant,
+    const std::vector<int>& decisions) {
   absl::StatusOr<Setup> setup = MakeSetup(s, variant);
   if (!setup.ok()) return setup.status();
-  Execution e = RunOne(s, variant, &*setup, s.replay.decisions, true);
-  *reproduced = e.failed;
-  std::string o;
-  absl::StrAppendFormat(
-      &o,
-      "vdsolab replay: scenario \"%s\": clock_gettime(%s) "
-      "against %d update(s), choices [%s]\n",
-      s.name, variants::VariantClockName(variant, e.call.clock), setup->updates,
-      absl::StrJoin(s.replay.decisions, ", "));
-  for (const Violation& v : e.violations) {
-    absl::StrAppendFormat(&o, "  [%s] %s: %s\n    %s\n", VerdictName(v.verdict),
-                          PropertyName(v.property), v.why, v.detail);
-  }
-  if (e.call.result) {
-    absl::StrAppendFormat(&o, "returned %s\n",
-                          FormatClockResult(*e.call.result));
-  }
-  if (e.call.read_counter) {
-    absl::StrAppendFormat(&o, "counter: %#x at %d ns\n", e.call.counter,
-                          e.call.counter_ns);
-  }
-  if (!e.page.empty()) {
-    absl::StrAppendFormat(&o, "page at the counter read (non-zero fields):\n%s",
-                          e.page);
-  }
-  absl::StrAppendFormat(&o, "\nthe interleaving:\n");
-  for (const TraceStep& step : e.call.trace) {
-    absl::StrAppendFormat(&o, "  %d ns  %s\n", step.t_ns, step.what);
-  }
-  absl::StrAppendFormat(&o, "\n%s\n",
-                        e.failed ? "REPRODUCED" : "NOT REPRODUCED");
-  return o;
+  Execution e = RunOne(s, variant, &*setup, decisions, true);
+  Interleaving out;
+  out.call = std::move(e.call);
+  out.violations = std::move(e.violations);
+  out.failed = e.failed;
+  out.updates = setup->updates;
+  out.page = std::move(e.page);
+  return out;
 }
 
 }  // namespace vdsolab::sim

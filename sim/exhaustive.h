@@ -61,13 +61,20 @@ absl::StatusOr<ExploreResult> Explore(const Scenario& scenario,
                                       const variants::Variant& variant,
                                       const ExploreOptions& options = {});
 
-std::string FormatExploreReport(const Scenario& scenario,
-                                const ExploreResult& result);
+// One interleaving, run again with a trace (for replays).
+struct Interleaving {
+  CallRecord call;  // With its trace.
+  std::vector<Violation> violations;
+  bool failed = false;
+  uint32_t updates = 0;  // Updates raced.
+  std::string page;      // The page at the counter read (non-zero fields).
+};
 
-// Runs the interleaving in scenario.replay.decisions with a trace.
-absl::StatusOr<std::string> ReplayInterleaving(const Scenario& scenario,
-                                               const variants::Variant& variant,
-                                               bool* reproduced);
+// Runs the interleaving `decisions` (an ExploreResult::minimal, or a
+// replay file's) of the scenario's exhaustive setup.
+absl::StatusOr<Interleaving> RunInterleaving(const Scenario& scenario,
+                                             const variants::Variant& variant,
+                                             const std::vector<int>& decisions);
 
 }  // namespace vdsolab::sim
 

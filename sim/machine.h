@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "sim/rng.h"  // MixHash
+#include "common/rng.h"  // MixHash
 #include "sim/scenario.h"
 
 namespace vdsolab::sim {

@@ -1,8 +1,7 @@
 #include "sim/run_report.h"
 
-#include <algorithm>
-
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "common/math64.h"
 
 namespace vdsolab::sim {
@@ -30,41 +29,6 @@ std::string SignedSeconds(__int128 ns) {
   return absl::StrFormat("%s%s.%09d", neg ? "-" : "",
                          SignedInt(static_cast<__int128>(m / 1000000000)),
                          static_cast<uint64_t>(m % 1000000000));
-}
-
-bool SameFailure(const Violation& a, const Violation& b) {
-  return a.property == b.property && a.reader == b.reader &&
-         a.reader_call == b.reader_call;
-}
-
-// Whether running `s` shows `failure` again.
-// Roughly how many calls a run of `s` makes (pauses stop the readers).
-uint64_t EstimatedCalls(const Scenario& s) {
-  uint64_t paused = 0;
-  for (const EventSpec& e : s.events) {
-    if (e.kind == EventKind::kPause && e.at_ns < s.run.duration_ns) {
-      paused += std::min(e.duration_ns, s.run.duration_ns - e.at_ns);
-    }
-  }
-  const uint64_t active =
-      s.run.duration_ns - std::min(paused, s.run.duration_ns);
-  uint64_t calls = 0;
-  for (const ReaderSpec& r : s.readers) calls += active / r.period_ns + 1;
-  return calls;
-}
-
-bool Shows(const Scenario& s, const variants::Variant& variant,
-           const Violation& failure) {
-  RunOptions options;
-  options.stop_at_first_failure = false;
-  absl::StatusOr<RunResult> r = RunRandom(s, variant, options);
-  if (!r.ok()) return false;
-  for (const Violation& v : r->violations) {
-    if (v.verdict != Verdict::kPrecondition && SameFailure(v, failure)) {
-      return true;
-    }
-  }
-  return false;
 }
 
 }  // namespace
@@ -141,113 +105,45 @@ std::string FormatRunReport(const Scenario& s, const RunResult& r) {
   return o;
 }
 
-absl::StatusOr<Scenario> MinimizeFailure(const Scenario& scenario,
-                                         const variants::Variant& variant,
-                                         const Violation& failure) {
-  Scenario best = scenario;
-  best.replay = ReplaySpec{};
-  // End the run right after the failing call starts.
-  Scenario cut = best;
-  cut.run.duration_ns = failure.t_ns + 1;
-  cut.events.erase(std::remove_if(cut.events.begin(), cut.events.end(),
-                                  [&](const EventSpec& e) {
-                                    return e.at_ns >= cut.run.duration_ns;
-                                  }),
-                   cut.events.end());
-  if (Shows(cut, variant, failure)) best = cut;
-  // Drop readers the failure does not need (ids keep their randomness).
-  for (size_t i = best.readers.size(); i-- > 0;) {
-    if (best.readers.size() == 1 || ReaderId(best, i) == failure.reader)
-      continue;
-    Scenario fewer = best;
-    for (size_t j = 0; j < fewer.readers.size(); ++j) {
-      fewer.readers[j].id = ReaderId(best, j);
-    }
-    fewer.readers.erase(fewer.readers.begin() + static_cast<std::ptrdiff_t>(i));
-    if (Shows(fewer, variant, failure)) best = fewer;
-  }
-  // Drop events it does not need, unless that makes the run much longer
-  // (without a pause, the readers would run through it).
-  for (size_t i = best.events.size(); i-- > 0;) {
-    Scenario fewer = best;
-    fewer.events.erase(fewer.events.begin() + static_cast<std::ptrdiff_t>(i));
-    if (EstimatedCalls(fewer) > 2 * EstimatedCalls(best) + 1000) continue;
-    if (Shows(fewer, variant, failure)) best = fewer;
-  }
-  for (size_t j = 0; j < best.readers.size(); ++j) {
-    best.readers[j].id = ReaderId(best, j);
-  }
-  best.replay.present = true;
-  best.replay.reader = failure.reader;
-  best.replay.call = failure.reader_call;
-  best.replay.property = PropertyName(failure.property);
-  return best;
-}
-
-absl::StatusOr<std::string> ReplayFailure(const Scenario& scenario,
-                                          const variants::Variant& variant,
-                                          bool* reproduced) {
-  if (!scenario.replay.present) {
-    return absl::InvalidArgumentError(
-        "this scenario has no [replay] section; use `vdsolab run` for it");
-  }
-  RunOptions options;
-  options.trace_call = std::pair{scenario.replay.reader, scenario.replay.call};
-  absl::StatusOr<RunResult> r = RunRandom(scenario, variant, options);
-  if (!r.ok()) return r.status();
+std::string FormatExploreReport(const Scenario& s, const ExploreResult& r) {
   std::string o;
-  absl::StrAppendFormat(&o,
-                        "vdsolab replay: scenario \"%s\", seed %d: reader %d, "
-                        "call %d (%s)\n",
-                        scenario.name, scenario.run.seed,
-                        scenario.replay.reader, scenario.replay.call,
-                        scenario.replay.property);
-  *reproduced = false;
-  for (const Violation& v : r->violations) {
-    if (v.reader == scenario.replay.reader &&
-        v.reader_call == scenario.replay.call) {
-      if (PropertyName(v.property) == scenario.replay.property) {
-        *reproduced = true;
-      }
-      absl::StrAppendFormat(&o, "  [%s] %s: %s\n    %s\n",
-                            VerdictName(v.verdict), PropertyName(v.property),
-                            v.why, v.detail);
-    }
-  }
-  if (!r->traced) {
-    absl::StrAppendFormat(&o, "the run never reached that call\n");
-    return o;
-  }
-  const CallRecord& c = *r->traced;
   absl::StrAppendFormat(
       &o,
-      "\nthe call: clock_gettime(%s) on CPU %d, from %s s to %s s, %d loop "
-      "iteration(s), %d writer store(s) landed during it\n",
-      ClockName(c.clock), c.cpu_start, Seconds(c.start_ns), Seconds(c.end_ns),
-      c.iterations, c.stores_during);
-  if (c.result) {
-    absl::StrAppendFormat(&o, "returned %s%s\n", FormatClockResult(*c.result),
-                          c.fell_back ? " (from the syscall fallback)" : "");
-  } else {
-    absl::StrAppendFormat(&o, "abandoned (livelock budget)\n");
+      "vdsolab run: scenario \"%s\", seed %d, strategy exhaustive, variant "
+      "%s\n"
+      "one clock_gettime(%s) on CPU %d against %d update(s) (%d stores) from "
+      "%s s\n"
+      "%d distinct interleavings explored%s; %d failing\n",
+      s.name, s.run.seed, s.run.reader, r.clock_name, s.readers[0].cpu,
+      r.updates, r.stores,
+      absl::StrFormat("%d.%09d", s.run.exhaustive_at_ns / kNsecPerSec,
+                      s.run.exhaustive_at_ns % kNsecPerSec),
+      r.interleavings, r.complete ? " (all of them)" : " (stopped early)",
+      r.failing);
+  if (!r.minimal) {
+    absl::StrAppendFormat(&o, "\nPASS: no interleaving violates a property.\n");
+    return o;
   }
-  if (c.read_counter) {
-    absl::StrAppendFormat(&o, "counter: %#x, read on CPU %d at %s s\n",
-                          c.counter, c.counter_cpu, Seconds(c.counter_ns));
+  absl::StrAppendFormat(
+      &o,
+      "\nminimal failing interleaving (%d mid-call landing(s)), choices "
+      "[%s]:\n",
+      r.minimal_splits, absl::StrJoin(*r.minimal, ", "));
+  for (const Violation& v : r.minimal_violations) {
+    absl::StrAppendFormat(&o, "  [%s] %s: %s\n    %s\n", VerdictName(v.verdict),
+                          PropertyName(v.property), v.why, v.detail);
   }
-  if (!r->traced_page.empty()) {
+  if (!r.minimal_page.empty()) {
     absl::StrAppendFormat(&o, "page at the counter read (non-zero fields):\n%s",
-                          r->traced_page);
+                          r.minimal_page);
+  }
+  for (const TraceStep& step : r.minimal_call.trace) {
+    absl::StrAppendFormat(&o, "  %d ns  %s\n", step.t_ns, step.what);
   }
   absl::StrAppendFormat(&o,
-                        "\nthe interleaving (reader steps, and the writer "
-                        "stores that landed before each):\n");
-  for (const TraceStep& step : c.trace) {
-    absl::StrAppendFormat(&o, "  %s s  cpu %d  %s\n", Seconds(step.t_ns),
-                          step.cpu, step.what);
-  }
-  absl::StrAppendFormat(&o, "\n%s\n",
-                        *reproduced ? "REPRODUCED" : "NOT REPRODUCED");
+                        "\nFAIL: %d of %d interleavings violate a "
+                        "property.\n",
+                        r.failing, r.interleavings);
   return o;
 }
 

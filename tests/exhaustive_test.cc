@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include "sim/run.h"
+#include "sim/run_report.h"
 #include "sim/scenario.h"
 #include "tests/broken_readers.h"
 #include "variants/upstream.h"
@@ -68,20 +70,23 @@ TEST(Exhaustive, UpstreamReaderIsCleanForTheSameConfiguration) {
 }
 
 TEST(Exhaustive, TheMinimalInterleavingReplaysExactly) {
-  Scenario s = OneCall(kClockMonotonic, 1);
-  auto r = Explore(s, Broken());
-  ASSERT_TRUE(r.ok() && r->minimal.has_value());
-  s.replay.present = true;
-  s.replay.decisions = *r->minimal;
-  bool reproduced = false;
-  auto text = ReplayInterleaving(s, Broken(), &reproduced);
+  // Through the entry point: Run() makes the replay, Replay() runs it.
+  const Scenario s = OneCall(kClockMonotonic, 1);
+  auto out = sim::Run(s, Broken());
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_TRUE(out->failed);
+  ASSERT_EQ(out->replays.size(), 1u);
+  ASSERT_TRUE(out->replays[0].scenario.has_value());
+  const Scenario& replay = *out->replays[0].scenario;
+  EXPECT_EQ(replay.replay.decisions, *out->exhaustive->minimal);
+  auto text = Replay(replay, Broken());
   ASSERT_TRUE(text.ok()) << text.status();
-  EXPECT_TRUE(reproduced) << *text;
-  EXPECT_NE(text->find("writer (update"), std::string::npos) << *text;
+  EXPECT_TRUE(text->reproduced) << text->text;
+  EXPECT_NE(text->text.find("writer (update"), std::string::npos) << text->text;
   // The same choices on the upstream reader do not fail.
-  auto clean = ReplayInterleaving(s, variants::UpstreamVariant(), &reproduced);
+  auto clean = Replay(replay, variants::UpstreamVariant());
   ASSERT_TRUE(clean.ok());
-  EXPECT_FALSE(reproduced) << *clean;
+  EXPECT_FALSE(clean->reproduced) << clean->text;
 }
 
 }  // namespace

@@ -37,26 +37,19 @@ void UpdateVdsoTimeData(StoreList& out, const Timekeeper& tk) {
   FillClockConfiguration(out, kCsRaw, tk.tkr_raw);
 
   const uint32_t shift = tk.tkr_mono.shift;
-  const uint64_t nsec_per_sec_shifted = kNsecPerSec << shift;
 
   // CLOCK_MONOTONIC: xtime + wall_to_monotonic, in shifted ns.
   uint64_t sec =
       tk.xtime_sec + static_cast<uint64_t>(tk.wall_to_monotonic.tv_sec);
   uint64_t nsec = tk.tkr_mono.xtime_nsec;
   nsec += static_cast<uint64_t>(tk.wall_to_monotonic.tv_nsec) << shift;
-  while (nsec >= nsec_per_sec_shifted) {
-    nsec -= nsec_per_sec_shifted;
-    ++sec;
-  }
+  NormaliseShiftedNsec(&sec, &nsec, shift);
   Timestamp(out, kCsHresCoarse, kClockMonotonic, sec, nsec);
 
   // CLOCK_BOOTTIME: MONOTONIC + monotonic_to_boot.
   sec += static_cast<uint64_t>(tk.monotonic_to_boot.tv_sec);
   nsec += static_cast<uint64_t>(tk.monotonic_to_boot.tv_nsec) << shift;
-  while (nsec >= nsec_per_sec_shifted) {
-    nsec -= nsec_per_sec_shifted;
-    ++sec;
-  }
+  NormaliseShiftedNsec(&sec, &nsec, shift);
   Timestamp(out, kCsHresCoarse, kClockBoottime, sec, nsec);
 
   // CLOCK_MONOTONIC_RAW.

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_format.h"
+
 namespace vdsolab::variants {
 
 const ClockDef* FindOwnClock(const Variant& variant, ClockId clock) {
@@ -32,6 +34,25 @@ ClockResult VariantSyscall(const Variant& variant, const PublishContext& ctx,
 bool ServesFromPage(const Variant& variant, ClockId clock) {
   return std::find(variant.vdso_clocks.begin(), variant.vdso_clocks.end(),
                    clock) != variant.vdso_clocks.end();
+}
+
+std::string RawSyscallShare(const Measured& measured) {
+  auto it = measured.clocks.find(kClockMonotonicRaw);
+  const uint64_t total =
+      it == measured.clocks.end()
+          ? 0
+          : it->second.page + it->second.syscall + it->second.page_errors;
+  if (total == 0) return "MONOTONIC_RAW not called";
+  std::string text =
+      absl::StrFormat("MONOTONIC_RAW %.1f%% by the syscall (%d of %d calls)",
+                      100.0 * static_cast<double>(it->second.syscall) /
+                          static_cast<double>(total),
+                      it->second.syscall, total);
+  if (it->second.page_errors != 0) {
+    absl::StrAppendFormat(&text, ", %d answered with an error by the vDSO",
+                          it->second.page_errors);
+  }
+  return text;
 }
 
 }  // namespace vdsolab::variants

@@ -15,6 +15,7 @@
 #define VDSOLAB_VARIANTS_VARIANT_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -26,6 +27,7 @@
 #include "timekeeper/posix_clocks.h"
 #include "timekeeper/timekeeper.h"
 #include "variants/layout.h"
+#include "variants/semantics.h"
 #include "vdso/access.h"
 #include "vdso/vvar_page.h"
 
@@ -93,27 +95,33 @@ struct ClockDef {
   ClockKind kind = ClockKind::kKernel;
   bool monotonic = true;  // Checked for monotonicity and causality.
   ClockEncoding encoding = ClockEncoding::kTimespec;
+  // For a user-space clock: what it does besides reading the counter (the
+  // benchmark report says why it costs more than the instruction).
+  std::string_view cost_note;
 };
 
-// How the reader treats the counter, for the oracle's expected answer.
-enum class CounterSemantics {
-  // 6.5+: rdtsc & S64_MAX; a delta with bit 62 set is negative motion
-  // (clamped to the base); the syscall's answer at that counter otherwise.
-  kMasked63,
-  // 4.x-6.4: a counter behind cycle_last is clamped to it; the raw delta
-  // otherwise (no masking of the counter).
-  kClampToLast,
+// What `vdsolab compare` measured of one clock of a variant, summed over
+// every scenario, for the variant's claims.
+struct ClockMeasure {
+  uint64_t page = 0;         // Calls answered from the page...
+  uint64_t syscall = 0;      // ...by the syscall fallback...
+  uint64_t page_errors = 0;  // ...and errors the page path returned itself.
+  // A clock without a kernel oracle: its rate against MONOTONIC_RAW in
+  // parts per billion, in the scenario `Measured::divergence_scenario`.
+  std::optional<double> ppb_vs_raw;
+};
+struct Measured {
+  std::map<ClockId, ClockMeasure> clocks;
+  std::string divergence_scenario;
 };
 
-// The era facts the oracle and the verdicts need.
-struct Semantics {
-  CounterSemantics counter = CounterSemantics::kMasked63;
-  // 6.10+: delta * mult cannot overflow (max_cycles slow path). Without it
-  // a delta past max_cycles wraps in 64 bits (so did the era's syscall).
-  bool overflow_protected = true;
-  // 6.15+: the coarse clocks come from coarse_nsec. Before, from
-  // tkr_mono.xtime_nsec >> shift at the last update.
-  bool coarse_from_coarse_nsec = true;
+// Something the variant's source (its seed thread, its author) claims
+// about it, checked against the runs by `vdsolab compare`.
+struct Claim {
+  std::string_view text;  // The claim, citing where it is made.
+  // What the runs measured, as a sentence fragment ("100.0% by the syscall
+  // (125680 of 125680 calls)").
+  std::string (*measure)(const Measured& measured) = nullptr;
 };
 
 struct Variant {
@@ -143,6 +151,11 @@ struct Variant {
   // for the benchmark's ratio to the bare instruction): rdtsc_ordered,
   // rdtscp (ordered after earlier loads on every CPU), or a bare rdtsc.
   vdso::CounterRead counter_read = vdso::CounterRead::kOrdered;
+  // What its source claims, for `vdsolab compare` to check.
+  std::vector<Claim> claims;
+  // The built-in variant this one patches, or the closest stand-in for the
+  // code it patches (the benchmark compares the two): "" if none.
+  std::string_view patches;
 };
 
 // The clock's definition if `variant` defines it, else nullptr.
@@ -158,6 +171,10 @@ ClockResult VariantSyscall(const Variant& variant, const PublishContext& ctx,
 // Whether the variant answers `clock` without the syscall (when the clock
 // mode allows).
 bool ServesFromPage(const Variant& variant, ClockId clock);
+
+// Claim measures several variants share: the share of MONOTONIC_RAW calls
+// that went to the syscall ("100.0% by the syscall (5 of 5 calls)").
+std::string RawSyscallShare(const Measured& measured);
 
 // Wraps a reader function template instantiation into a SimReader.
 template <auto Fn>

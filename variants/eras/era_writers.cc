@@ -58,15 +58,6 @@ void WriteEnd(StoreList& out, Record& hres, Record& raw, uint32_t seq) {
   raw.U32(raw.offsets().seq, seq + 2);
 }
 
-// The kernel's `while (nsec >= NSEC_PER_SEC << shift) { nsec -= ...; sec++; }`
-// by division: the same sec and nsec, without a loop as long as the
-// quotient (5.3's overflowed BOOTTIME sum can make it ~2^64 >> (30+shift)).
-void NormaliseShifted(uint64_t* sec, uint64_t* nsec, uint32_t shift) {
-  const uint64_t unit = kNsecPerSec << shift;
-  *sec += *nsec / unit;
-  *nsec %= unit;
-}
-
 // CLOCK_REALTIME_COARSE and CLOCK_MONOTONIC_COARSE before 6.15: the ns part
 // of REALTIME at the last update, tkr_mono.xtime_nsec >> shift.
 void WriteCoarsePre615(Record& hres, const Timekeeper& tk) {
@@ -99,7 +90,7 @@ void MonotonicShifted(const Timekeeper& tk, uint64_t* sec, uint64_t* nsec) {
   *nsec = tk.tkr_mono.xtime_nsec +
           (static_cast<uint64_t>(tk.wall_to_monotonic.tv_nsec)
            << tk.tkr_mono.shift);
-  NormaliseShifted(sec, nsec, tk.tkr_mono.shift);
+  NormaliseShiftedNsec(sec, nsec, tk.tkr_mono.shift);
 }
 
 // CLOCK_TAI: REALTIME + tai_offset seconds.
@@ -132,7 +123,7 @@ void UpdateVdsoData53(Record& hres, Record& raw, const Timekeeper& tk,
   nsec = tk.tkr_mono.xtime_nsec +
          (static_cast<uint64_t>(tk.wall_to_monotonic.tv_nsec + tk.offs_boot)
           << tk.tkr_mono.shift);
-  NormaliseShifted(&sec, &nsec, tk.tkr_mono.shift);
+  NormaliseShiftedNsec(&sec, &nsec, tk.tkr_mono.shift);
   hres.Timestamp(kClockBoottime, sec, nsec);
 
   WriteTai(hres, tk);
@@ -154,7 +145,7 @@ void UpdateVdsoData61(Record& hres, Record& raw, const Timekeeper& tk) {
   sec += static_cast<uint64_t>(tk.monotonic_to_boot.tv_sec);
   nsec += static_cast<uint64_t>(tk.monotonic_to_boot.tv_nsec)
           << tk.tkr_mono.shift;
-  NormaliseShifted(&sec, &nsec, tk.tkr_mono.shift);
+  NormaliseShiftedNsec(&sec, &nsec, tk.tkr_mono.shift);
   hres.Timestamp(kClockBoottime, sec, nsec);
 
   raw.Timestamp(kClockMonotonicRaw, tk.raw_sec, tk.tkr_raw.xtime_nsec);

@@ -3,6 +3,7 @@
 #include <memory>
 #include <optional>
 
+#include "absl/strings/str_format.h"
 #include "common/clockid.h"
 #include "variants/gtod/layouts.h"
 #include "variants/gtod/specs.h"
@@ -41,6 +42,35 @@ std::vector<ClockId> Clocks416Raw() {
           kClockRealtimeCoarse, kClockMonotonicCoarse};
 }
 
+// What the raw clock patches are for (seeds 000, 001, 003).
+constexpr Claim kRawThroughSyscall{
+    "seeds 000/001: on 4.16 CLOCK_MONOTONIC_RAW needs a syscall "
+    "(\"200-1000ns\" "
+    "there vs ~20-30 ns in the vDSO; the time per call is the benchmarks' "
+    "job, the share of calls is measured here)",
+    RawSyscallShare};
+constexpr Claim kRawFromPage{
+    "the patch answers CLOCK_MONOTONIC_RAW from the page, without the "
+    "syscall",
+    RawSyscallShare};
+
+// Seed 000's uapi header: the direct and floating conversions "differ by
+// about 0.02%".
+std::string DirectVsFloat(const Measured& m) {
+  auto direct = m.clocks.find(gtod::kTscCalDirect);
+  auto floating = m.clocks.find(gtod::kTscCalFloat);
+  if (direct == m.clocks.end() || floating == m.clocks.end() ||
+      !direct->second.ppb_vs_raw || !floating->second.ppb_vs_raw) {
+    return "not measured";
+  }
+  const double d = *direct->second.ppb_vs_raw;
+  const double f = *floating->second.ppb_vs_raw;
+  return absl::StrFormat(
+      "in scenario %s the direct clock runs %.6f%% off MONOTONIC_RAW and the "
+      "floating one %.6f%%, so their rates differ by %.6f%% of RAW time",
+      m.divergence_scenario, d / 1e7, f / 1e7, (d - f) / 1e7);
+}
+
 // A 4.16-family variant with a stateless reader.
 template <const gtod::Vdso416Spec& S, const gtod::GtodFields& F>
 Variant* Make416(std::string_view name, std::string_view provenance,
@@ -67,6 +97,7 @@ const Variant* X86416() {
       "REALTIME/MONOTONIC/COARSE only, MONOTONIC_RAW through the syscall",
       gtod::Layout416());
   v->vdso_clocks = Clocks416();
+  v->claims = {kRawThroughSyscall};
   return v;
 }
 
@@ -80,6 +111,8 @@ const Variant* VasDiasV1() {
       "raw_cycle_last, raw_mask/raw_mult/raw_shift on the page",
       gtod::LayoutVasDiasV1());
   v->vdso_clocks = Clocks416Raw();
+  v->claims = {kRawFromPage};
+  v->patches = "x86-4.16";
   return v;
 }
 
@@ -94,6 +127,8 @@ const Variant* VasDiasRdtscp() {
       gtod::LayoutVasDiasRdtscp());
   v->vdso_clocks = Clocks416Raw();
   v->counter_read = vdso::CounterRead::kRdtscp;
+  v->claims = {kRawFromPage};
+  v->patches = "x86-4.16";
   return v;
 }
 
@@ -108,6 +143,8 @@ const Variant* VasDiasRc5() {
       "vread_tsc() and the mono cycle_last/mask (reconstructed)",
       gtod::LayoutRc5());
   v->vdso_clocks = Clocks416Raw();
+  v->claims = {kRawFromPage};
+  v->patches = "x86-4.16";
   return v;
 }
 
@@ -131,6 +168,9 @@ const Variant* Sverdlin() {
                     kClockMonotonicRaw,    kClockRealtimeCoarse,
                     kClockMonotonicCoarse, kClockTai};
   v->semantics = Pre65();
+  v->claims = {kRawFromPage};
+  // Stand-in for the 4.20-5.2 vDSO it patches: RAW through the syscall.
+  v->patches = "x86-4.16";
   return v;
 }
 
@@ -177,14 +217,27 @@ const Variant* TscCalibration() {
   v->vdso_clocks.insert(
       v->vdso_clocks.end(),
       {gtod::kTscCalDirect, gtod::kTscCalDelta, gtod::kTscCalFloat});
+  constexpr std::string_view kCalibrationCost =
+      "each call fetches the calibration (four page loads, as "
+      "__vdso_linux_tsc_calibration() does), converts, and divides by 10^9 "
+      "for the timespec";
   v->own_clocks = {
       ClockDef{gtod::kTscCalDirect, "tsc_cal_direct", ClockKind::kUserspace,
-               true},
-      ClockDef{gtod::kTscCalDelta, "tsc_cal_delta", ClockKind::kUserspace,
-               true},
-      ClockDef{gtod::kTscCalFloat, "tsc_cal_float", ClockKind::kUserspace,
-               true},
+               true, ClockEncoding::kTimespec, kCalibrationCost},
+      ClockDef{gtod::kTscCalDelta, "tsc_cal_delta", ClockKind::kUserspace, true,
+               ClockEncoding::kTimespec,
+               "each call fetches the calibration (four page loads), "
+               "converts, divides by 10^9 for the timespec and carries the "
+               "previous reading across calls"},
+      ClockDef{gtod::kTscCalFloat, "tsc_cal_float", ClockKind::kUserspace, true,
+               ClockEncoding::kTimespec,
+               "it converts in double precision (two divisions) and rounds "
+               "with lround()"},
   };
+  v->claims = {
+      {"seed 000, vdso_tsc_calibration.h: the direct and floating "
+       "conversions \"differ by about 0.02%\"",
+       DirectVsFloat}};
   v->semantics = Pre65();
   v->own_clocks_only = true;
   v->counter_read = vdso::CounterRead::kRdtscp;
@@ -203,7 +256,7 @@ const Variant* TraceClockVariant(std::string_view name,
   v->vdso_clocks = Clocks416();
   v->vdso_clocks.push_back(gtod::kClockTrace);
   v->own_clocks = {ClockDef{gtod::kClockTrace, "CLOCK_TRACE",
-                            ClockKind::kVariantSyscall, true, encoding}};
+                            ClockKind::kVariantSyscall, true, encoding, ""}};
   v->syscall = syscall;
   return v;
 }

@@ -55,14 +55,10 @@ vdso::VvarUpdate BuildUpdate416(const GtodFields& f,
   out.U64(f.wall_time_snsec, mono.xtime_nsec);
 
   // CLOCK_MONOTONIC in shifted ns, normalised with the kernel's loop.
-  const uint64_t sec_shifted = kNsecPerSec << mono.shift;
   uint64_t mono_sec = tk.xtime_sec + static_cast<uint64_t>(wtm.tv_sec);
   uint64_t mono_snsec =
       mono.xtime_nsec + (static_cast<uint64_t>(wtm.tv_nsec) << mono.shift);
-  while (mono_snsec >= sec_shifted) {
-    mono_snsec -= sec_shifted;
-    ++mono_sec;
-  }
+  NormaliseShiftedNsec(&mono_sec, &mono_snsec, mono.shift);
   out.U64(f.monotonic_time_sec, mono_sec);
   out.U64(f.monotonic_time_snsec, mono_snsec);
 
@@ -73,10 +69,7 @@ vdso::VvarUpdate BuildUpdate416(const GtodFields& f,
   out.U64(f.wall_time_coarse_nsec, coarse_nsec);
   uint64_t mono_coarse_sec = tk.xtime_sec + static_cast<uint64_t>(wtm.tv_sec);
   uint64_t mono_coarse_nsec = coarse_nsec + static_cast<uint64_t>(wtm.tv_nsec);
-  while (mono_coarse_nsec >= kNsecPerSec) {
-    mono_coarse_nsec -= kNsecPerSec;
-    ++mono_coarse_sec;
-  }
+  NormaliseShiftedNsec(&mono_coarse_sec, &mono_coarse_nsec, 0);
   out.U64(f.monotonic_time_coarse_sec, mono_coarse_sec);
   out.U64(f.monotonic_time_coarse_nsec, mono_coarse_nsec);
 

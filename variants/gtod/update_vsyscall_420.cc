@@ -47,14 +47,10 @@ vdso::VvarUpdate BuildUpdate420(const Gtod420Fields& f,
       tk.xtime_sec + static_cast<uint64_t>(static_cast<int64_t>(tk.tai_offset)),
       mono.xtime_nsec);
 
-  const uint64_t sec_shifted = kNsecPerSec << mono.shift;
   uint64_t sec = tk.xtime_sec + static_cast<uint64_t>(wtm.tv_sec);
   uint64_t nsec =
       mono.xtime_nsec + (static_cast<uint64_t>(wtm.tv_nsec) << mono.shift);
-  while (nsec >= sec_shifted) {
-    nsec -= sec_shifted;
-    ++sec;
-  }
+  NormaliseShiftedNsec(&sec, &nsec, mono.shift);
   Base(out, f, kClockMonotonic, sec, nsec);
 
   if (f.raw_mult != kNoField) {  // Seed 003: {raw_sec, tkr_raw.xtime_nsec}.
@@ -66,10 +62,7 @@ vdso::VvarUpdate BuildUpdate420(const Gtod420Fields& f,
   Base(out, f, kClockRealtimeCoarse, tk.xtime_sec, coarse_nsec);
   sec = tk.xtime_sec + static_cast<uint64_t>(wtm.tv_sec);
   nsec = coarse_nsec + static_cast<uint64_t>(wtm.tv_nsec);
-  while (nsec >= kNsecPerSec) {
-    nsec -= kNsecPerSec;
-    ++sec;
-  }
+  NormaliseShiftedNsec(&sec, &nsec, 0);
   Base(out, f, kClockMonotonicCoarse, sec, nsec);
 
   // gtod_write_end(): the smp_wmb() pairs with gtod_read_retry()'s

@@ -75,6 +75,9 @@ const Variant& PerfMmapVariant() {
     perf_time.name = "perf_time";
     perf_time.kind = ClockKind::kUserspace;
     perf_time.monotonic = true;
+    perf_time.cost_note =
+        "it reads time_mult, time_shift and time_zero under the perf page's "
+        "seqlock";
     v->own_clocks.push_back(perf_time);
     v->own_clocks_only = true;
     v->counter_read = vdso::CounterRead::kPlain;  // The documented rdtsc().

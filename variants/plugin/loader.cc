@@ -61,8 +61,8 @@ struct OpsFor {
     return r.ret;
   }
   static vdsolab_ops Make(Ctx<A>* ctx) {
-    return vdsolab_ops{ctx, Load32,   Load64,   ReadCounter,
-                       Rmb, CpuRelax, MayRetry, Fallback};
+    return vdsolab_ops{ctx,      Load32,   Load64,  ReadCounter, Rmb, CpuRelax,
+                       MayRetry, Fallback, nullptr, 0,           0};
   }
 };
 

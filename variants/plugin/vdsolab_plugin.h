@@ -19,11 +19,11 @@
  * only ever grows by a new version number and a new entry point; a plugin
  * built against version 1 keeps working.
  *
- * Version 2 (struct vdsolab_plugin2, from vdsolab_plugin_v2()) adds what version 1 borrowed from the
- * layout's built-in variant: the era semantics the oracle judges the plugin
- * by, the counter instruction of its main path, where it comes from (for
- * replay files), and a hook for plugins that load the page with plain
- * loads of their own (compiled kernel code: `before_load`).
+ * Version 2 (struct vdsolab_plugin2, from vdsolab_plugin_v2()) adds what
+ * version 1 borrowed from the layout's built-in variant: the era semantics the
+ * oracle judges the plugin by, the counter instruction of its main path, where
+ * it comes from (for replay files), and a hook for plugins that load the page
+ * with plain loads of their own (compiled kernel code: `before_load`).
  */
 #ifndef VDSOLAB_PLUGIN_H_
 #define VDSOLAB_PLUGIN_H_

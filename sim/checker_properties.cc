@@ -1,0 +1,365 @@
+// The checker's properties, one function each (sim/checker.h lists them).
+
+#include <algorithm>
+
+#include "absl/strings/str_format.h"
+#include "sim/checker.h"
+#include "sim/checker_internal.h"
+#include "timekeeper/posix_clocks.h"
+
+namespace vdsolab::sim {
+
+using checker_internal::FormatNs;
+using checker_internal::IsCoarse;
+using checker_internal::IsHres;
+using checker_internal::OffsetFromMonotonic;
+using checker_internal::ToNs;
+
+void Checker::CheckVdsoError(const CallRecord& call) {
+  // 1: an error the vDSO returns itself must be the syscall's answer too
+  // (an invalid clock id); a patch that answers -EINVAL where the kernel
+  // has a clock breaks the ABI.
+  if (!scenario_.checks.exact ||
+      Kind(call.clock) == variants::ClockKind::kUserspace) {
+    return;
+  }
+  const UpdateRecord& u = writer_->LatestStartedAt(call.end_ns);
+  timekeeper::SyscallContext ctx;
+  ctx.cycles = machine_->Counter(call.cpu_end, call.end_ns);
+  ctx.has_rtc = scenario_.kernel.has_rtc;
+  const ClockResult want = variants::VariantSyscall(
+      *variant_, writer_->publish_context(), u.tk, call.clock, ctx);
+  PropertyStats& s = stats_[static_cast<int>(Property::kExact) - 1];
+  ++s.checked;
+  if (want.ret != call.result->ret) {
+    Report(Property::kExact, Verdict::kDefect,
+           "the vDSO answered an error without asking the kernel",
+           absl::StrFormat("%s: vDSO %s, syscall %s", Name(call.clock),
+                           FormatClockResult(*call.result),
+                           FormatClockResult(want)),
+           call);
+  }
+}
+
+void Checker::MeasureDivergence(const CallRecord& call, const Seen& seen) {
+  if (!call.read_counter) return;
+  // RAW at the same counter value, from the state current then (RAW does
+  // not depend on which state once cycle_last is behind the counter).
+  const UpdateRecord& state = writer_->LatestStartedAt(call.counter_ns);
+  timekeeper::SyscallContext ctx;
+  ctx.cycles = call.counter;
+  const ClockResult raw =
+      timekeeper::SysClockGettime(state.tk, kClockMonotonicRaw, ctx);
+  if (raw.ret != 0) return;
+  const __int128 raw_ns = ToNs(raw.ts);
+  auto [it, first] = divergence_anchor_.try_emplace(
+      call.clock, std::pair{seen.value_ns, raw_ns});
+  Divergence& d = divergence_[call.clock];
+  d.name = Name(call.clock);
+  ++d.samples;
+  if (first) return;
+  const __int128 div =
+      (seen.value_ns - it->second.first) - (raw_ns - it->second.second);
+  d.last_ns = div;
+  d.span_ns = raw_ns - it->second.second;
+  const __int128 mag = div < 0 ? -div : div;
+  if (mag > d.max_abs_ns) d.max_abs_ns = mag;
+}
+
+void Checker::CheckExactAndTorn(const CallRecord& call,
+                                const UpdateRecord* state) {
+  if (!scenario_.checks.exact && !scenario_.checks.torn) return;
+  const variants::ClockKind kind = Kind(call.clock);
+  if (kind == variants::ClockKind::kUserspace) return;  // No oracle.
+  const ClockResult& got = *call.result;
+  const bool needs_counter =
+      IsHres(call.clock) || kind == variants::ClockKind::kVariantSyscall;
+  if (needs_counter && !call.read_counter) return;
+  const bool width_issue = tsc_ && !wide_ && needs_counter;
+  static constexpr absl::string_view kWidthWhy =
+      "the x86 vDSO assumes a 64-bit counter; this one wraps at 2^%d";
+
+  // 1: the state the reader validated, at the counter it used.
+  std::optional<ClockResult> want;
+  if ((scenario_.checks.exact || scenario_.checks.torn) && state != nullptr) {
+    want = oracle_.Expected(state->tk, call.clock, call.counter);
+  }
+  const bool validated_state_gives_it = want && *want == got;
+  if (scenario_.checks.exact && want) {
+    PropertyStats& s = stats_[static_cast<int>(Property::kExact) - 1];
+    ++s.checked;
+    if (!validated_state_gives_it) {
+      const std::optional<ClockResult> era_value =
+          oracle_.EraValue(state->tk, call.clock, call.counter);
+      const std::optional<std::string> era =
+          era_value && *era_value == got
+              ? std::optional<std::string>(variants::EraOracle::kOverflowWhy)
+              : std::nullopt;
+      Report(Property::kExact,
+             width_issue ? Verdict::kPrecondition
+             : era       ? Verdict::kKnownKernel
+                         : Verdict::kDefect,
+             width_issue
+                 ? absl::StrFormat(kWidthWhy, scenario_.machine.width_bits)
+             : era ? *era
+                   : "the reader's arithmetic or protocol",
+             absl::StrFormat("%s: vDSO %s, syscall %s at counter %#x "
+                             "(page state of update %d, seq %d)",
+                             Name(call.clock), FormatClockResult(got),
+                             FormatClockResult(*want), call.counter, state->id,
+                             call.begin_seq),
+             call);
+    }
+  }
+
+  // 7: some consistent state that was current during the call gives it.
+  // (A clock a variant adds reads constants only: nothing to tear.)
+  if (scenario_.checks.torn && kind == variants::ClockKind::kKernel) {
+    PropertyStats& s = stats_[static_cast<int>(Property::kTorn) - 1];
+    ++s.checked;
+    const uint32_t first = writer_->LatestStartedAt(call.start_ns).id;
+    const uint32_t last = writer_->LatestStartedAt(call.end_ns).id;
+    const uint32_t lo = first > 1 ? first - 1 : 1;
+    // Most calls: the state they validated was current, and gives it.
+    bool found =
+        validated_state_gives_it && state->id >= lo && state->id <= last;
+    for (uint32_t id = lo; id <= last && !found; ++id) {
+      const UpdateRecord* u = writer_->Update(id);
+      if (u == nullptr) continue;
+      const std::optional<ClockResult> era =
+          oracle_.EraValue(u->tk, call.clock, call.counter);
+      if (oracle_.Expected(u->tk, call.clock, call.counter) == got ||
+          (era && *era == got)) {
+        found = true;
+      }
+    }
+    if (!found) {
+      Report(Property::kTorn,
+             width_issue ? Verdict::kPrecondition : Verdict::kDefect,
+             width_issue
+                 ? absl::StrFormat(kWidthWhy, scenario_.machine.width_bits)
+                 : "mixed fields of different page states",
+             absl::StrFormat("%s returned %s at counter %#x; no page state of "
+                             "updates %d..%d gives that",
+                             Name(call.clock), FormatClockResult(got),
+                             call.counter, first > 1 ? first - 1 : 1, last),
+             call);
+    }
+  }
+}
+
+void Checker::CheckMonotonic(const CallRecord& call, const Seen& seen) {
+  if (!scenario_.checks.monotonic) return;
+  auto it = last_.find({call.reader, call.clock});
+  if (it != last_.end() && it->second.generation == seen.generation) {
+    PropertyStats& s = stats_[static_cast<int>(Property::kMonotonic) - 1];
+    ++s.checked;
+    const Seen& prev = it->second;
+    if (seen.value_ns < prev.value_ns) {
+      auto why = Explain(prev, seen);
+      Report(Property::kMonotonic, why ? why->first : Verdict::kDefect,
+             why ? why->second : "time went backwards for one reader",
+             absl::StrFormat("reader %d: %s read %s (CPU %d, counter %#x) "
+                             "after %s (call %d, CPU %d, counter %#x)",
+                             call.reader, Name(call.clock),
+                             FormatNs(seen.value_ns), seen.counter_cpu,
+                             seen.counter, FormatNs(prev.value_ns),
+                             prev.reader_call, prev.counter_cpu, prev.counter),
+             call);
+    }
+  }
+  last_[{call.reader, call.clock}] = seen;
+}
+
+void Checker::CheckCausal(const CallRecord& call, const Seen& seen) {
+  if (!scenario_.checks.causal) return;
+  auto& heap = in_flight_[call.clock];
+  while (!heap.empty() && heap.top().end_ns < call.start_ns) {
+    const Seen done = heap.top();
+    heap.pop();
+    auto m = matured_.find(call.clock);
+    if (m == matured_.end() || done.generation > m->second.generation ||
+        (done.generation == m->second.generation &&
+         done.value_ns > m->second.value_ns)) {
+      matured_[call.clock] = done;
+    }
+  }
+  auto m = matured_.find(call.clock);
+  if (m != matured_.end() && m->second.generation == seen.generation &&
+      m->second.reader != call.reader) {
+    PropertyStats& s = stats_[static_cast<int>(Property::kCausal) - 1];
+    ++s.checked;
+    if (seen.value_ns < m->second.value_ns) {
+      auto why = Explain(m->second, seen);
+      Report(
+          Property::kCausal, why ? why->first : Verdict::kDefect,
+          why ? why->second : "a later call returned less than an earlier one",
+          absl::StrFormat(
+              "%s: reader %d read %s (CPU %d, counter %#x), but reader "
+              "%d's call %d had returned %s (CPU %d, counter %#x) before "
+              "this call started",
+              Name(call.clock), call.reader, FormatNs(seen.value_ns),
+              seen.counter_cpu, seen.counter, m->second.reader,
+              m->second.reader_call, FormatNs(m->second.value_ns),
+              m->second.counter_cpu, m->second.counter),
+          call);
+    }
+  }
+  heap.push(seen);
+}
+
+void Checker::CheckRawRate(const CallRecord& call, const Seen& seen,
+                           const UpdateRecord* state) {
+  if (!scenario_.checks.raw_rate || state == nullptr || !call.read_counter ||
+      !wide_) {
+    return;
+  }
+  const ClockResult& r = *call.result;
+  const timekeeper::TkReadBase& raw = state->tk.tkr_raw;
+  if (call.clock == kClockMonotonicRaw) {
+    // Without negative motion, RAW is exactly the counter's distance from
+    // boot at the clocksource's own mult/shift, whatever NTP did.
+    const uint64_t since_last = call.counter - raw.cycle_last;
+    const uint64_t since_boot = call.counter - boot_counter_;
+    if (since_last > (1ull << 62) || since_boot > (1ull << 62)) return;
+    PropertyStats& s = stats_[static_cast<int>(Property::kRawRate) - 1];
+    ++s.checked;
+    const unsigned __int128 ns =
+        (static_cast<unsigned __int128>(since_boot) * raw.mult) >> raw.shift;
+    // timekeeping_init() starts MONOTONIC_RAW at zero.
+    const __int128 want = static_cast<__int128>(ns);
+    if (ToNs(r.ts) != want) {
+      // Exactness needs the timekeeper's own counter to have run steadily.
+      Seen timekeeper_side = seen;
+      timekeeper_side.read_counter = false;
+      auto why = BrokenPrecondition(timekeeper_side);
+      if (!why) why = BrokenPrecondition(seen);
+      Report(
+          Property::kRawRate,
+          seen.era_why != nullptr ? Verdict::kKnownKernel
+          : why                   ? Verdict::kPrecondition
+                                  : Verdict::kDefect,
+          seen.era_why != nullptr ? seen.era_why
+          : why                   ? *why
+                : "MONOTONIC_RAW is not the raw conversion of the counter",
+          absl::StrFormat("RAW %s at counter %#x; (counter - boot) * "
+                          "mult >> shift is %s",
+                          FormatTimespec(r.ts), call.counter, FormatNs(want)),
+          call);
+    }
+    return;
+  }
+  if (call.clock != kClockMonotonic) return;
+  // MONOTONIC advances at NTP's rate relative to RAW, over at least 1 s
+  // within one NTP setting.
+  // Only reads from one CPU, neither clamped by negative motion, compare:
+  // otherwise the values do not follow from the counters alone.
+  const uint64_t since_last =
+      (call.counter - state->tk.tkr_mono.cycle_last) & machine_->mask();
+  const bool usable = since_last <= (machine_->mask() >> 1);
+  auto it = rate_anchor_.find(call.reader);
+  if (it == rate_anchor_.end() ||
+      it->second.generation != state->ntp_generation ||
+      it->second.cpu != call.counter_cpu || !usable) {
+    rate_anchor_[call.reader] = RateAnchor{state->ntp_generation, call.counter,
+                                           ToNs(r.ts), call.counter_cpu};
+    if (!usable) rate_anchor_.erase(call.reader);
+    return;
+  }
+  const RateAnchor& a = it->second;
+  const uint64_t dc = call.counter - a.counter;
+  if (dc > (1ull << 62)) return;  // Backwards; monotonic covers it.
+  const unsigned __int128 raw_ns =
+      (static_cast<unsigned __int128>(dc) * raw.mult) >> raw.shift;
+  if (raw_ns < 1000000000) return;
+  PropertyStats& s = stats_[static_cast<int>(Property::kRawRate) - 1];
+  ++s.checked;
+  const __int128 want = static_cast<__int128>(raw_ns * state->mono_rate_num /
+                                              state->mono_rate_den);
+  const __int128 got = ToNs(r.ts) - a.value_ns;
+  const __int128 tol = 2000 + static_cast<__int128>(raw_ns / 1000000);
+  const __int128 diff = got - want;
+  if (diff > tol || diff < -tol) {
+    Seen timekeeper_side = seen;
+    timekeeper_side.read_counter = false;
+    auto why = BrokenPrecondition(timekeeper_side);
+    if (!why) why = BrokenPrecondition(seen);
+    Report(Property::kRawRate,
+           seen.era_why != nullptr ? Verdict::kKnownKernel
+           : why                   ? Verdict::kPrecondition
+                                   : Verdict::kDefect,
+           seen.era_why != nullptr ? seen.era_why
+           : why                   ? *why
+                                   : "MONOTONIC does not run at NTP's rate",
+           absl::StrFormat("over %s s of RAW, MONOTONIC advanced %s s; NTP's "
+                           "rate gives %s s",
+                           FormatNs(static_cast<__int128>(raw_ns)),
+                           FormatNs(got), FormatNs(want)),
+           call);
+  }
+  rate_anchor_[call.reader] = RateAnchor{state->ntp_generation, call.counter,
+                                         ToNs(r.ts), call.counter_cpu};
+}
+
+void Checker::CheckCrossClock(const CallRecord& call, const Seen& seen,
+                              const UpdateRecord* state) {
+  if (!scenario_.checks.cross_clock || state == nullptr) return;
+  auto it = previous_.find(call.reader);
+  if (it == previous_.end()) return;
+  const PreviousCall& prev = it->second.first;
+  const Seen& prev_seen = it->second.second;
+  if (!prev.ok || prev.clock == call.clock) return;
+  const UpdateRecord* pstate = writer_->Update(prev.state_id);
+  if (pstate == nullptr ||
+      pstate->clock_was_set_seq != state->clock_was_set_seq) {
+    return;
+  }
+  // Both values advance at most 1.2x true time (ADJ_TICK allows 10%).
+  const uint64_t span = std::max(call.end_ns, prev.end_ns) -
+                        std::min(call.start_ns, prev.start_ns);
+  const __int128 tol = static_cast<__int128>(span) * 12 / 10 + 2;
+  const __int128 diff = seen.value_ns - prev_seen.value_ns;
+  PropertyStats& s = stats_[static_cast<int>(Property::kCrossClock) - 1];
+
+  auto a = OffsetFromMonotonic(prev.clock, pstate->tk);
+  auto b = OffsetFromMonotonic(call.clock, state->tk);
+  if (a && b) {
+    ++s.checked;
+    const __int128 want = *b - *a;
+    if (diff - want > tol || want - diff > tol) {
+      auto why = Explain(prev_seen, seen);
+      Report(Property::kCrossClock, why ? why->first : Verdict::kDefect,
+             why ? why->second : "clocks drifted apart between events",
+             absl::StrFormat("%s then %s differ by %s s; the timekeeper's "
+                             "offset is %s s (+/- %s s for the time between "
+                             "the reads)",
+                             Name(prev.clock), Name(call.clock), FormatNs(diff),
+                             FormatNs(want), FormatNs(tol)),
+             call);
+    }
+    return;
+  }
+  // A coarse clock is never ahead of its fine clock.
+  const bool pair =
+      (prev.clock == kClockRealtimeCoarse && call.clock == kClockRealtime) ||
+      (prev.clock == kClockRealtime && call.clock == kClockRealtimeCoarse) ||
+      (prev.clock == kClockMonotonicCoarse && call.clock == kClockMonotonic) ||
+      (prev.clock == kClockMonotonic && call.clock == kClockMonotonicCoarse);
+  if (!pair) return;
+  ++s.checked;
+  const bool coarse_first = IsCoarse(prev.clock);
+  const __int128 coarse = coarse_first ? prev_seen.value_ns : seen.value_ns;
+  const __int128 fine = coarse_first ? seen.value_ns : prev_seen.value_ns;
+  const __int128 allowed = coarse_first ? 2 : tol;
+  if (coarse - fine > allowed) {
+    auto why = Explain(prev_seen, seen);
+    Report(Property::kCrossClock, why ? why->first : Verdict::kDefect,
+           why ? why->second : "a coarse clock ran ahead of its fine clock",
+           absl::StrFormat("%s %s vs %s %s", Name(prev.clock),
+                           FormatNs(prev_seen.value_ns), Name(call.clock),
+                           FormatNs(seen.value_ns)),
+           call);
+  }
+}
+
+}  // namespace vdsolab::sim

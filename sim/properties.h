@@ -1,0 +1,50 @@
+// File: sim/properties.h
+//
+// The properties a simulation run checks (sim/checker.h says what each
+// means), the verdicts on their violations, and the counts a run reports.
+
+#ifndef VDSOLAB_SIM_PROPERTIES_H_
+#define VDSOLAB_SIM_PROPERTIES_H_
+
+#include <cstdint>
+#include <string>
+
+namespace vdsolab::sim {
+
+enum class Property {
+  kExact = 1,
+  kMonotonic,
+  kCausal,
+  kSane,
+  kRawRate,
+  kCrossClock,
+  kTorn,
+  kLivelock,
+};
+inline constexpr int kNumProperties = 8;
+const char* PropertyName(Property p);
+
+enum class Verdict { kDefect, kPrecondition, kKnownKernel };
+const char* VerdictName(Verdict v);
+
+struct Violation {
+  Property property = Property::kExact;
+  Verdict verdict = Verdict::kDefect;
+  std::string why;     // The verdict's reason.
+  std::string detail;  // What was seen.
+  uint64_t call_index = 0;
+  int reader = 0;  // Reader id.
+  uint64_t reader_call = 0;
+  uint64_t t_ns = 0;
+};
+
+struct PropertyStats {
+  uint64_t checked = 0;
+  uint64_t defects = 0;
+  uint64_t preconditions = 0;
+  uint64_t known_kernel = 0;
+};
+
+}  // namespace vdsolab::sim
+
+#endif  // VDSOLAB_SIM_PROPERTIES_H_

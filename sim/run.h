@@ -1,0 +1,94 @@
+// File: sim/run.h
+//
+// The one way to run a scenario, for the CLI, `compare`, the bench and the
+// tests: Run() takes the scenario's strategy (random or exhaustive), runs
+// the variant through it and, when a property fails, makes minimal replay
+// scenarios of the failures; Replay() runs a replay scenario's failing call
+// again, step by step. Callers only parse and format.
+
+#ifndef VDSOLAB_SIM_RUN_H_
+#define VDSOLAB_SIM_RUN_H_
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "sim/engine.h"
+#include "sim/exhaustive.h"
+#include "sim/properties.h"
+#include "sim/scenario.h"
+#include "variants/variant.h"
+
+namespace vdsolab::sim {
+
+// How far a run is, now and then.
+struct Progress {
+  Strategy strategy = Strategy::kRandom;
+  uint64_t simulated_ns = 0;  // Random: simulated time done, of total_ns.
+  uint64_t total_ns = 0;
+  uint64_t calls = 0;          // Random: calls so far.
+  uint64_t interleavings = 0;  // Exhaustive: interleavings so far.
+  uint64_t failing = 0;        // Failures so far.
+};
+
+// Which failures get a minimal replay scenario.
+enum class ReplayPolicy {
+  kNone,
+  kFirstFailure,      // `vdsolab run`: the run's first failure.
+  kFirstPerProperty,  // `vdsolab compare`: the first of each property.
+};
+
+struct RunOptions {
+  const std::atomic<bool>* stop = nullptr;  // Set: stop early (Ctrl-C).
+  std::function<void(const Progress&)> progress;
+  ReplayPolicy replays = ReplayPolicy::kFirstFailure;
+  uint64_t max_interleavings = 50000000;
+};
+
+// A failure and a scenario, with a [replay] section, that shows it again
+// (or why none could be made).
+struct FailureReplay {
+  Violation failure;
+  std::optional<Scenario> scenario;
+  std::string error;  // Set when `scenario` is not.
+};
+
+struct Outcome {
+  Strategy strategy = Strategy::kRandom;
+  // Every property check the run made (exhaustive: summed over every
+  // interleaving).
+  std::array<PropertyStats, kNumProperties> stats{};
+  bool failed = false;   // A defect or known kernel behaviour was found.
+  bool complete = true;  // Ran to its end (not stopped, not cut at a budget).
+  // The strategy's own result: one of the two is set.
+  std::optional<RunResult> random;
+  std::optional<ExploreResult> exhaustive;
+  std::vector<FailureReplay> replays;  // As the options asked.
+};
+
+absl::StatusOr<Outcome> Run(const Scenario& scenario,
+                            const variants::Variant& variant,
+                            const RunOptions& options = {});
+
+// The run's report (sim/run_report.h); byte-identical for the same
+// scenario and seed.
+std::string FormatOutcome(const Scenario& scenario, const Outcome& outcome);
+
+struct ReplayOutcome {
+  std::string text;  // The failing call step by step.
+  bool reproduced = false;
+};
+
+// Runs a replay scenario (one with a [replay] section) again: its failing
+// call with a trace, and whether the named violation recurred.
+absl::StatusOr<ReplayOutcome> Replay(const Scenario& scenario,
+                                     const variants::Variant& variant);
+
+}  // namespace vdsolab::sim
+
+#endif  // VDSOLAB_SIM_RUN_H_
