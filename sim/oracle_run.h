@@ -1,14 +1,18 @@
 // File: sim/oracle_run.h
 //
-// The spine's end-to-end run: a simulated machine (one TSC at an exact
-// frequency, periodic ticks with jitter, an NTP frequency offset set by
-// adjtimex()) drives the timekeeper model, which publishes every update into
-// the vvar page; one reader samples every clock id through the upstream vDSO
-// reader and through the timekeeper's clock_gettime() at the same counter
-// value, and the run counts mismatches and backwards steps per clock.
+// The default job (`vdsolab` without a command): a simulated machine (one
+// TSC at an exact frequency, periodic ticks with jitter, an NTP frequency
+// offset set by adjtimex()) drives the timekeeper model, which publishes
+// every update into the vvar page through a variant's writer; one reader
+// samples every clock id through the variant's reader and through the
+// timekeeper's clock_gettime() at the same counter value, and the run
+// counts mismatches and backwards steps per clock.
 //
 // Updates are applied whole at their tick here; interleaving them with
-// reader loads is the job of the simulation engine (sim/ scheduler).
+// reader loads is the job of the simulation engine. The run shares none of
+// the engine's machinery (Machine, Writer, Checker): it is the independent
+// cross-check of a reader against the syscall model that the engine's
+// checker rests on (docs/architecture.md).
 
 #ifndef VDSOLAB_SIM_ORACLE_RUN_H_
 #define VDSOLAB_SIM_ORACLE_RUN_H_
@@ -22,6 +26,7 @@
 #include "common/clock_result.h"
 #include "common/clockid.h"
 #include "common/timespec.h"
+#include "variants/variant.h"
 
 namespace vdsolab::sim {
 
@@ -43,6 +48,7 @@ absl::Status ValidateOracleRunConfig(const OracleRunConfig& config);
 
 struct ClockStats {
   ClockId clock = 0;
+  std::string name;
   uint64_t reads = 0;
   uint64_t fallbacks = 0;   // Reads the vDSO passed to the syscall.
   uint64_t errors = 0;      // Reads that returned -errno.
@@ -53,6 +59,7 @@ struct ClockStats {
 
 struct OracleRunReport {
   OracleRunConfig config;
+  std::string variant;  // Its name.
   // What the timekeeper ran on.
   uint32_t tsc_khz = 0;
   uint32_t mult = 0;
@@ -69,7 +76,8 @@ struct OracleRunReport {
   bool ok() const;
 };
 
-absl::StatusOr<OracleRunReport> RunOracleCheck(const OracleRunConfig& config);
+absl::StatusOr<OracleRunReport> RunOracleCheck(
+    const OracleRunConfig& config, const variants::Variant& variant);
 
 // The report as a table for people; byte-identical for the same config.
 std::string FormatOracleRunReport(const OracleRunReport& report);

@@ -1,0 +1,164 @@
+// The default job (`vdsolab` without a command): the end-to-end oracle
+// check of one variant's reader against the timekeeper's syscall path
+// (sim/oracle_run.h).
+
+#include <cmath>
+#include <cstdio>
+
+#include "absl/strings/str_format.h"
+#include "absl/time/time.h"
+#include "cli/cli_util.h"
+#include "cli/commands.h"
+#include "cli/variant_flags.h"
+#include "sim/oracle_run.h"
+#include "sim/scenario_toml.h"
+
+namespace vdsolab::cli {
+namespace {
+
+constexpr double kDayNs = 86400e9;
+
+std::string Duration(uint64_t ns) {
+  return absl::FormatDuration(absl::Nanoseconds(static_cast<int64_t>(ns)));
+}
+
+absl::StatusOr<sim::OracleRunConfig> ConfigFromFlags(const ParsedFlags& f) {
+  sim::OracleRunConfig config;
+  config.seed = f.Uint("seed").value_or(config.seed);
+  config.duration_ns = f.DurationNs("duration").value_or(config.duration_ns);
+  config.tsc_hz = f.Uint("tsc-hz").value_or(config.tsc_hz);
+  config.hz = static_cast<int>(f.Int("hz").value_or(config.hz));
+  if (std::optional<double> ppm = f.Double("ntp-freq-ppm")) {
+    // adjtimex() takes ppm with a 16-bit fraction ("scaled ppm").
+    config.ntp_freq = std::llround(*ppm * 65536.0);
+  }
+  config.ntp_at_ns = f.DurationNs("ntp-at").value_or(config.ntp_at_ns);
+  config.reads_per_tick = static_cast<uint32_t>(
+      f.Uint("reads-per-tick").value_or(config.reads_per_tick));
+  config.tick_jitter_ns =
+      f.DurationNs("tick-jitter").value_or(config.tick_jitter_ns);
+  if (f.Has("boot-realtime")) {
+    const std::string text = f.String("boot-realtime");
+    absl::StatusOr<Timespec64> wall = sim::ParseSecondsFraction(text);
+    if (!wall.ok()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--boot-realtime=%s: want SECONDS[.NANOSECONDS], e.g. "
+          "1764460800.5",
+          text));
+    }
+    config.boot_wall = *wall;
+  }
+  if (config.duration_ns == 0) {
+    return absl::InvalidArgumentError("--duration=0: must be positive");
+  }
+  if (config.ntp_at_ns >= config.duration_ns) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--ntp-at=%s: must fall inside --duration=%s",
+        Duration(config.ntp_at_ns), Duration(config.duration_ns)));
+  }
+  if (absl::Status s = sim::ValidateOracleRunConfig(config); !s.ok()) {
+    return s;
+  }
+  return config;
+}
+
+// The command that reruns this check, every value spelled out.
+std::string ReplayCommandLine(const sim::OracleRunConfig& c,
+                              const ParsedFlags& f) {
+  std::string variant;
+  for (const char* name : {"variant", "variant-so", "kernel-tree", "patch"}) {
+    for (const std::string& v : f.List(name)) {
+      absl::StrAppendFormat(&variant, " --%s=%s", name, v);
+    }
+  }
+  return absl::StrFormat(
+      "./bazelw run //:vdsolab -- --seed=%d --duration=%s --tsc-hz=%d "
+      "--hz=%d --ntp-freq-ppm=%g --ntp-at=%s --reads-per-tick=%d "
+      "--tick-jitter=%s%s%s",
+      c.seed, Duration(c.duration_ns), c.tsc_hz, c.hz,
+      static_cast<double>(c.ntp_freq) / 65536.0, Duration(c.ntp_at_ns),
+      c.reads_per_tick, Duration(c.tick_jitter_ns),
+      c.boot_wall ? absl::StrFormat(" --boot-realtime=%d.%09d",
+                                    c.boot_wall->tv_sec, c.boot_wall->tv_nsec)
+                  : std::string(),
+      variant);
+}
+
+int DefaultMain(const ParsedFlags& flags) {
+  absl::StatusOr<sim::OracleRunConfig> config = ConfigFromFlags(flags);
+  if (!config.ok()) {
+    Fail(std::string(config.status().message()));
+    return kExitBadInput;
+  }
+  absl::StatusOr<std::vector<const variants::Variant*>> chosen =
+      ChooseVariants(flags, false, "upstream");
+  if (!chosen.ok()) {
+    Fail(std::string(chosen.status().message()));
+    return kExitBadInput;
+  }
+  absl::StatusOr<sim::OracleRunReport> report =
+      sim::RunOracleCheck(*config, *chosen->front());
+  if (!report.ok()) {
+    Fail(std::string(report.status().message()));
+    return report.status().code() == absl::StatusCode::kInvalidArgument
+               ? kExitBadInput
+               : kExitFailed;
+  }
+  std::fputs(sim::FormatOracleRunReport(*report).c_str(), stdout);
+  if (!report->ok()) {
+    std::printf("replay: %s\n", ReplayCommandLine(*config, flags).c_str());
+    return kExitFailed;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+Command DefaultCommand() {
+  CommandSpec spec;
+  spec.synopsis = "vdsolab [flags]";
+  spec.summary = "the built-in end-to-end check";
+  spec.description =
+      "Runs a simulated machine (a TSC, HZ ticks with jitter, an NTP "
+      "frequency offset set by adjtimex()) through the kernel timekeeper "
+      "model into a vvar page in the variant's layout, samples every clock "
+      "id through the variant's reader and through the timekeeper's "
+      "clock_gettime() at the same counter value, and prints per-clock "
+      "reads, mismatches, the largest difference and backwards steps.\n\n"
+      "Exit status: 0 every read matched and no clock went backwards, 1 a "
+      "check failed (a replay command is printed), 2 bad input.";
+  spec.flags = {
+      MakeFlag(
+          "seed", FlagKind::kUint, "N",
+          "seed for everything random; the same seed gives the same report",
+          "1"),
+      MakeFlag("duration", FlagKind::kDuration, "DURATION",
+               "simulated time to run, e.g. 10s, 1500ms, 2m (at most 24h)",
+               "10s", 0, kDayNs),
+      MakeFlag(
+          "tsc-hz", FlagKind::kUint, "HZ",
+          "true TSC frequency; the kernel model calibrates it to whole kHz as "
+          "tsc.c does",
+          "2600000000", 1e6, 1e10),
+      MakeFlag("hz", FlagKind::kInt, "N", "CONFIG_HZ: timer ticks per second",
+               "250", 10, 10000),
+      MakeFlag("ntp-freq-ppm", FlagKind::kDouble, "PPM",
+               "frequency offset set with adjtimex(ADJ_FREQUENCY)", "42", -500,
+               500),
+      MakeFlag("ntp-at", FlagKind::kDuration, "DURATION",
+               "when the adjtimex() call happens, in simulated time", "300ms",
+               0, kDayNs),
+      MakeFlag("reads-per-tick", FlagKind::kUint, "N",
+               "reads sampled between consecutive timekeeper events", "40", 1,
+               1000000),
+      MakeFlag("tick-jitter", FlagKind::kDuration, "DURATION",
+               "each tick lands up to this late", "20us", 0, kDayNs),
+      MakeFlag("boot-realtime", FlagKind::kString, "SECONDS[.NANOSECONDS]",
+               "CLOCK_REALTIME at boot, e.g. 1764460800.000000000",
+               "drawn from the seed"),
+  };
+  for (FlagSpec& f : VariantFlags(false)) spec.flags.push_back(std::move(f));
+  return Command{std::move(spec), DefaultMain};
+}
+
+}  // namespace vdsolab::cli

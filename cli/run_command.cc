@@ -1,0 +1,191 @@
+// `vdsolab run SCENARIO` and `vdsolab replay FILE`.
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+
+#include "absl/strings/str_format.h"
+#include "cli/cli_util.h"
+#include "cli/commands.h"
+#include "cli/variant_flags.h"
+#include "sim/run.h"
+#include "sim/scenario_toml.h"
+
+namespace vdsolab::cli {
+namespace {
+
+// Writes the replay scenario; the run failed either way.
+int WriteReplay(const sim::Scenario& replay, const std::string& name,
+                uint64_t seed, const std::string& replay_out) {
+  const std::string out = ResolveOutputPath(
+      !replay_out.empty()
+          ? replay_out
+          : absl::StrFormat("%s-seed%d.replay.toml", name, seed));
+  std::ofstream file(out);
+  file << sim::ScenarioToToml(replay);
+  file.close();
+  if (!file) {
+    Fail(absl::StrFormat("cannot write the replay file \"%s\"", out));
+    return kExitFailed;
+  }
+  std::printf("seed: %llu\nreplay file: %s\nreplay it: vdsolab replay %s\n",
+              static_cast<unsigned long long>(seed), out.c_str(), out.c_str());
+  return kExitFailed;
+}
+
+// The progress line on a terminal.
+std::function<void(const sim::Progress&)> ProgressLine(
+    std::chrono::steady_clock::time_point started) {
+  return [started](const sim::Progress& p) {
+    const double secs = std::chrono::duration<double>(
+                            std::chrono::steady_clock::now() - started)
+                            .count();
+    if (p.strategy == sim::Strategy::kExhaustive) {
+      std::fprintf(
+          stderr, "\r[explore] %llu interleavings, %llu failing, %.0f/s   ",
+          static_cast<unsigned long long>(p.interleavings),
+          static_cast<unsigned long long>(p.failing),
+          secs > 0 ? static_cast<double>(p.interleavings) / secs : 0.0);
+      return;
+    }
+    std::fprintf(stderr,
+                 "\r[run] %.3f/%.3f s simulated, %llu calls, %.2fM calls/s, "
+                 "%llu failing   ",
+                 static_cast<double>(p.simulated_ns) / 1e9,
+                 static_cast<double>(p.total_ns) / 1e9,
+                 static_cast<unsigned long long>(p.calls),
+                 secs > 0 ? static_cast<double>(p.calls) / secs / 1e6 : 0.0,
+                 static_cast<unsigned long long>(p.failing));
+  };
+}
+
+int Run(const ParsedFlags& flags) {
+  const std::string path = flags.positional()[0];
+  absl::StatusOr<sim::Scenario> scenario =
+      sim::LoadScenarioFile(ResolveInputPath(path));
+  if (!scenario.ok()) {
+    Fail(std::string(scenario.status().message()));
+    return kExitBadInput;
+  }
+  if (std::optional<uint64_t> seed = flags.Uint("seed")) {
+    scenario->run.seed = *seed;
+  }
+  absl::StatusOr<std::vector<const variants::Variant*>> chosen =
+      ChooseVariants(flags, false, scenario->run.reader);
+  if (!chosen.ok()) {
+    Fail(std::string(chosen.status().message()));
+    return kExitBadInput;
+  }
+  const variants::Variant& variant = *chosen->front();
+  scenario->run.reader = std::string(variant.name);
+  InterruptScope interrupt;
+  sim::RunOptions options;
+  options.stop = &StopFlag();
+  const bool tty = isatty(STDERR_FILENO) != 0;
+  if (tty) options.progress = ProgressLine(std::chrono::steady_clock::now());
+  absl::StatusOr<sim::Outcome> outcome = sim::Run(*scenario, variant, options);
+  if (tty) std::fputs("\n", stderr);
+  if (!outcome.ok()) {
+    Fail(std::string(outcome.status().message()));
+    return kExitBadInput;
+  }
+  std::fputs(sim::FormatOutcome(*scenario, *outcome).c_str(), stdout);
+  if (!outcome->failed) return kExitOk;
+  if (outcome->replays.empty() || !outcome->replays.front().scenario) {
+    Fail(outcome->replays.empty() ? "no replay could be made"
+                                  : outcome->replays.front().error);
+    return kExitFailed;
+  }
+  const sim::Scenario& minimal = *outcome->replays.front().scenario;
+  if (outcome->strategy == sim::Strategy::kRandom) {
+    std::printf(
+        "minimal: reader %d, call %llu; %zu reader(s), %zu event(s), "
+        "%s simulated\n",
+        minimal.replay.reader,
+        static_cast<unsigned long long>(minimal.replay.call),
+        minimal.readers.size(), minimal.events.size(),
+        sim::FormatDurationNs(minimal.run.duration_ns).c_str());
+  }
+  return WriteReplay(minimal, scenario->name, scenario->run.seed,
+                     flags.String("replay-out"));
+}
+
+int Replay(const ParsedFlags& flags) {
+  absl::StatusOr<sim::Scenario> scenario =
+      sim::LoadScenarioFile(ResolveInputPath(flags.positional()[0]));
+  if (!scenario.ok()) {
+    Fail(std::string(scenario.status().message()));
+    return kExitBadInput;
+  }
+  if (!scenario->replay.present) {
+    Fail(absl::StrFormat(
+        "%s: this scenario has no [replay] section; use `vdsolab run` for it",
+        flags.positional()[0]));
+    return kExitBadInput;
+  }
+  absl::StatusOr<std::vector<const variants::Variant*>> chosen =
+      ChooseVariants(flags, false, scenario->run.reader);
+  if (!chosen.ok()) {
+    Fail(std::string(chosen.status().message()));
+    return kExitBadInput;
+  }
+  absl::StatusOr<sim::ReplayOutcome> replay =
+      sim::Replay(*scenario, *chosen->front());
+  if (!replay.ok()) {
+    Fail(std::string(replay.status().message()));
+    return kExitBadInput;
+  }
+  std::fputs(replay->text.c_str(), stdout);
+  return replay->reproduced ? kExitFailed : kExitOk;
+}
+
+}  // namespace
+
+Command RunCommand() {
+  CommandSpec spec;
+  spec.name = "run";
+  spec.synopsis = "vdsolab run SCENARIO [flags]";
+  spec.summary = "run a scenario file on the simulation engine";
+  spec.description =
+      "Runs the scenario (a TOML file; docs/scenarios.md, built-in ones in "
+      "scenarios/) with its strategy, random or exhaustive, and checks every "
+      "call against the properties. On a failure it writes a minimal replay "
+      "file and prints the command that replays it.\n\n"
+      "Exit status: 0 every property held (where its preconditions did), 1 "
+      "a property failed, 2 bad input.";
+  spec.positional = {"SCENARIO"};
+  spec.min_positional = spec.max_positional = 1;
+  spec.flags = {
+      MakeFlag("seed", FlagKind::kUint, "N",
+               "the seed for everything random in the run",
+               "the file's run.seed"),
+      MakeFlag("replay-out", FlagKind::kString, "FILE",
+               "where to write the replay file of a failure",
+               "<scenario>-seed<N>.replay.toml"),
+  };
+  for (FlagSpec& f : VariantFlags(false)) spec.flags.push_back(std::move(f));
+  return Command{std::move(spec), Run};
+}
+
+Command ReplayCommand() {
+  CommandSpec spec;
+  spec.name = "replay";
+  spec.synopsis = "vdsolab replay FILE [flags]";
+  spec.summary = "replay a failure's replay file, step by step";
+  spec.description =
+      "Runs the failing call a replay file names again and prints it step by "
+      "step: the reader's loads and counter reads, the writer stores that "
+      "landed between them, the page at the counter read. With --variant (or "
+      "--variant-so, --kernel-tree) the same schedule checks another "
+      "variant: a replay file is a regression test.\n\n"
+      "Exit status: 0 the failure did not recur (FIXED / NOT REPRODUCED), 1 "
+      "it did (REPRODUCED), 2 bad input.";
+  spec.positional = {"FILE"};
+  spec.min_positional = spec.max_positional = 1;
+  spec.flags = VariantFlags(false);
+  return Command{std::move(spec), Replay};
+}
+
+}  // namespace vdsolab::cli

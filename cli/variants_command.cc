@@ -1,0 +1,81 @@
+// `vdsolab variants`: every variant with its provenance.
+
+#include <cstdio>
+
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "cli/cli_util.h"
+#include "cli/commands.h"
+#include "cli/variant_flags.h"
+#include "variants/registry.h"
+
+namespace vdsolab::cli {
+namespace {
+
+int ListVariants(const ParsedFlags& flags) {
+  if (absl::Status s = LoadVariantFiles(flags); !s.ok()) {
+    Fail(std::string(s.message()));
+    return kExitBadInput;
+  }
+  for (const variants::Variant* v : variants::AllVariants()) {
+    std::vector<std::string> served;
+    for (ClockId c : v->vdso_clocks) served.push_back(ClockName(c));
+    std::vector<std::string> own;
+    for (const variants::ClockDef& c : v->own_clocks) {
+      own.push_back(
+          absl::StrFormat("%s (%d, %s)", c.name, c.id,
+                          c.kind == variants::ClockKind::kUserspace
+                              ? "user space, measured against MONOTONIC_RAW"
+                              : "added to the vDSO and syscall"));
+    }
+    const variants::Semantics& e = v->semantics;
+    std::printf(
+        "%s\n  %s\n  provenance: %s\n  page layout: %s\n"
+        "  answers from the page: %s\n%s"
+        "%s\n",
+        std::string(v->name).c_str(), std::string(v->summary).c_str(),
+        std::string(v->provenance).c_str(), v->layout->name().c_str(),
+        served.empty() ? "(none)" : absl::StrJoin(served, ", ").c_str(),
+        own.empty()
+            ? ""
+            : absl::StrFormat("  own clocks: %s%s\n", absl::StrJoin(own, "; "),
+                              v->own_clocks_only ? " (only these)" : "")
+                  .c_str(),
+        v->own_clocks_only
+            ? ""
+            : absl::StrFormat("  counter: %s; %s; %s; coarse clocks from %s\n",
+                              v->counter_read == vdso::CounterRead::kRdtscp
+                                  ? "rdtscp"
+                                  : "rdtsc_ordered",
+                              e.counter == variants::CounterSemantics::kMasked63
+                                  ? "63-bit, bit 62 = negative motion"
+                                  : "clamped to cycle_last",
+                              e.overflow_protected
+                                  ? "overflow-safe past max_cycles"
+                                  : "64-bit multiply (wraps past max_cycles)",
+                              e.coarse_from_coarse_nsec ? "coarse_nsec (6.15+)"
+                                                        : "xtime_nsec >> shift")
+                  .c_str());
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+Command VariantsCommand() {
+  CommandSpec spec;
+  spec.name = "variants";
+  spec.synopsis = "vdsolab variants [flags]";
+  spec.summary = "list the vDSO variants, with their provenance";
+  spec.description =
+      "Lists every variant vdsolab can run: upstream by kernel era, the "
+      "seeds' patches, user-space TSC clocks, and the plugins and kernel "
+      "trees the flags load; each with where it comes from, its page layout, "
+      "the clocks it serves and the era semantics it is judged by.";
+  for (FlagSpec& f : VariantFlags(false)) {
+    if (f.name != "variant") spec.flags.push_back(std::move(f));
+  }
+  return Command{std::move(spec), ListVariants};
+}
+
+}  // namespace vdsolab::cli
