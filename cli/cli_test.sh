@@ -143,6 +143,15 @@ expect plugin_default_job 0 "the example-c vDSO variant" -- \
   --variant-so="$so" --duration=1s --reads_per_tick=5
 expect plugin_run 0 "PASS: every property held." -- \
   run "$scen/baseline.toml" --variant-so="$so" --variant=example-c
+bad="${TEST_SRCDIR:-.}/vdsolab/examples/plugin/libmisbehaving"
+expect plugin_crash_is_a_finding 1 "the call crashed (SIGSEGV)" -- \
+  run "$scen/baseline.toml" --variant-so="${bad}_segv.so" \
+  --replay_out="$tmp/segv.replay.toml"
+expect plugin_crash_replays 1 "did not return: crashed (SIGSEGV" -- \
+  replay "$tmp/segv.replay.toml" --variant-so="${bad}_segv.so"
+expect plugin_spin_is_a_finding 1 "the call spun for 0.2 s" -- \
+  run "$scen/baseline.toml" --variant-so="${bad}_spin.so" \
+  --call-timeout=200ms --replay_out="$tmp/spin.replay.toml"
 expect plugin_listed 0 "example-c" -- variants --variant-so="$so"
 expect plugin_bad_file 2 "--variant-so=/nonexistent.so" -- \
   variants --variant-so=/nonexistent.so

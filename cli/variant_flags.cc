@@ -3,6 +3,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "cli/cli_util.h"
+#include "variants/plugin/call_guard.h"
 #include "variants/plugin/loader.h"
 #include "variants/registry.h"
 
@@ -12,6 +13,9 @@ namespace {
 // Loads the flags' files; returns the variants they registered, in order.
 absl::StatusOr<std::vector<const variants::Variant*>> Load(
     const ParsedFlags& flags) {
+  if (std::optional<uint64_t> ns = flags.DurationNs("call-timeout")) {
+    variants::SetCallTimeLimit(static_cast<double>(*ns) / 1e9);
+  }
   std::vector<const variants::Variant*> loaded;
   for (const std::string& so : flags.List("variant-so")) {
     absl::StatusOr<const variants::Variant*> v =
@@ -51,6 +55,11 @@ std::vector<FlagSpec> VariantFlags(bool many) {
           ""),
       MakeFlag("patch", FlagKind::kList, "FILE",
                "apply this unified diff (-p1) to the kernel tree first", ""),
+      MakeFlag("call-timeout", FlagKind::kDuration, "DURATION",
+               "a call of a plugin or kernel tree that has not returned after "
+               "this much wall time is stopped and reported as spinning (0: "
+               "never)",
+               "1s", 0, 3600e9),
   };
 }
 

@@ -13,6 +13,7 @@
 
 #include "common/clock_result.h"
 #include "common/clockid.h"
+#include "vdso/access.h"
 
 namespace vdsolab::sim {
 
@@ -33,8 +34,10 @@ struct CallRecord {
   uint64_t end_ns = 0;
   int cpu_start = 0;
   int cpu_end = 0;
-  // nullopt: the call was abandoned after the livelock budget.
+  // nullopt: the call was abandoned after the livelock budget, or did not
+  // return normally (`fault`).
   std::optional<ClockResult> result;
+  std::optional<vdso::CallFault> fault;
   bool fell_back = false;
   // The last counter value the call read (the one its answer used), the
   // CPU and true time it came from. For a fallback, the syscall's read.

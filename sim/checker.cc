@@ -12,6 +12,7 @@ using checker_internal::IsHres;
 using checker_internal::IsMonotonicFamily;
 using checker_internal::IsSettable;
 using checker_internal::ToNs;
+using vdso::SignalName;
 
 // Violations kept for the report, per kind (failures and preconditions),
 // so that many precondition notes cannot hide the first defect.
@@ -91,9 +92,34 @@ void Checker::OnCall(const CallRecord& call) {
     ++coverage_.counter_wrapped;
   }
 
-  // 8: termination.
+  // 8 and 9: termination.
   PropertyStats& live = stats_[static_cast<int>(Property::kLivelock) - 1];
   ++live.checked;
+  ++stats_[static_cast<int>(Property::kCrash) - 1].checked;
+  if (call.fault && call.fault->kind == vdso::CallFault::Kind::kCrash) {
+    ++coverage_.crashes;
+    Report(Property::kCrash, Verdict::kDefect,
+           absl::StrFormat("the call crashed (%s)",
+                           SignalName(call.fault->signal)),
+           absl::StrFormat("%s died of %s at address %#x after %d loop "
+                           "iteration(s)",
+                           Name(call.clock), SignalName(call.fault->signal),
+                           call.fault->address, call.iterations),
+           call);
+    return;
+  }
+  if (call.fault) {
+    ++coverage_.livelocks;
+    Report(
+        Property::kLivelock, Verdict::kDefect,
+        absl::StrFormat("the call spun for %.1f s without returning",
+                        call.fault->seconds),
+        absl::StrFormat("%s stopped by the watchdog after %.1f s of wall "
+                        "time (%d loop iteration(s) seen)",
+                        Name(call.clock), call.fault->seconds, call.iterations),
+        call);
+    return;
+  }
   if (!call.result) {
     ++coverage_.livelocks;
     Report(Property::kLivelock, Verdict::kDefect, "the reader kept looping",

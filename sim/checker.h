@@ -12,7 +12,10 @@
 //   6 cross_clock BOOTTIME - MONOTONIC, REALTIME - MONOTONIC, TAI - REALTIME
 //                 constant between events; coarse never ahead of fine;
 //   7 torn        the answer is one some single consistent page state gives;
-//   8 livelock    the call finished within the loop budget.
+//   8 livelock    the call finished within the loop budget and, for foreign
+//                 code, within the wall-time bound;
+//   9 crash       the call did not die of a signal (foreign code runs
+//                 contained: variants/plugin/call_guard.h).
 //
 // Each violation carries a verdict: a defect (of the reader, or the kernel
 // model it reads), a violated precondition of the design (counters skewed

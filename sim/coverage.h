@@ -50,6 +50,7 @@ struct Coverage {
   uint64_t cross_cpu_reads = 0;    // Counter from a CPU other than the
                                    // timekeeping CPU.
   uint64_t livelocks = 0;
+  uint64_t crashes = 0;  // Calls of foreign code that died of a signal.
   // Per clock: calls answered from the page, by the syscall, and errors
   // the page path returned itself.
   std::map<ClockId, std::array<uint64_t, 3>> per_clock;

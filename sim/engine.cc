@@ -114,6 +114,11 @@ class RandomHooks : public vdso::AccessHooks {
     return r;
   }
 
+  void OnFault(const vdso::CallFault& fault) override {
+    rec_->fault = fault;
+    if (tracing_) Trace(vdso::DescribeFault(fault));
+  }
+
   uint64_t now() const { return now_; }
   int cpu() const { return cpu_; }
   std::string page_at_counter() const { return page_at_counter_; }
@@ -246,6 +251,7 @@ absl::StatusOr<RunResult> RunRandom(const Scenario& scenario,
   }
 
   uint64_t call_index = 0;
+  uint64_t spins = 0;
   const uint64_t duration = scenario.run.duration_ns;
   while (!queue.empty()) {
     ReaderState* r = queue.top();
@@ -311,6 +317,18 @@ absl::StatusOr<RunResult> RunRandom(const Scenario& scenario,
         failures += st.defects + st.known_kernel;
       }
       options.progress(start, duration, call_index, failures);
+    }
+    if (rec.fault && rec.fault->kind == vdso::CallFault::Kind::kSpin &&
+        ++spins >= options.max_spins) {
+      result.stopped_early = true;
+      result.stop_reason =
+          absl::StrFormat("%d calls spun past the wall-time bound", spins);
+      break;
+    }
+    if (options.stop_after_call &&
+        options.stop_after_call->first == rec.reader &&
+        options.stop_after_call->second == rec.reader_call) {
+      break;
     }
     if (options.stop_at_first_failure && checker.HasFailure()) {
       result.stopped_early = true;

@@ -45,6 +45,11 @@ struct RandomOptions {
   std::function<void(uint64_t, uint64_t, uint64_t, uint64_t)> progress;
   // Stop at the first defect or known-kernel violation.
   bool stop_at_first_failure = false;
+  // Stop once this call (reader id, reader call) has been checked.
+  std::optional<std::pair<int, uint64_t>> stop_after_call;
+  // Stop after this many calls of foreign code spun past the wall-time
+  // bound (each costs that much wall time; the first already fails).
+  uint64_t max_spins = 3;
 };
 
 struct RunResult {
@@ -55,6 +60,8 @@ struct RunResult {
   uint64_t updates = 0;                      // Writer updates published.
   uint64_t simulated_ns = 0;                 // How far the run got.
   bool stopped_early = false;
+  // Why it stopped early, if not by request ("3 calls spun ...").
+  std::string stop_reason;
   bool failed = false;               // A defect or known-kernel violation.
   std::optional<CallRecord> traced;  // The call named in trace_call.
   std::string traced_page;           // Its page state at the counter read.

@@ -160,6 +160,11 @@ class ScriptedHooks : public vdso::AccessHooks {
                                     u.tk, clock, ctx);
   }
 
+  void OnFault(const vdso::CallFault& fault) override {
+    rec_->fault = fault;
+    if (tracing_) Trace(vdso::DescribeFault(fault));
+  }
+
   // The true time right after the last visible store.
   uint64_t Now() const {
     const size_t p = Applied();
@@ -267,6 +272,7 @@ absl::StatusOr<ExploreResult> Explore(const Scenario& s,
   result.updates = setup->updates;
   result.stores = static_cast<uint32_t>(setup->stores);
   std::vector<int> script;
+  uint64_t spins = 0;
   for (;;) {
     Execution e = RunOne(s, variant, &*setup, script, false);
     ++result.interleavings;
@@ -275,6 +281,12 @@ absl::StatusOr<ExploreResult> Explore(const Scenario& s,
       result.stats[i].defects += e.stats[i].defects;
       result.stats[i].preconditions += e.stats[i].preconditions;
       result.stats[i].known_kernel += e.stats[i].known_kernel;
+    }
+    if (e.call.fault && e.call.fault->kind == vdso::CallFault::Kind::kSpin &&
+        ++spins >= options.max_spins) {
+      // Each such interleaving costs the wall-time bound.
+      result.stop_reason = absl::StrFormat(
+          "%d interleavings spun past the wall-time bound", spins);
     }
     if (e.failed) {
       ++result.failing;
@@ -298,7 +310,8 @@ absl::StatusOr<ExploreResult> Explore(const Scenario& s,
       options.progress(result.interleavings, result.failing);
     }
     if ((options.stop != nullptr && options.stop->load()) ||
-        result.interleavings >= options.max_interleavings) {
+        result.interleavings >= options.max_interleavings ||
+        !result.stop_reason.empty()) {
       break;
     }
   }

@@ -37,6 +37,9 @@ struct ExploreOptions {
   const std::atomic<bool>* stop = nullptr;
   std::function<void(uint64_t done, uint64_t failing)> progress;
   uint64_t max_interleavings = 50000000;
+  // Stop after this many interleavings of foreign code spun past the
+  // wall-time bound.
+  uint64_t max_spins = 3;
 };
 
 struct ExploreResult {
@@ -48,7 +51,8 @@ struct ExploreResult {
   uint64_t failing = 0;        // Executions with a defect.
   // Every execution's property checks, summed.
   std::array<PropertyStats, kNumProperties> stats{};
-  bool complete = false;  // Every interleaving explored.
+  bool complete = false;    // Every interleaving explored.
+  std::string stop_reason;  // Why it stopped early, if not by request.
   // The failing interleaving with the fewest mid-call store landings.
   std::optional<std::vector<int>> minimal;
   uint32_t minimal_splits = 0;

@@ -31,6 +31,7 @@ bool Shows(const Scenario& s, const variants::Variant& variant,
            const Violation& failure) {
   RandomOptions options;
   options.stop_at_first_failure = false;
+  options.stop_after_call = std::pair{failure.reader, failure.reader_call};
   absl::StatusOr<RunResult> r = RunRandom(s, variant, options);
   if (!r.ok()) return false;
   for (const Violation& v : r->violations) {

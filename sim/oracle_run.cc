@@ -46,7 +46,9 @@ class ReadHooks : public vdso::AccessHooks {
     return variants::VariantSyscall(*variant_, *publish_, tk_->timekeeper(),
                                     clock, ctx_);
   }
+  void OnFault(const vdso::CallFault& f) override { fault = f; }
   bool fell_back = false;
+  std::optional<vdso::CallFault> fault;
 
  private:
   const variants::Variant* variant_;
@@ -246,7 +248,10 @@ absl::StatusOr<OracleRunReport> RunOracleCheck(
           report.failures.push_back(absl::StrFormat(
               "%s at true time %d ns, counter %#x: vDSO %s, syscall %s",
               stats.name, t, ctx.cycles,
-              got ? FormatClockResult(*got) : std::string("(livelock)"),
+              got ? FormatClockResult(*got)
+              : hooks.fault
+                  ? absl::StrCat("(", vdso::DescribeFault(*hooks.fault), ")")
+                  : std::string("(livelock)"),
               FormatClockResult(want)));
         }
         if (!got.has_value()) continue;

@@ -117,8 +117,7 @@ TEST(OracleRun, ChecksTheVariantItIsGiven) {
       }
     }
     for (const std::string& f : report->failures) {
-      EXPECT_NE(f.find("[known: era behaviour: before 6.15"),
-                std::string::npos)
+      EXPECT_NE(f.find("[known: era behaviour: before 6.15"), std::string::npos)
           << f;
     }
   }

@@ -20,6 +20,8 @@ const char* PropertyName(Property p) {
       return "torn";
     case Property::kLivelock:
       return "livelock";
+    case Property::kCrash:
+      return "crash";
   }
   return "?";
 }

@@ -20,8 +20,9 @@ enum class Property {
   kCrossClock,
   kTorn,
   kLivelock,
+  kCrash,
 };
-inline constexpr int kNumProperties = 8;
+inline constexpr int kNumProperties = 9;
 const char* PropertyName(Property p);
 
 enum class Verdict { kDefect, kPrecondition, kKnownKernel };

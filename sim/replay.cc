@@ -55,6 +55,9 @@ absl::StatusOr<std::string> ReplayRandom(const Scenario& scenario,
   if (c.result) {
     absl::StrAppendFormat(&o, "returned %s%s\n", FormatClockResult(*c.result),
                           c.fell_back ? " (from the syscall fallback)" : "");
+  } else if (c.fault) {
+    absl::StrAppendFormat(&o, "did not return: %s\n",
+                          vdso::DescribeFault(*c.fault));
   } else {
     absl::StrAppendFormat(&o, "abandoned (livelock budget)\n");
   }
@@ -100,6 +103,9 @@ absl::StatusOr<std::string> ReplayExhaustive(const Scenario& s,
   if (e->call.result) {
     absl::StrAppendFormat(&o, "returned %s\n",
                           FormatClockResult(*e->call.result));
+  } else if (e->call.fault) {
+    absl::StrAppendFormat(&o, "did not return: %s\n",
+                          vdso::DescribeFault(*e->call.fault));
   }
   if (e->call.read_counter) {
     absl::StrAppendFormat(&o, "counter: %#x at %d ns\n", e->call.counter,

@@ -51,7 +51,12 @@ std::string FormatRunReport(const Scenario& s, const RunResult& r) {
       "the syscall, %d errors)\n",
       s.name, s.run.seed, StrategyName(s.run.strategy), s.run.reader,
       m.cpus.size(), m.clocksource, m.counter_hz, m.width_bits, s.kernel.hz,
-      Seconds(r.simulated_ns), r.stopped_early ? " (stopped early)" : "",
+      Seconds(r.simulated_ns),
+      r.stopped_early
+          ? r.stop_reason.empty()
+                ? std::string(" (stopped early)")
+                : absl::StrFormat(" (stopped early: %s)", r.stop_reason)
+          : std::string(),
       r.updates, r.coverage.calls, r.coverage.vdso_answers,
       r.coverage.fallbacks, r.coverage.errors);
   const Coverage& c = r.coverage;
@@ -118,7 +123,11 @@ std::string FormatExploreReport(const Scenario& s, const ExploreResult& r) {
       r.updates, r.stores,
       absl::StrFormat("%d.%09d", s.run.exhaustive_at_ns / kNsecPerSec,
                       s.run.exhaustive_at_ns % kNsecPerSec),
-      r.interleavings, r.complete ? " (all of them)" : " (stopped early)",
+      r.interleavings,
+      r.complete ? std::string(" (all of them)")
+      : r.stop_reason.empty()
+          ? std::string(" (stopped early)")
+          : absl::StrFormat(" (stopped early: %s)", r.stop_reason),
       r.failing);
   if (!r.minimal) {
     absl::StrAppendFormat(&o, "\nPASS: no interleaving violates a property.\n");

@@ -1,10 +1,13 @@
 #include "vdso/access.h"
 
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
+
+#include "absl/strings/str_format.h"
 
 namespace vdsolab::vdso {
 
@@ -13,6 +16,21 @@ ClockResult NativeAccess::Fallback(ClockId clock) const {
   long ret = syscall(SYS_clock_gettime, clock, &ts);
   if (ret != 0) return ClockResult::Error(-errno);
   return ClockResult::Ok(Timespec64{ts.tv_sec, ts.tv_nsec});
+}
+
+std::string SignalName(int signal) {
+  const char* abbrev = sigabbrev_np(signal);
+  return abbrev != nullptr ? absl::StrFormat("SIG%s", abbrev)
+                           : absl::StrFormat("signal %d", signal);
+}
+
+std::string DescribeFault(const CallFault& fault) {
+  if (fault.kind == CallFault::Kind::kSpin) {
+    return absl::StrFormat("spun for %.1f s: stopped by the watchdog",
+                           fault.seconds);
+  }
+  return absl::StrFormat("crashed (%s at %#x)", SignalName(fault.signal),
+                         fault.address);
 }
 
 }  // namespace vdsolab::vdso

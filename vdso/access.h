@@ -16,6 +16,7 @@
 #include <concepts>
 #include <cstdint>
 #include <cstring>
+#include <string>
 
 #include "common/clock_result.h"
 #include "common/clockid.h"
@@ -27,6 +28,23 @@ namespace vdsolab::vdso {
 // a fence the CPU must honour (lfence/mfence, or rdtscp where available);
 // a bare rdtsc may execute before the loads that precede it.
 enum class CounterRead : uint8_t { kOrdered, kRdtscp, kPlain };
+
+// Why code under test did not return from a call normally: it crashed (a
+// signal such as SIGSEGV or SIGFPE), or it spun without returning past the
+// wall-time bound. Only foreign code (plugins, compiled kernel code) runs
+// contained (variants/plugin/call_guard.h); the hooks learn of it here.
+struct CallFault {
+  enum class Kind : uint8_t { kCrash, kSpin };
+  Kind kind = Kind::kCrash;
+  int signal = 0;        // kCrash: the signal.
+  uint64_t address = 0;  // kCrash: the faulting address, where it has one.
+  double seconds = 0;    // kSpin: how long it ran before it was stopped.
+};
+
+// "SIGSEGV", or "signal 40".
+std::string SignalName(int signal);
+// "crashed (SIGSEGV at 0x10)", "spun for 1.0 s: stopped by the watchdog".
+std::string DescribeFault(const CallFault& fault);
 
 // What every access policy provides.
 template <class A>
@@ -74,6 +92,7 @@ struct NativeAccess {
   void CpuRelax() const { __builtin_ia32_pause(); }
   constexpr bool MayRetry() const { return true; }
   ClockResult Fallback(ClockId clock) const;
+  void Fault(const CallFault& /*fault*/) const {}
 };
 
 // The simulation's side of HookedAccess.
@@ -91,6 +110,8 @@ class AccessHooks {
   virtual bool MayRetry() = 0;
   // The syscall the reader falls back to.
   virtual ClockResult Fallback(ClockId clock) = 0;
+  // The call did not return normally (after this, it answers nothing).
+  virtual void OnFault(const CallFault& /*fault*/) {}
 };
 
 class HookedAccess {
@@ -112,6 +133,7 @@ class HookedAccess {
   void CpuRelax() {}
   bool MayRetry() { return hooks_->MayRetry(); }
   ClockResult Fallback(ClockId clock) { return hooks_->Fallback(clock); }
+  void Fault(const CallFault& fault) { hooks_->OnFault(fault); }
 
  private:
   const uint8_t* page_;

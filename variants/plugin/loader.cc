@@ -3,9 +3,11 @@
 #include <dlfcn.h>
 
 #include <memory>
+#include <type_traits>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
+#include "variants/plugin/call_guard.h"
 #include "variants/plugin/vdsolab_plugin.h"
 #include "variants/registry.h"
 
@@ -24,6 +26,15 @@ struct Ctx {
   bool out_of_bounds = false;
 };
 
+// In the simulation, the callbacks are vdsolab's code running for foreign
+// code: a fault in them is vdsolab's, and the watchdog waits for them.
+template <vdso::VdsoAccess A>
+struct HostScopeFor {
+  HostCallScope scope;
+};
+template <>
+struct HostScopeFor<vdso::NativeAccess> {};
+
 template <vdso::VdsoAccess A>
 struct OpsFor {
   static Ctx<A>& C(void* ctx) { return *static_cast<Ctx<A>*>(ctx); }
@@ -37,12 +48,15 @@ struct OpsFor {
     return false;
   }
   static uint32_t Load32(void* ctx, const uint8_t* p) {
+    [[maybe_unused]] HostScopeFor<A> host;
     return InPage(ctx, p, 4) ? Of(ctx).template Load<uint32_t>(p) : 0;
   }
   static uint64_t Load64(void* ctx, const uint8_t* p) {
+    [[maybe_unused]] HostScopeFor<A> host;
     return InPage(ctx, p, 8) ? Of(ctx).template Load<uint64_t>(p) : 0;
   }
   static uint64_t ReadCounter(void* ctx, int kind) {
+    [[maybe_unused]] HostScopeFor<A> host;
     switch (kind) {
       case VDSOLAB_RDTSCP:
         return Of(ctx).ReadTscp();
@@ -54,8 +68,12 @@ struct OpsFor {
   }
   static void Rmb(void* ctx) { Of(ctx).Rmb(); }
   static void CpuRelax(void* ctx) { Of(ctx).CpuRelax(); }
-  static int MayRetry(void* ctx) { return Of(ctx).MayRetry() ? 1 : 0; }
+  static int MayRetry(void* ctx) {
+    [[maybe_unused]] HostScopeFor<A> host;
+    return Of(ctx).MayRetry() ? 1 : 0;
+  }
   static int32_t Fallback(void* ctx, int32_t clock, vdsolab_timespec* ts) {
+    [[maybe_unused]] HostScopeFor<A> host;
     const ClockResult r = Of(ctx).Fallback(clock);
     if (r.ret == 0) *ts = vdsolab_timespec{r.ts.tv_sec, r.ts.tv_nsec};
     return r.ret;
@@ -74,7 +92,17 @@ std::optional<ClockResult> CallPlugin(const vdsolab_plugin* plugin, A& access,
   Ctx<A> ctx{&access, page};
   const vdsolab_ops ops = OpsFor<A>::Make(&ctx);
   vdsolab_timespec ts{0, 0};
-  const int32_t ret = plugin->clock_gettime(&ops, page, clock, &ts);
+  int32_t ret = 0;
+  if constexpr (std::is_same_v<A, vdso::NativeAccess>) {
+    ret = plugin->clock_gettime(&ops, page, clock, &ts);
+  } else {
+    // In the simulation a crash or a spin is a finding, not vdsolab's end.
+    if (std::optional<vdso::CallFault> fault = RunContained(
+            [&] { ret = plugin->clock_gettime(&ops, page, clock, &ts); })) {
+      access.Fault(*fault);
+      return std::nullopt;
+    }
+  }
   if (ctx.out_of_bounds) return ClockResult::Error(-kEfault);
   if (ret == VDSOLAB_ABANDONED) return std::nullopt;
   if (ret != 0) return ClockResult::Error(ret);

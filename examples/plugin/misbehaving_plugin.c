@@ -1,0 +1,67 @@
+/*
+ * File: examples/plugin/misbehaving_plugin.c
+ *
+ * Plugins that misbehave the ways code under test does, for the tests of
+ * containment (variants/plugin/call_guard.h): built once per MISBEHAVE
+ * value. Every clock but CLOCK_MONOTONIC goes to the syscall (correct);
+ * CLOCK_MONOTONIC reads the page's seq and then
+ *   1 dereferences a wild pointer (SIGSEGV)
+ *   2 divides by a zero it read from the page (SIGFPE)
+ *   3 calls abort() (SIGABRT)
+ *   4 spins without touching the page, as __iter_div_u64_rem() does on a
+ *     delta near 2^63
+ *   5 recurses until the stack runs out (SIGSEGV on the guard page)
+ */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "vdsolab_plugin.h"
+
+#if !defined(MISBEHAVE) || !defined(MISBEHAVE_NAME)
+#error "build with -DMISBEHAVE=1..5 -DMISBEHAVE_NAME=\"misbehaving-...\""
+#endif
+
+static const int32_t kClocks[] = {1};
+
+/* Keeps the compiler from proving the loops and the recursion away. */
+static volatile uint64_t sink;
+
+static uint64_t Recurse(uint64_t depth) {
+  volatile char frame[256];
+  frame[depth % sizeof frame] = (char)depth;
+  return Recurse(depth + 1) + frame[0];
+}
+
+static int32_t Misbehave(const struct vdsolab_ops *ops, const uint8_t *page,
+                         int32_t clock, struct vdsolab_timespec *ts) {
+  if (clock != 1) return ops->fallback(ops->ctx, clock, ts);
+  const uint32_t seq = ops->load32(ops->ctx, page);
+  switch (MISBEHAVE) {
+    case 1:
+      return (int32_t) * (volatile uint32_t *)(uintptr_t)(16 + (seq & 1));
+    case 2: {
+      volatile uint32_t zero = seq & 0u; /* Not foldable: volatile. */
+      return (int32_t)(seq / zero);
+    }
+    case 3:
+      abort();
+    case 4:
+      for (;;) sink = sink * 6364136223846793005ULL + seq;
+    case 5:
+      return (int32_t)Recurse(seq);
+  }
+  return -22;
+}
+
+static const struct vdsolab_plugin kPlugin = {
+    VDSOLAB_PLUGIN_ABI_VERSION,
+    MISBEHAVE_NAME,
+    "examples/plugin/misbehaving_plugin.c (test only)",
+    "a reader that crashes, aborts or spins on CLOCK_MONOTONIC",
+    "upstream",
+    kClocks,
+    1,
+    Misbehave,
+};
+
+const struct vdsolab_plugin *vdsolab_plugin_v1(void) { return &kPlugin; }

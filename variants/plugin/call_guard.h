@@ -1,0 +1,107 @@
+// File: variants/plugin/call_guard.h
+//
+// Containment for foreign code under test (plugins, compiled kernel code):
+// a call that crashes (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP,
+// SIGSYS) or spins past a wall-time bound is abandoned and reported as a
+// CallFault, so a misbehaving variant is a finding, never a crash or a hang
+// of vdsolab.
+//
+// How: the call runs after sigsetjmp(); the signal handlers siglongjmp()
+// back when the fault happened inside the call on this thread (not inside
+// vdsolab's own callbacks, which are marked with HostCallScope). A watchdog
+// thread notices a call that has not returned for the bound and signals
+// its thread (SIGXCPU); if that thread is inside a callback, the jump waits
+// until the callback returns. Handlers run on an alternate stack, so
+// runaway recursion is caught too.
+//
+// What cannot be contained in-process: foreign code that corrupts
+// vdsolab's memory before it faults, or calls exit(). docs/robustness.md
+// says what is caught where.
+
+#ifndef VDSOLAB_VARIANTS_PLUGIN_CALL_GUARD_H_
+#define VDSOLAB_VARIANTS_PLUGIN_CALL_GUARD_H_
+
+#include <setjmp.h>
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+
+#include "vdso/access.h"
+
+namespace vdsolab::variants {
+
+// The wall-time bound of one call (default 1 s); 0 disables the watchdog.
+void SetCallTimeLimit(double seconds);
+double CallTimeLimit();
+
+namespace call_guard_internal {
+
+// This thread's guard state. The flags are lock-free atomics: read by the
+// thread's own signal handlers and by the watchdog thread.
+struct GuardState {
+  sigjmp_buf env;
+  std::atomic<int> active{0};   // Inside a guarded call.
+  std::atomic<int> in_host{0};  // Inside a vdsolab callback.
+  std::atomic<int> spin_pending{0};
+  std::atomic<uint64_t> calls{0};  // Calls started (the watchdog's clock).
+  std::atomic<int> signal{0};
+  std::atomic<uint64_t> address{0};
+  std::atomic<uint64_t> spun_ms{0};  // How long the stopped call ran.
+};
+
+GuardState& ThisThread();
+// Installs the handlers, the alternate stack and the watchdog (once per
+// process or thread, as each needs) and marks a call as started.
+void Enter(GuardState& g);
+// Marks the call as ended; what it ended with.
+void Leave(GuardState& g);
+vdso::CallFault FaultFrom(int code, const GuardState& g);
+// After a callback: jump out now if the watchdog asked while inside it.
+void AfterHostCall(GuardState& g);
+
+}  // namespace call_guard_internal
+
+// Runs `fn` (which calls into foreign code) contained; nullopt when it
+// returned normally, else the fault. `fn` must not hold resources across
+// the foreign call that a jump past it would leak.
+template <class Fn>
+std::optional<vdso::CallFault> RunContained(Fn&& fn) {
+  call_guard_internal::GuardState& g = call_guard_internal::ThisThread();
+  // savemask 0: no sigprocmask syscall per call; the handlers are
+  // SA_NODEFER, so a jump out of one leaves no signal blocked.
+  const int code = sigsetjmp(g.env, 0);
+  if (code == 0) {
+    call_guard_internal::Enter(g);
+    fn();
+    call_guard_internal::Leave(g);
+    return std::nullopt;
+  }
+  call_guard_internal::Leave(g);
+  return call_guard_internal::FaultFrom(code, g);
+}
+
+// Marks vdsolab's own code running on behalf of foreign code (the plugin
+// ABI's callbacks): a fault here is vdsolab's, and the watchdog's jump
+// waits until the callback returns.
+class HostCallScope {
+ public:
+  HostCallScope() : g_(call_guard_internal::ThisThread()) {
+    g_.in_host.store(1, std::memory_order_relaxed);
+  }
+  ~HostCallScope() {
+    g_.in_host.store(0, std::memory_order_relaxed);
+    if (g_.spin_pending.load(std::memory_order_relaxed) != 0) {
+      call_guard_internal::AfterHostCall(g_);
+    }
+  }
+  HostCallScope(const HostCallScope&) = delete;
+  HostCallScope& operator=(const HostCallScope&) = delete;
+
+ private:
+  call_guard_internal::GuardState& g_;
+};
+
+}  // namespace vdsolab::variants
+
+#endif  // VDSOLAB_VARIANTS_PLUGIN_CALL_GUARD_H_

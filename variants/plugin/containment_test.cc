@@ -1,0 +1,91 @@
+// Containment of misbehaving plugins: a reader that crashes (a wild
+// pointer, a division by zero, abort(), a stack overflow) or spins without
+// returning is a finding of the run, with a minimal replay that shows it
+// again, never the end of vdsolab; the calls it answers normally are still
+// checked.
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "sim/run.h"
+#include "variants/plugin/call_guard.h"
+#include "variants/plugin/loader.h"
+
+namespace vdsolab::variants {
+namespace {
+
+std::string Runfile(const std::string& path) {
+  const char* dir = std::getenv("TEST_SRCDIR");
+  return std::string(dir != nullptr ? dir : ".") + "/vdsolab/" + path;
+}
+
+// One reader alternating MONOTONIC (which misbehaves) and REALTIME (which
+// the plugin answers through the syscall), a few dozen calls.
+sim::Scenario Short() {
+  sim::Scenario s;
+  s.name = "short";
+  s.run.duration_ns = 20000000;
+  s.readers = {sim::ReaderSpec{}};
+  s.readers[0].clocks = {kClockRealtime, kClockMonotonic};
+  s.readers[0].period_ns = 1000000;
+  return s;
+}
+
+struct Case {
+  const char* name;
+  sim::Property property;
+  const char* why;
+};
+
+class Containment : public ::testing::TestWithParam<Case> {};
+
+TEST_P(Containment, IsAFindingWithAReplay) {
+  const Case& c = GetParam();
+  SetCallTimeLimit(0.2);
+  absl::StatusOr<const Variant*> v = LoadPluginVariant(
+      Runfile("examples/plugin/libmisbehaving_" + std::string(c.name) + ".so"));
+  ASSERT_TRUE(v.ok()) << v.status();
+  const sim::Scenario s = Short();
+  absl::StatusOr<sim::Outcome> out = sim::Run(s, **v);
+  ASSERT_TRUE(out.ok()) << out.status();
+  std::fputs(sim::FormatOutcome(s, *out).c_str(), stdout);
+  EXPECT_TRUE(out->failed);
+  const sim::PropertyStats& bad =
+      out->stats[static_cast<size_t>(c.property) - 1];
+  EXPECT_GT(bad.defects, 0u);
+  // Every MONOTONIC call misbehaved; the REALTIME calls between them (the
+  // plugin's syscall) were still checked, and held.
+  const sim::PropertyStats& sane =
+      out->stats[static_cast<size_t>(sim::Property::kSane) - 1];
+  EXPECT_GT(sane.checked, 0u);
+  EXPECT_EQ(sane.defects, 0u);
+  EXPECT_GT(out->random->coverage.fallbacks, 0u);
+  ASSERT_FALSE(out->replays.empty());
+  const sim::FailureReplay& first = out->replays.front();
+  EXPECT_EQ(first.failure.property, c.property);
+  EXPECT_NE(first.failure.why.find(c.why), std::string::npos)
+      << first.failure.why;
+  ASSERT_TRUE(first.scenario.has_value()) << first.error;
+  absl::StatusOr<sim::ReplayOutcome> replay = sim::Replay(*first.scenario, **v);
+  ASSERT_TRUE(replay.ok()) << replay.status();
+  EXPECT_TRUE(replay->reproduced) << replay->text;
+  EXPECT_NE(replay->text.find("did not return: "), std::string::npos)
+      << replay->text;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Plugins, Containment,
+    ::testing::Values(Case{"segv", sim::Property::kCrash, "crashed (SIGSEGV)"},
+                      Case{"fpe", sim::Property::kCrash, "crashed (SIGFPE)"},
+                      Case{"abort", sim::Property::kCrash, "crashed (SIGABRT)"},
+                      Case{"recurse", sim::Property::kCrash,
+                           "crashed (SIGSEGV)"},
+                      Case{"spin", sim::Property::kLivelock, "spun for 0."}),
+    [](const ::testing::TestParamInfo<Case>& param) {
+      return std::string(param.param.name);
+    });
+
+}  // namespace
+}  // namespace vdsolab::variants
