@@ -271,15 +271,20 @@ int main(int argc, char** argv) {
   } else {
     defaults = {"--benchmark_min_time=0.3"};
   }
+  // The program name, the defaults not given, then what was given. (Built
+  // anew rather than inserted into: GCC 12 under UBSan warns about the
+  // insert with -Warray-bounds.)
+  std::vector<char*> args(rest.begin(), rest.begin() + 1);
   for (std::string& d : defaults) {
     const std::string key = d.substr(0, d.find('='));
     bool given = false;
     for (char* a : rest) given |= std::strncmp(a, key.c_str(), key.size()) == 0;
-    if (!given) rest.insert(rest.begin() + 1, d.data());
+    if (!given) args.push_back(d.data());
   }
-  int n = static_cast<int>(rest.size());
-  benchmark::Initialize(&n, rest.data());
-  if (benchmark::ReportUnrecognizedArguments(n, rest.data())) return 2;
+  args.insert(args.end(), rest.begin() + 1, rest.end());
+  int n = static_cast<int>(args.size());
+  benchmark::Initialize(&n, args.data());
+  if (benchmark::ReportUnrecognizedArguments(n, args.data())) return 2;
 
   const MachineInfo machine = ProbeMachine();
   if (machine.tsc_khz == 0) {
