@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "absl/strings/str_format.h"
+
 namespace vdsolab::cli {
 namespace {
 
@@ -21,10 +23,23 @@ InterruptScope::InterruptScope() {
   struct sigaction sa = {};
   sa.sa_handler = OnInterrupt;
   sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, &old_);
+  sigaction(SIGINT, &sa, &old_int_);
+  sigaction(SIGTERM, &sa, &old_term_);
 }
 
-InterruptScope::~InterruptScope() { sigaction(SIGINT, &old_, nullptr); }
+InterruptScope::~InterruptScope() {
+  sigaction(SIGINT, &old_int_, nullptr);
+  sigaction(SIGTERM, &old_term_, nullptr);
+}
+
+std::string FormatEta(double elapsed_s, double fraction_done) {
+  if (fraction_done <= 0 || fraction_done > 1 || elapsed_s < 0.5) {
+    return "ETA --";
+  }
+  const double left = elapsed_s * (1 - fraction_done) / fraction_done;
+  if (left < 60) return absl::StrFormat("ETA %.0f s", left);
+  return absl::StrFormat("ETA %.0f min", left / 60);
+}
 
 bool FileExists(const std::string& path) {
   return access(path.c_str(), R_OK) == 0;

@@ -16,8 +16,8 @@ namespace vdsolab::cli {
 // Set by Ctrl-C while an InterruptScope is alive.
 std::atomic<bool>& StopFlag();
 
-// Ctrl-C stops the long-running command; what was found so far still
-// prints.
+// Ctrl-C (SIGINT) or SIGTERM stops the long-running command; what was
+// found so far still prints.
 class InterruptScope {
  public:
   InterruptScope();
@@ -26,8 +26,12 @@ class InterruptScope {
   InterruptScope& operator=(const InterruptScope&) = delete;
 
  private:
-  struct sigaction old_;
+  struct sigaction old_int_;
+  struct sigaction old_term_;
 };
+
+// "ETA 12 s" from the time so far and the fraction done.
+std::string FormatEta(double elapsed_s, double fraction_done);
 
 bool FileExists(const std::string& path);
 

@@ -5,11 +5,14 @@
 
 #include <dirent.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <optional>
 
@@ -146,10 +149,13 @@ std::string WriteReplayFile(const std::string& out_dir,
 
 // Runs one scenario for the variant and adds it to the variant's row.
 void RunInto(const sim::Scenario& s, const std::string& scenario_name,
-             const std::string& out_dir, VariantResult& r) {
+             const std::string& out_dir,
+             std::function<void(const sim::Progress&)> progress,
+             VariantResult& r) {
   const variants::Variant& v = *r.variant;
   sim::RunOptions options;
   options.stop = &StopFlag();
+  options.progress = std::move(progress);
   options.max_interleavings = kMaxInterleavings;
   options.replays = sim::ReplayPolicy::kFirstPerProperty;
   absl::StatusOr<sim::Outcome> run = sim::Run(s, v, options);
@@ -390,6 +396,15 @@ int Compare(const CompareOptions& options) {
   std::vector<VariantResult> results;
   std::vector<std::string> names;
   for (const auto& [name, scenario] : *scenarios) names.push_back(name);
+  // Progress on a terminal: by simulated time over every run, with an ETA.
+  const bool tty = isatty(STDERR_FILENO) != 0;
+  uint64_t total_ns = 0;
+  for (const auto& [name, scenario] : *scenarios) {
+    total_ns += scenario.run.duration_ns * chosen.size();
+  }
+  uint64_t done_ns = 0;
+  const auto started = std::chrono::steady_clock::now();
+  size_t runs = 0;
   for (const variants::Variant* v : chosen) {
     VariantResult r;
     r.variant = v;
@@ -398,10 +413,29 @@ int Compare(const CompareOptions& options) {
       sim::Scenario s = scenario;
       s.run.reader = std::string(v->name);
       s.replay = sim::ReplaySpec{};
-      RunInto(s, name, options.out_dir, r);
+      ++runs;
+      std::function<void(const sim::Progress&)> progress;
+      if (tty) {
+        progress = [&, name = name](const sim::Progress& p) {
+          const double secs = std::chrono::duration<double>(
+                                  std::chrono::steady_clock::now() - started)
+                                  .count();
+          const uint64_t at = done_ns + p.simulated_ns;
+          std::fprintf(
+              stderr, "\r[compare] run %zu of %zu: %s on %s, %s   ", runs,
+              chosen.size() * scenarios->size(), v->name.data(), name.c_str(),
+              FormatEta(secs, static_cast<double>(at) /
+                                  static_cast<double>(total_ns ? total_ns : 1))
+                  .c_str());
+        };
+        progress(sim::Progress{});
+      }
+      RunInto(s, name, options.out_dir, progress, r);
+      done_ns += scenario.run.duration_ns;
     }
     results.push_back(std::move(r));
   }
+  if (tty) std::fputs("\n", stderr);
   const std::string text =
       options.json ? FormatJson(results, names) : FormatTable(results, names);
   std::fputs(text.c_str(), stdout);

@@ -50,14 +50,19 @@ std::function<void(const sim::Progress&)> ProgressLine(
           secs > 0 ? static_cast<double>(p.interleavings) / secs : 0.0);
       return;
     }
-    std::fprintf(stderr,
-                 "\r[run] %.3f/%.3f s simulated, %llu calls, %.2fM calls/s, "
-                 "%llu failing   ",
-                 static_cast<double>(p.simulated_ns) / 1e9,
-                 static_cast<double>(p.total_ns) / 1e9,
-                 static_cast<unsigned long long>(p.calls),
-                 secs > 0 ? static_cast<double>(p.calls) / secs / 1e6 : 0.0,
-                 static_cast<unsigned long long>(p.failing));
+    std::fprintf(
+        stderr,
+        "\r[run] %.3f/%.3f s simulated, %llu calls, %.2fM calls/s, "
+        "%llu failing, %s   ",
+        static_cast<double>(p.simulated_ns) / 1e9,
+        static_cast<double>(p.total_ns) / 1e9,
+        static_cast<unsigned long long>(p.calls),
+        secs > 0 ? static_cast<double>(p.calls) / secs / 1e6 : 0.0,
+        static_cast<unsigned long long>(p.failing),
+        FormatEta(secs, p.total_ns == 0 ? 0
+                                        : static_cast<double>(p.simulated_ns) /
+                                              static_cast<double>(p.total_ns))
+            .c_str());
   };
 }
 

@@ -56,8 +56,13 @@ void Checker::Report(Property p, Verdict v, std::string why, std::string detail,
   }
   size_t& kept =
       v == Verdict::kPrecondition ? kept_preconditions_ : kept_failures_;
-  if (kept < kMaxViolationsPerKind) {
-    ++kept;
+  // The first of each property and verdict is kept beyond the cap, so a
+  // report can give an example of every kind.
+  bool& first =
+      first_of_kind_[static_cast<size_t>(p) - 1][static_cast<size_t>(v)];
+  if (kept < kMaxViolationsPerKind || !first) {
+    if (kept < kMaxViolationsPerKind) ++kept;
+    first = true;
     violations_.push_back(Violation{p, v, std::move(why), std::move(detail),
                                     call.index, call.reader, call.reader_call,
                                     call.start_ns});

@@ -148,6 +148,7 @@ class Checker {
   std::vector<Violation> violations_;
   size_t kept_failures_ = 0;
   size_t kept_preconditions_ = 0;
+  std::array<std::array<bool, 3>, kNumProperties> first_of_kind_{};
   // Looked up on every call and never iterated (so hash order cannot reach
   // a report): hash maps.
   absl::flat_hash_map<std::pair<int, ClockId>, Seen> last_;  // (reader, clock).

@@ -91,13 +91,34 @@ std::string FormatRunReport(const Scenario& s, const RunResult& r) {
     }
   }
   if (!r.violations.empty()) {
-    absl::StrAppendFormat(&o, "\nviolations (first %d):\n",
-                          r.violations.size());
-    for (const Violation& v : r.violations) {
-      absl::StrAppendFormat(
-          &o, "  [%s] %s: reader %d call %d at %s s: %s\n    %s\n",
-          VerdictName(v.verdict), PropertyName(v.property), v.reader,
-          v.reader_call, Seconds(v.t_ns), v.why, v.detail);
+    // One line per property and verdict: how many, and the first example.
+    absl::StrAppendFormat(&o, "\nviolations:\n");
+    for (int i = 0; i < kNumProperties; ++i) {
+      const Property p = static_cast<Property>(i + 1);
+      const PropertyStats& st = r.stats[static_cast<size_t>(i)];
+      for (const auto& [verdict, count] :
+           {std::pair{Verdict::kDefect, st.defects},
+            std::pair{Verdict::kKnownKernel, st.known_kernel},
+            std::pair{Verdict::kPrecondition, st.preconditions}}) {
+        if (count == 0) continue;
+        const Violation* first = nullptr;
+        for (const Violation& v : r.violations) {
+          if (v.property == p && v.verdict == verdict) {
+            first = &v;
+            break;
+          }
+        }
+        absl::StrAppendFormat(&o, "  [%s] %s: %d call(s)", VerdictName(verdict),
+                              PropertyName(p), count);
+        if (first == nullptr) {
+          o += "\n";
+          continue;
+        }
+        absl::StrAppendFormat(
+            &o, "; first: reader %d call %d at %s s: %s\n    %s\n",
+            first->reader, first->reader_call, Seconds(first->t_ns), first->why,
+            first->detail);
+      }
     }
   }
   absl::StrAppendFormat(
