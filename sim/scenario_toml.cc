@@ -50,6 +50,7 @@ struct TomlCheckFailed {
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/escape.h"
 #include "common/math64.h"
 
 namespace vdsolab::sim {
@@ -629,26 +630,6 @@ absl::StatusOr<Scenario> LoadScenarioFile(const std::string& path) {
 
 namespace {
 
-// A TOML basic string: quotes and backslashes escaped, and every control
-// character (TOML allows only TAB unescaped) as \uXXXX.
-std::string Quote(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    const auto u = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if ((u < 0x20 && c != '\t') || u == 0x7f) {
-      absl::StrAppendFormat(&out, "\\u%04X", u);
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
-
 std::string Time(const Timespec64& ts) {
   return absl::StrFormat("\"%d.%09d\"", ts.tv_sec, ts.tv_nsec);
 }
@@ -662,16 +643,16 @@ std::string Ppm(int64_t scaled) {
 
 std::string ScenarioToToml(const Scenario& s) {
   std::string o;
-  absl::StrAppendFormat(&o, "name = %s\n", Quote(s.name));
+  absl::StrAppendFormat(&o, "name = %s\n", TomlQuote(s.name));
   if (!s.description.empty()) {
-    absl::StrAppendFormat(&o, "description = %s\n", Quote(s.description));
+    absl::StrAppendFormat(&o, "description = %s\n", TomlQuote(s.description));
   }
   const MachineSpec& m = s.machine;
   absl::StrAppendFormat(&o,
                         "\n[machine]\nclocksource = %s\ncounter_hz = %d\n"
                         "calibrated_hz = %d\nwidth_bits = %d\n"
                         "rdtscp = %s\n",
-                        Quote(m.clocksource), m.counter_hz, m.calibrated_hz,
+                        TomlQuote(m.clocksource), m.counter_hz, m.calibrated_hz,
                         m.width_bits, m.rdtscp ? "true" : "false");
   if (m.counter_start <= static_cast<uint64_t>(INT64_MAX)) {
     absl::StrAppendFormat(&o, "counter_start = %d\n", m.counter_start);
@@ -735,7 +716,7 @@ std::string ScenarioToToml(const Scenario& s) {
   for (size_t i = 0; i < s.readers.size(); ++i) {
     const ReaderSpec& r = s.readers[i];
     std::vector<std::string> clocks;
-    for (ClockId c : r.clocks) clocks.push_back(Quote(ClockShortName(c)));
+    for (ClockId c : r.clocks) clocks.push_back(TomlQuote(ClockShortName(c)));
     absl::StrAppendFormat(
         &o,
         "\n[[reader]]\nid = %d\ncpu = %d\nclocks = [%s]\nperiod = \"%s\"\n"
@@ -763,12 +744,12 @@ std::string ScenarioToToml(const Scenario& s) {
       "\n[run]\nduration = \"%s\"\nseed = %d\nstrategy = \"%s\"\n"
       "reader = %s\nexhaustive_at = \"%s\"\nexhaustive_updates = %d\n",
       FormatDurationNs(r.duration_ns), r.seed, StrategyName(r.strategy),
-      Quote(r.reader), FormatDurationNs(r.exhaustive_at_ns),
+      TomlQuote(r.reader), FormatDurationNs(r.exhaustive_at_ns),
       r.exhaustive_updates);
   if (s.replay.present) {
     absl::StrAppendFormat(
         &o, "\n[replay]\nreader = %d\ncall = %d\nproperty = %s\n",
-        s.replay.reader, s.replay.call, Quote(s.replay.property));
+        s.replay.reader, s.replay.call, TomlQuote(s.replay.property));
     if (!s.replay.decisions.empty()) {
       absl::StrAppendFormat(&o, "decisions = [%s]\n",
                             absl::StrJoin(s.replay.decisions, ", "));
