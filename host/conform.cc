@@ -233,8 +233,7 @@ absl::StatusOr<LiveSnapshot> SyntheticTscPage(Rng& rng) {
   absl::StatusOr<std::unique_ptr<vdso::VvarPage>> page =
       vdso::VvarPage::Create();
   if (!page.ok()) return page.status();
-  timekeeper::VvarPublisher publisher(
-      page->get(), timekeeper::VvarPublisher::Mode::kApplyImmediately, 1);
+  timekeeper::VvarPublisher publisher(page->get(), 1);
   timekeeper::Timekeeping tk(*cs, kHz[rng.Below(std::size(kHz))], &publisher);
   uint64_t now = rng.InRange(0, 1ull << 44);
   tk.Init(now,

@@ -128,8 +128,7 @@ absl::StatusOr<OracleRunReport> RunOracleCheck(const OracleRunConfig& config) {
       vdso::VvarPage::Create();
   if (!page_or.ok()) return page_or.status();
   std::unique_ptr<vdso::VvarPage> page = std::move(*page_or);
-  timekeeper::VvarPublisher publisher(
-      page.get(), timekeeper::VvarPublisher::Mode::kApplyImmediately, 1);
+  timekeeper::VvarPublisher publisher(page.get(), 1);
   timekeeper::Timekeeping tk(*cs, config.hz, &publisher);
 
   // Boot on 2025-11-30 plus a seeded offset; MONOTONIC starts at ~1.x s.
