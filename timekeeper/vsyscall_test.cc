@@ -16,14 +16,14 @@ using vdso::ClockDataOffset;
 using vdso::kCsHresCoarse;
 using vdso::kCsRaw;
 
-// Keeps the timekeeper of every update_vsyscall() before passing it on, so
-// that a test can build each update's store list itself.
+// Keeps the timekeeper of every update_vsyscall() before passing it on (to
+// `next`, if any), so that a test can build each update's store list.
 class Recorder : public VsyscallSink {
  public:
-  explicit Recorder(VsyscallSink* next) : next_(next) {}
+  explicit Recorder(VsyscallSink* next = nullptr) : next_(next) {}
   void UpdateVsyscall(const Timekeeper& tk) override {
     updates.push_back(tk);
-    next_->UpdateVsyscall(tk);
+    if (next_ != nullptr) next_->UpdateVsyscall(tk);
   }
   std::vector<Timekeeper> updates;
 
@@ -140,13 +140,12 @@ TEST(BuildUpdateVsyscall, ModeNoneLeavesTheHresPartsAlone) {
   auto cs = ClocksourceRegisterScale("acpi_pm", ClocksourceMask(24), 1, 3579545,
                                      kVdsoClockmodeNone, 200);
   ASSERT_TRUE(cs.ok());
-  struct Capture : VsyscallSink {
-    void UpdateVsyscall(const Timekeeper& tk) override { last = tk; }
-    Timekeeper last;
-  } capture;
+  Recorder capture;
   Timekeeping tk(*cs, 100, &capture);
   tk.Init(0, {1000, 0}, {0, 0});
-  const vdso::VvarUpdate update = BuildUpdateVsyscall(capture.last, 8, 8, 1);
+  ASSERT_EQ(capture.updates.size(), 1u);
+  const vdso::VvarUpdate update =
+      BuildUpdateVsyscall(capture.updates[0], 8, 8, 1);
   std::set<uint32_t> written;
   for (const auto& store : update.stores) written.insert(store.offset);
   const uint32_t hres = ClockDataOffset(kCsHresCoarse);
