@@ -5,6 +5,8 @@
 set -u
 bin="${TEST_SRCDIR:-.}/vdsolab/bench/bench"
 out="${TEST_TMPDIR:-/tmp}/benchmarks.md"
+# The file being replaced has a hand-written part, which must survive.
+printf 'old figures\n\n<!-- Hand-written below this line: --report keeps it. -->\nkept by hand\n' >"$out"
 if ! "$bin" --quick --report_out="$out" --benchmark_filter='host_vdso/CLOCK_MONOTONIC$|counter/|reader/upstream/|reader/perf-mmap/|reader/x86-4.16/|reader/tsc-calibration/|sim/' >/dev/null 2>"$out.err"; then
   echo "FAIL: bench exited non-zero"; tail -5 "$out.err"; exit 1
 fi
@@ -17,6 +19,9 @@ for want in "## The host" "## vdsolab's readers" "## The seeds' own measures" \
   if grep -qF -- "$want" "$out"; then echo "ok   report has '$want'"; else
     echo "FAIL report lacks '$want'"; failures=$((failures + 1)); fi
 done
+if grep -qF -- "kept by hand" "$out" && ! grep -qF -- "old figures" "$out"; then
+  echo "ok   hand-written part kept, old figures replaced"; else
+  echo "FAIL hand-written part lost or old figures kept"; failures=$((failures + 1)); fi
 # A reader row carries a positive figure, not a dash.
 if grep -E '^\| upstream \| CLOCK_MONOTONIC \| [0-9]+(\.[0-9])? \|' "$out" >/dev/null; then
   echo "ok   upstream has a figure"; else

@@ -16,6 +16,8 @@
 
 #include "bench/machine_info.h"
 #include "bench/seed_measures.h"
+#include "common/clockid.h"
+#include "variants/variant.h"
 
 namespace vdsolab::bench {
 
@@ -46,9 +48,18 @@ class CollectingReporter : public benchmark::ConsoleReporter {
   std::map<std::string, std::vector<Measured>> repetitions_;
 };
 
+// Seed 003's count of calls in an interval, for one clock source.
+struct CallCount {
+  std::string label;  // The row's name in the report.
+  // The vdsolab reader counted, and its clock; nullptr for the host's.
+  const variants::Variant* variant = nullptr;
+  ClockId clock = 0;
+  uint64_t calls = 0;
+};
+
 struct SeedFigures {
   std::vector<std::pair<std::string, LatencyResult>> latency;
-  std::vector<std::pair<std::string, uint64_t>> calls;
+  std::vector<CallCount> calls;
   uint64_t interval_ns = 0;
   std::vector<std::pair<std::string, double>> cycles;
 };
@@ -59,8 +70,15 @@ std::string FormatReport(const MachineInfo& machine,
                          const SeedFigures& seeds,
                          const ReportOptions& options);
 
+// The line after which a report file is written by hand (analyses measured
+// once, with their machine and date): WriteReport() keeps that part of the
+// file it replaces.
+inline constexpr char kHandWrittenMarker[] =
+    "<!-- Hand-written below this line: --report keeps it. -->";
+
 // Writes the report to options.out (a relative path is taken from where
-// `bazel run` was started); false with a message on failure.
+// `bazel run` was started), followed by the hand-written part of the file
+// it replaces, if any; false with a message on failure.
 bool WriteReport(const std::string& markdown, const ReportOptions& options);
 
 }  // namespace vdsolab::bench

@@ -21,6 +21,7 @@
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "cli/variant_flags.h"
+#include "common/escape.h"
 #include "sim/run.h"
 #include "sim/scenario_toml.h"
 #include "variants/registry.h"
@@ -205,21 +206,6 @@ void RunInto(const sim::Scenario& s, const std::string& scenario_name,
   }
 }
 
-std::string JsonString(const std::string& s) {
-  std::string o = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      o += '\\';
-      o += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      o += absl::StrFormat("\\u%04x", c);
-    } else {
-      o += c;
-    }
-  }
-  return o + "\"";
-}
-
 std::string FormatJson(const std::vector<VariantResult>& results,
                        const std::vector<std::string>& scenarios) {
   std::vector<std::string> vs;
@@ -230,24 +216,24 @@ std::string FormatJson(const std::vector<VariantResult>& results,
       props.push_back(absl::StrFormat(
           "%s: {\"checked\": %d, \"defects\": %d, \"preconditions\": %d, "
           "\"known\": %d, \"verdict\": %s}",
-          JsonString(sim::PropertyName(static_cast<sim::Property>(i + 1))),
+          JsonQuote(sim::PropertyName(static_cast<sim::Property>(i + 1))),
           c.checked, c.defects, c.preconditions, c.known,
-          JsonString(CellText(c))));
+          JsonQuote(CellText(c))));
     }
     std::vector<std::string> fails;
     for (const FailureNote& n : r.failures) {
       fails.push_back(absl::StrFormat(
           "{\"property\": %s, \"scenario\": %s, \"verdict\": %s, \"why\": %s, "
           "\"detail\": %s, \"replay\": %s}",
-          JsonString(n.property), JsonString(n.scenario), JsonString(n.verdict),
-          JsonString(n.why), JsonString(n.detail), JsonString(n.replay)));
+          JsonQuote(n.property), JsonQuote(n.scenario), JsonQuote(n.verdict),
+          JsonQuote(n.why), JsonQuote(n.detail), JsonQuote(n.replay)));
     }
     std::vector<std::string> divs;
     for (const auto& [clock, d] : r.divergence) {
       divs.push_back(absl::StrFormat(
           "%s: {\"reads\": %d, \"raw_span_ns\": %d, \"divergence_ns\": %d, "
           "\"ppb\": %.1f, \"max_abs_ns\": %d}",
-          JsonString(d.name), d.samples, static_cast<int64_t>(d.span_ns),
+          JsonQuote(d.name), d.samples, static_cast<int64_t>(d.span_ns),
           static_cast<int64_t>(d.last_ns), d.ppb(),
           static_cast<int64_t>(d.max_abs_ns)));
     }
@@ -256,20 +242,19 @@ std::string FormatJson(const std::vector<VariantResult>& results,
         "\"vdso_answers\": %d, \"syscalls\": %d, \"page_errors\": %d, "
         "\"failures\": [%s], "
         "\"divergence_vs_raw\": {%s}, \"incomplete\": [%s]}",
-        JsonString(std::string(r.variant->name)),
-        JsonString(std::string(r.variant->provenance)),
+        JsonQuote(r.variant->name), JsonQuote(r.variant->provenance),
         absl::StrJoin(props, ", "), r.vdso_answers, r.syscalls, r.page_errors,
         absl::StrJoin(fails, ", "), absl::StrJoin(divs, ", "),
         absl::StrJoin(r.incomplete, ", ",
                       [](std::string* out, const std::string& s) {
-                        out->append(JsonString(s));
+                        out->append(JsonQuote(s));
                       })));
   }
   return absl::StrFormat(
       "{\"scenarios\": [%s], \"variants\": [%s]}\n",
       absl::StrJoin(scenarios, ", ",
                     [](std::string* out, const std::string& s) {
-                      out->append(JsonString(s));
+                      out->append(JsonQuote(s));
                     }),
       absl::StrJoin(vs, ",\n "));
 }

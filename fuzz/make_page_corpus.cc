@@ -9,10 +9,9 @@
 
 #include <cstdio>
 #include <fstream>
-#include <memory>
 #include <string>
 
-#include "timekeeper/clocksource.h"
+#include "testing/publish_bed.h"
 #include "timekeeper/timekeeping.h"
 #include "variants/registry.h"
 #include "variants/variant.h"
@@ -22,26 +21,6 @@
 namespace {
 
 using namespace vdsolab;
-
-// update_vsyscall() into one variant's layout.
-class Sink final : public timekeeper::VsyscallSink {
- public:
-  Sink(const variants::Variant* v, vdso::VvarPage* page,
-       variants::PublishContext ctx)
-      : v_(v), page_(page), ctx_(ctx) {}
-  void UpdateVsyscall(const timekeeper::Timekeeper& tk) override {
-    for (const vdso::VvarStore& s : v_->build_update(tk, seq_, ctx_).stores) {
-      page_->Apply(s);
-    }
-    seq_ += 2;
-  }
-
- private:
-  const variants::Variant* v_;
-  vdso::VvarPage* page_;
-  variants::PublishContext ctx_;
-  uint32_t seq_ = 0;
-};
 
 bool Write(const std::string& path, const std::string& bytes) {
   std::ofstream f(path, std::ios::binary);
@@ -62,47 +41,40 @@ int main(int argc, char** argv) {
   }
   const std::string dir = argv[1];
   constexpr uint32_t kKhz = 2600000;
-  absl::StatusOr<timekeeper::Clocksource> cs =
-      timekeeper::MakeTscClocksource(kKhz);
-  if (!cs.ok()) return 1;
   for (const variants::Variant* v : variants::AllVariants()) {
-    absl::StatusOr<std::unique_ptr<vdso::VvarPage>> page =
-        vdso::VvarPage::Create();
-    if (!page.ok()) return 1;
     const uint64_t boot = 1ull << 40;
     variants::PublishContext ctx;
     ctx.tsc_khz = kKhz;
     ctx.boot_counter = boot;
-    Sink sink(v, page->get(), ctx);
-    timekeeper::Timekeeping tk(*cs, 250, &sink);
-    tk.Init(boot, Timespec64{1764460800, 0}, Timespec64{0, 0});
+    testing::PublishBed bed(*v, testing::Tsc(kKhz), ctx);
+    bed.tk().Init(boot, Timespec64{1764460800, 0}, Timespec64{0, 0});
     uint64_t now = boot;
     for (int i = 0; i < 3; ++i) {
       now += kKhz * 4;  // 4 ms at HZ=250.
-      tk.Advance(timekeeper::AdvanceMode::kTick, now);
+      bed.tk().Advance(timekeeper::AdvanceMode::kTick, now);
     }
+    vdso::VvarPage* page = &bed.page();
     const uint64_t counter = now + 1234567;
     // The counter, then the pages up to the end of the pvclock area's
     // first record (zero here: the writers publish clock mode TSC).
     std::string out(reinterpret_cast<const char*>(&counter), 8);
-    out.append(reinterpret_cast<const char*>((*page)->data()), 4096);
+    out.append(reinterpret_cast<const char*>(page->data()), 4096);
     if (!Write(dir + "/" + std::string(v->name) + ".bin", out)) return 1;
     if (v->name != "upstream") continue;
     // The same page on kvm-clock: clock mode PVCLOCK in both records and a
     // stable pvclock page 0x4000 on (1 ns = 2 TSC cycles at shift -1).
     for (int cs_index : {vdso::kCsHresCoarse, vdso::kCsRaw}) {
-      (*page)->Store(vdso::ClockDataOffset(cs_index) + vdso::kVcClockMode, 4,
-                     2);
+      page->Store(vdso::ClockDataOffset(cs_index) + vdso::kVcClockMode, 4, 2);
     }
     const uint32_t pv = vdso::kPvclockPageOffset;
-    (*page)->Store(pv + vdso::kPvtiVersion, 4, 2);
-    (*page)->Store(pv + vdso::kPvtiTscTimestamp, 8, boot);
-    (*page)->Store(pv + vdso::kPvtiSystemTime, 8, 12000000);
-    (*page)->Store(pv + vdso::kPvtiMul, 4, 0xfffffff0u);
-    (*page)->Store(pv + vdso::kPvtiShift, 1, 0xff);
-    (*page)->Store(pv + vdso::kPvtiFlags, 1, vdso::kPvclockTscStableBit);
+    page->Store(pv + vdso::kPvtiVersion, 4, 2);
+    page->Store(pv + vdso::kPvtiTscTimestamp, 8, boot);
+    page->Store(pv + vdso::kPvtiSystemTime, 8, 12000000);
+    page->Store(pv + vdso::kPvtiMul, 4, 0xfffffff0u);
+    page->Store(pv + vdso::kPvtiShift, 1, 0xff);
+    page->Store(pv + vdso::kPvtiFlags, 1, vdso::kPvclockTscStableBit);
     std::string pvclock(reinterpret_cast<const char*>(&counter), 8);
-    pvclock.append(reinterpret_cast<const char*>((*page)->data()), pv + 32);
+    pvclock.append(reinterpret_cast<const char*>(page->data()), pv + 32);
     if (!Write(dir + "/upstream-pvclock.bin", pvclock)) return 1;
   }
   return 0;

@@ -23,6 +23,7 @@
 #include "common/clockid.h"
 #include "host/inspect.h"
 #include "host/live_vvar.h"
+#include "testing/fixed_counter_hooks.h"
 #include "variants/registry.h"
 #include "variants/variant.h"
 #include "vdso/access.h"
@@ -33,23 +34,6 @@ namespace {
 
 using vdsolab::ClockId;
 using vdsolab::ClockResult;
-
-// A fixed counter; a bounded number of loop iterations per call.
-class FixedHooks final : public vdsolab::vdso::AccessHooks {
- public:
-  explicit FixedHooks(uint64_t counter) : counter_(counter) {}
-  void BeforeLoad(uint32_t, uint32_t) override {}
-  uint64_t ReadCounter(vdsolab::vdso::CounterRead) override { return counter_; }
-  bool MayRetry() override { return ++iterations_ < 64; }
-  ClockResult Fallback(ClockId) override {
-    return ClockResult::Error(-22);  // The syscall's answer does not matter.
-  }
-  void Reset() { iterations_ = 0; }
-
- private:
-  uint64_t counter_;
-  int iterations_ = 0;
-};
 
 vdsolab::vdso::VvarPage& Page() {
   static std::unique_ptr<vdsolab::vdso::VvarPage> page = [] {
@@ -91,7 +75,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)vdsolab::host::DescribeSnapshotJson(snap, k);
   }
 
-  FixedHooks hooks(counter);
+  // A fixed counter; 63 loop iterations per call at most (the syscall's
+  // answer does not matter).
+  vdsolab::testing::FixedCounterHooks hooks(counter);
+  hooks.retry_budget = 63;
   for (const vdsolab::variants::Variant* v : vdsolab::variants::AllVariants()) {
     std::unique_ptr<vdsolab::variants::SimReader> reader = v->make_sim_reader();
     for (ClockId clock :

@@ -1,9 +1,13 @@
 #include "host/conform.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
 
 #include <cstring>
 
+#include "host/conform_messages.h"
+#include "host/conform_sandbox.h"
 #include "host/inspect.h"
 #include "host/live_vvar.h"
 #include "host/vdso_elf.h"
@@ -156,6 +160,96 @@ TEST(FindVdsoSymbol, FindsClockGettime) {
 }
 
 // The acceptance test: a short conformance pass on this machine.
+TEST(RunInChild, ReturnsWhatTheChildWroteAndHowItEnded) {
+  absl::StatusOr<ChildOutcome> done =
+      RunInChild([](int fd) { return write(fd, "hi", 2) == 2 ? 3 : 4; }, 10);
+  ASSERT_TRUE(done.ok()) << done.status();
+  EXPECT_EQ(done->output, "hi");
+  EXPECT_TRUE(done->exited);
+  EXPECT_EQ(done->exit_code, 3);
+  EXPECT_EQ(done->signal, 0);
+
+  absl::StatusOr<ChildOutcome> hung = RunInChild(
+      [](int) {
+        pause();  // Until the alarm.
+        return 0;
+      },
+      1);
+  ASSERT_TRUE(hung.ok()) << hung.status();
+  EXPECT_FALSE(hung->exited);
+  EXPECT_EQ(hung->signal, SIGALRM);
+}
+
+// The child's typed records, through a pipe, into the parent's report.
+TEST(ConformMessages, TravelThroughAPipeIntoTheReport) {
+  using conform_internal::CellMessage;
+  using conform_internal::MessageKind;
+  absl::StatusOr<ChildOutcome> child = RunInChild(
+      [](int fd) {
+        conform_internal::MessageWriter out(fd);
+        out.Text(MessageKind::kKernel, "6.18.0-test");
+        out.Text(MessageKind::kClockMode, "PVCLOCK");
+        out.Count(MessageKind::kPatchedSites, 5);
+        UpdateAnalysis a;
+        a.updates_seen = 17;
+        a.hz = 250;
+        a.raw_mult = 6860657;
+        out.Analysis(a);
+        out.Cell(MessageKind::kCell, CellMessage{1, 2, 100, 3});
+        out.Cell(MessageKind::kCell, CellMessage{4, 0, 50, 0});
+        out.Cell(MessageKind::kSyntheticCell, CellMessage{1, 6, 7, 1});
+        out.Count(MessageKind::kPageRaces, 9);
+        out.Count(MessageKind::kCounterTraps, 123);
+        out.Text(MessageKind::kMismatch, "two\nlines");
+        return 0;
+      },
+      10);
+  ASSERT_TRUE(child.ok()) << child.status();
+  ConformReport r;
+  ASSERT_TRUE(conform_internal::ReadMessages(child->output, &r).ok());
+  EXPECT_EQ(r.kernel, "6.18.0-test");
+  EXPECT_EQ(r.clock_mode, "PVCLOCK");
+  EXPECT_EQ(r.patched_sites, 5);
+  EXPECT_EQ(r.analysis.updates_seen, 17);
+  EXPECT_EQ(r.analysis.hz, 250);
+  EXPECT_EQ(r.analysis.raw_mult, 6860657u);
+  EXPECT_EQ(r.cells.size(), 2u);
+  EXPECT_EQ(r.cells[std::make_pair(1, 2)].mismatches, 3u);
+  EXPECT_EQ(r.compared, 150u);
+  EXPECT_EQ(r.mismatches, 3u);
+  EXPECT_EQ(r.synthetic_compared, 7u);
+  EXPECT_EQ(r.synthetic_mismatches, 1u);
+  EXPECT_EQ(r.page_races, 9u);
+  EXPECT_EQ(r.counter_traps, 123u);
+  EXPECT_EQ(r.mismatch_details, std::vector<std::string>{"two\nlines"});
+  EXPECT_TRUE(r.skip_reason.empty());
+
+  // An error record is the result; a record cut short is not read.
+  std::string bytes;
+  {
+    absl::StatusOr<ChildOutcome> failed = RunInChild(
+        [](int fd) {
+          conform_internal::MessageWriter out(fd);
+          out.Text(MessageKind::kSkip, "no vDSO here");
+          out.Text(MessageKind::kError, "mmap failed");
+          return 1;
+        },
+        10);
+    ASSERT_TRUE(failed.ok());
+    bytes = failed->output;
+  }
+  ConformReport e;
+  const absl::Status s = conform_internal::ReadMessages(bytes, &e);
+  EXPECT_EQ(s.message(), "mmap failed");
+  EXPECT_EQ(e.skip_reason, "no vDSO here");
+  ConformReport cut;
+  EXPECT_TRUE(conform_internal::ReadMessages(
+                  child->output.substr(0, child->output.size() - 3), &cut)
+                  .ok());
+  EXPECT_TRUE(cut.mismatch_details.empty());
+  EXPECT_EQ(cut.counter_traps, 123u);
+}
+
 TEST(Conform, HostVdsoAgreesBitForBit) {
   ConformOptions options;
   options.samples = 400;

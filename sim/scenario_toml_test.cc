@@ -1,6 +1,11 @@
 #include "sim/scenario_toml.h"
 
+#include <dirent.h>
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
 
 #include "absl/strings/match.h"
 
@@ -91,6 +96,35 @@ TEST(ScenarioToml, DefaultsFillAnEmptyFile) {
   EXPECT_TRUE(*s == defaults);
 }
 
+// Every built-in scenario (scenarios/, in the test's runfiles) reads back
+// from what ScenarioToToml() writes, and writes the same text again.
+TEST(ScenarioToml, EveryBuiltInScenarioRoundTrips) {
+  std::vector<std::string> files;
+  if (DIR* dir = opendir("scenarios")) {
+    while (const dirent* e = readdir(dir)) {
+      const std::string name = e->d_name;
+      if (absl::EndsWith(name, ".toml")) files.push_back("scenarios/" + name);
+    }
+    closedir(dir);
+  }
+  std::sort(files.begin(), files.end());
+  ASSERT_GE(files.size(), 9u) << "the built-in scenarios are data of sim_test";
+  for (const std::string& file : files) {
+    SCOPED_TRACE(file);
+    const absl::StatusOr<Scenario> s = LoadScenarioFile(file);
+    ASSERT_TRUE(s.ok()) << s.status();
+    const std::string text = ScenarioToToml(*s);
+    const absl::StatusOr<Scenario> back = ParseScenario(text, file);
+    ASSERT_TRUE(back.ok()) << back.status() << "\n" << text;
+    Scenario want = *s;  // The file spells out every reader's id.
+    for (size_t i = 0; i < want.readers.size(); ++i) {
+      want.readers[i].id = ReaderId(*s, i);
+    }
+    EXPECT_TRUE(*back == want) << text;
+    EXPECT_EQ(ScenarioToToml(*back), text);
+  }
+}
+
 void ExpectError(const std::string& text, const std::string& fragment) {
   absl::StatusOr<Scenario> s = ParseScenario(text, "bad.toml");
   ASSERT_FALSE(s.ok()) << text;
@@ -116,6 +150,18 @@ TEST(ScenarioToml, ErrorsNameTheProblem) {
   ExpectError("[machine\n", "bad.toml:1");
   ExpectError("[machine]\ncounter_start = -5\n", "machine.counter_start");
   ExpectError("[kernel]\nboot_realtime = \"12.5.6\"\n", "kernel.boot_realtime");
+  ExpectError("[[event]]\nat = \"1ms\"\n", "event[0].kind: missing");
+}
+
+TEST(ScenarioToml, ErrorsNameTheFileTheLineAndTheKey) {
+  ExpectError("name = \"x\"\n\n[kernel]\nhz = \"fast\"\n",
+              "bad.toml:4:6: kernel.hz: want an integer");
+  ExpectError("name = \"x\"\nnmae = 1\n", "bad.toml:2:1: unknown key \"nmae\"");
+  ExpectError("[[machine.cpu]]\nsteps = [{ at = \"1s\", cycles = 1.5 }]\n",
+              "bad.toml:2:32: machine.cpu[0].steps[0].cycles: want an integer");
+  ExpectError("[run]\nstrategy = \"clever\"\n",
+              "bad.toml:2:12: run.strategy: \"clever\": want \"random\" or "
+              "\"exhaustive\"");
 }
 
 // Found by fuzz/scenario_fuzzer: a duration formatted in ns with more than

@@ -29,6 +29,7 @@
 #include "common/clock_result.h"
 #include "common/clockid.h"
 #include "common/math64.h"
+#include "testing/fixed_counter_hooks.h"
 #include "tests/generators.h"
 #include "timekeeper/clocksource.h"
 #include "timekeeper/posix_clocks.h"
@@ -42,28 +43,6 @@ namespace vdsolab {
 namespace {
 
 using timekeeper::SyscallContext;
-
-// Hooks for one reader call on a stable page: a fixed counter, the
-// syscall at that counter as the fallback, and no spinning allowed.
-class FixedCounterHooks : public vdso::AccessHooks {
- public:
-  FixedCounterHooks(const timekeeper::Timekeeping* tk, SyscallContext ctx)
-      : tk_(tk), ctx_(ctx) {}
-  void BeforeLoad(uint32_t, uint32_t) override {}
-  uint64_t ReadCounter(vdso::CounterRead /*kind*/) override {
-    return ctx_.cycles;
-  }
-  bool MayRetry() override { return false; }  // A stable page never retries.
-  ClockResult Fallback(ClockId clock) override {
-    ++fallbacks;
-    return timekeeper::SysClockGettime(*tk_, clock, ctx_);
-  }
-  int fallbacks = 0;
-
- private:
-  const timekeeper::Timekeeping* tk_;
-  SyscallContext ctx_;
-};
 
 // The clocksource: mostly the TSC; sometimes one the vDSO cannot read.
 timekeeper::Clocksource GenClocksource() {
@@ -89,8 +68,7 @@ RC_GTEST_PROP(UpstreamReader, MatchesTheSyscallBitForBit, ()) {
   auto page_or = vdso::VvarPage::Create();
   RC_ASSERT(page_or.ok());
   std::unique_ptr<vdso::VvarPage> page = std::move(*page_or);
-  timekeeper::VvarPublisher publisher(
-      page.get(), timekeeper::VvarPublisher::Mode::kApplyImmediately, 1);
+  timekeeper::VvarPublisher publisher(page.get(), 1);
 
   const timekeeper::Clocksource clock = GenClocksource();
   const int hz = *testing::GenHz();
@@ -163,7 +141,11 @@ RC_GTEST_PROP(UpstreamReader, MatchesTheSyscallBitForBit, ()) {
   const std::vector<ClockId> ids = {0, 1, 2,  3,  4,  5,       6,      7,
                                     8, 9, 10, 11, -1, INT_MIN, INT_MAX};
   for (ClockId id : ids) {
-    FixedCounterHooks hooks(&tk, ctx);
+    // A stable page: the counter fixed, the syscall at that counter as
+    // the fallback, and no spinning allowed.
+    testing::FixedCounterHooks hooks(ctx.cycles);
+    hooks.UseSyscallOf(&tk.timekeeper(), ctx);
+    hooks.retry_budget = 0;
     vdso::HookedAccess access(page->data(), &hooks);
     const std::optional<ClockResult> got =
         vdso::upstream::ClockGettime(access, page->data(), id);

@@ -28,14 +28,15 @@ struct SyscallContext {
   int32_t tid = 1000;   // The calling thread.
   int64_t process_cputime_ns = 0;
   int64_t thread_cputime_ns = 0;
-  // The alarm clocks need an RTC device (alarmtimer_get_rtcdev()); the
-  // project's Firecracker host has none and answers -EINVAL.
+  // The alarm clocks need an RTC device (alarmtimer_get_rtcdev()); without
+  // one (the default here, as on virtual machines without an emulated RTC)
+  // they answer -EINVAL.
   bool has_rtc = false;
 };
 
 // SYSCALL_DEFINE2(clock_gettime): 0 and the time, or -EINVAL. POSIX aux
-// clocks (ids 16..23, 6.17+) are modelled as not enabled: -EINVAL, as the
-// host answers.
+// clocks (ids 16..23, 6.17+) are modelled as not enabled: -EINVAL, as a
+// kernel answers for an aux clock nobody enabled.
 ClockResult SysClockGettime(const Timekeeper& tk, ClockId which,
                             const SyscallContext& ctx);
 inline ClockResult SysClockGettime(const Timekeeping& tk, ClockId which,

@@ -113,9 +113,8 @@ vdso::VvarUpdate BuildUpdateVsyscall(const Timekeeper& tk, uint32_t seq_hres,
   return out.Take();
 }
 
-VvarPublisher::VvarPublisher(vdso::VvarPage* page, Mode mode,
-                             uint32_t hrtimer_res)
-    : page_(page), mode_(mode), hrtimer_res_(hrtimer_res) {
+VvarPublisher::VvarPublisher(vdso::VvarPage* page, uint32_t hrtimer_res)
+    : page_(page), hrtimer_res_(hrtimer_res) {
   seq_[0] = static_cast<uint32_t>(
       page->Load(ClockDataOffset(kCsHresCoarse) + vdso::kVcSeq, 4));
   seq_[1] = static_cast<uint32_t>(
@@ -123,16 +122,10 @@ VvarPublisher::VvarPublisher(vdso::VvarPage* page, Mode mode,
 }
 
 void VvarPublisher::UpdateVsyscall(const Timekeeper& tk) {
-  vdso::VvarUpdate update =
-      BuildUpdateVsyscall(tk, seq_[0], seq_[1], hrtimer_res_);
+  page_->Apply(BuildUpdateVsyscall(tk, seq_[0], seq_[1], hrtimer_res_));
   seq_[0] += 2;
   seq_[1] += 2;
   ++updates_published_;
-  if (mode_ == Mode::kApplyImmediately) {
-    page_->Apply(update);
-  } else {
-    pending_.push_back(std::move(update));
-  }
 }
 
 }  // namespace vdsolab::timekeeper

@@ -8,7 +8,6 @@
 #define VDSOLAB_TIMEKEEPER_VSYSCALL_H_
 
 #include <cstdint>
-#include <deque>
 
 #include "timekeeper/timekeeper.h"
 #include "timekeeper/timekeeping.h"
@@ -24,29 +23,22 @@ namespace vdsolab::timekeeper {
 vdso::VvarUpdate BuildUpdateVsyscall(const Timekeeper& tk, uint32_t seq_hres,
                                      uint32_t seq_raw, uint32_t hrtimer_res);
 
-// A VsyscallSink that turns each update_vsyscall() into a VvarUpdate for one
-// page. It applies the update at once, or queues it for a scheduler to
-// apply store by store (updates stay in order: the kernel serialises them
-// under tk_core.lock).
+// A VsyscallSink that applies each update_vsyscall() to one page at once,
+// continuing the seq the page holds. (The simulation, which lands stores
+// one at a time, publishes through the variant's writer: sim/writer.h.)
 class VvarPublisher : public VsyscallSink {
  public:
-  enum class Mode { kApplyImmediately, kQueue };
-
   // hrtimer_res: 1 ns with high-resolution timers, else TICK_NSEC.
-  VvarPublisher(vdso::VvarPage* page, Mode mode, uint32_t hrtimer_res);
+  VvarPublisher(vdso::VvarPage* page, uint32_t hrtimer_res);
 
   void UpdateVsyscall(const Timekeeper& tk) override;
 
-  // Updates built but not yet handed out (kQueue mode), oldest first.
-  std::deque<vdso::VvarUpdate>& pending() { return pending_; }
   uint64_t updates_published() const { return updates_published_; }
 
  private:
   vdso::VvarPage* page_;
-  Mode mode_;
   uint32_t hrtimer_res_;
   uint32_t seq_[2];  // The writer's view of both records' seq.
-  std::deque<vdso::VvarUpdate> pending_;
   uint64_t updates_published_ = 0;
 };
 

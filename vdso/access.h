@@ -75,10 +75,12 @@ struct NativeAccess {
     // reader racing a writer thread free of C++ data-race UB.
     return __atomic_load_n(reinterpret_cast<const T*>(p), __ATOMIC_RELAXED);
   }
-  // rdtsc_ordered() is "lfence; rdtsc" or rdtscp by CPU feature; the
-  // host this project runs on (AMD EPYC, Linux 6.18) patches its vDSO to
-  // "lfence; rdtsc", and so does this build. Inline, so a reader's native
-  // build is one function, as the kernel's is.
+  // rdtsc_ordered() is "lfence; rdtsc" or rdtscp, patched in by CPU
+  // feature at boot. This build always reads with "lfence; rdtsc", the
+  // kernel's choice where RDTSCP is absent or hidden (as under some
+  // hypervisors), so that native readers compare with a host vDSO patched
+  // that way. Inline, so a reader's native build is one function, as the
+  // kernel's is.
   uint64_t ReadTsc() const {
     __builtin_ia32_lfence();  // Orders the read after the earlier loads.
     return __builtin_ia32_rdtsc();

@@ -3,7 +3,7 @@
 // The x86-64 vDSO time data page in the kernel's layout (include/vdso/
 // datapage.h, 6.17+: struct vdso_time_data with struct vdso_clock records,
 // CONFIG_GENERIC_VDSO_OVERFLOW_PROTECT's max_cycles, and the POSIX aux clock
-// records). The live page of this project's 6.18 host has exactly these
+// records). `vdsolab inspect` checks a running kernel's page against these
 // offsets (tz_minuteswest at 2320, hrtimer_res at 2328; see
 // docs/vvar-layout.md).
 //

@@ -100,7 +100,8 @@ std::optional<uint64_t> VreadPvclock(A& acc, const uint8_t* pvti) {
     }
     // __pvclock_read_cycles(pvti, rdtsc_ordered()). A TSC before the
     // hypervisor's tsc_timestamp (a negative delta as s64) scales as 0, as
-    // in the host's 6.18 vDSO code (sub; cmovs before the scaling); 6.1's
+    // in the 6.18 vDSO's compiled code (sub; cmovs before the scaling, as
+    // `vdsolab conform` found); 6.1's
     // __pvclock_read_cycles() has no such clamp, and the commit that added
     // it is not identified here. It matters where tsc_shift <= -2 (a TSC
     // above 4 GHz): unclamped, the wrapped delta scales to just under 2^62

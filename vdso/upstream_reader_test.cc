@@ -3,42 +3,16 @@
 #include <gtest/gtest.h>
 
 #include <climits>
-#include <functional>
 #include <string>
 #include <vector>
 
+#include "testing/fixed_counter_hooks.h"
 #include "vdso/access.h"
 #include "vdso/datapage.h"
 #include "vdso/vvar_page.h"
 
 namespace vdsolab::vdso {
 namespace {
-
-// Records every access the reader makes; lets a test act before a load.
-class ScriptedHooks : public AccessHooks {
- public:
-  void BeforeLoad(uint32_t offset, uint32_t size) override {
-    if (before_load) before_load(loads.size(), offset);
-    loads.push_back(DescribeVvarOffset(offset));
-    (void)size;
-  }
-  uint64_t ReadCounter(vdso::CounterRead /*kind*/) override {
-    loads.push_back("COUNTER");
-    return counter;
-  }
-  bool MayRetry() override { return ++retries <= retry_budget; }
-  ClockResult Fallback(ClockId clock) override {
-    fallbacks.push_back(clock);
-    return ClockResult::Error(-kEinval);
-  }
-
-  uint64_t counter = 0;
-  int retries = 0;
-  int retry_budget = 100;
-  std::vector<std::string> loads;
-  std::vector<ClockId> fallbacks;
-  std::function<void(size_t, uint32_t)> before_load;
-};
 
 class UpstreamReaderTest : public ::testing::Test {
  protected:
@@ -71,13 +45,18 @@ class UpstreamReaderTest : public ::testing::Test {
   }
 
   std::unique_ptr<VvarPage> page_;
-  ScriptedHooks hooks_;
+  // Every access in order, loads named as DescribeVvarOffset() names them.
+  std::vector<std::string> Accesses() const {
+    return hooks_.Described(DescribeVvarOffset);
+  }
+
+  testing::FixedCounterHooks hooks_;
 };
 
 TEST_F(UpstreamReaderTest, HresAddsTheConvertedDeltaAndNormalises) {
   hooks_.counter = 1020;  // 20 cycles = 20 ns past 5.999999990.
   EXPECT_EQ(Read(kClockMonotonic), ClockResult::Ok({6, 10}));
-  EXPECT_TRUE(hooks_.fallbacks.empty());
+  EXPECT_TRUE(hooks_.fallbacks().empty());
 }
 
 TEST_F(UpstreamReaderTest, HresLoadsInKernelSourceOrder) {
@@ -95,7 +74,7 @@ TEST_F(UpstreamReaderTest, HresLoadsInKernelSourceOrder) {
       "clock_data[0].basetime[CLOCK_MONOTONIC].sec",
       "clock_data[0].seq",
   };
-  EXPECT_EQ(hooks_.loads, expected);
+  EXPECT_EQ(Accesses(), expected);
 }
 
 TEST_F(UpstreamReaderTest, NegativeMotionReturnsTheBaseTime) {
@@ -123,7 +102,7 @@ TEST_F(UpstreamReaderTest, CounterBitSixtyThreeIsMaskedOff) {
 TEST_F(UpstreamReaderTest, ClockModeNoneFallsBackToTheSyscall) {
   page_->Store(ClockDataOffset(kCsRaw) + kVcClockMode, 4, 0);
   EXPECT_EQ(Read(kClockMonotonicRaw), ClockResult::Error(-kEinval));
-  EXPECT_EQ(hooks_.fallbacks, std::vector<ClockId>{kClockMonotonicRaw});
+  EXPECT_EQ(hooks_.fallbacks(), std::vector<ClockId>{kClockMonotonicRaw});
 }
 
 TEST_F(UpstreamReaderTest, CoarseCopiesPlainNanoseconds) {
@@ -134,7 +113,7 @@ TEST_F(UpstreamReaderTest, CoarseCopiesPlainNanoseconds) {
       "clock_data[0].basetime[CLOCK_REALTIME_COARSE].nsec",
       "clock_data[0].seq",
   };
-  EXPECT_EQ(hooks_.loads, expected);
+  EXPECT_EQ(Accesses(), expected);
 }
 
 TEST_F(UpstreamReaderTest, UnservedAndInvalidIdsGoToTheSyscall) {
@@ -150,15 +129,15 @@ TEST_F(UpstreamReaderTest, UnservedAndInvalidIdsGoToTheSyscall) {
   for (ClockId id : ids) {
     EXPECT_EQ(Read(id), ClockResult::Error(-kEinval)) << id;
   }
-  EXPECT_EQ(hooks_.fallbacks, ids);
-  EXPECT_TRUE(hooks_.loads.empty());  // Decided without touching the page.
+  EXPECT_EQ(hooks_.fallbacks(), ids);
+  EXPECT_TRUE(hooks_.accesses().empty());  // Decided without touching the page.
 }
 
 TEST_F(UpstreamReaderTest, DisabledAuxClockReadsItsRecordThenFallsBack) {
   EXPECT_EQ(Read(kClockAux + 2), ClockResult::Error(-kEinval));
   const std::vector<std::string> expected = {"aux_clock_data[2].seq",
                                              "aux_clock_data[2].clock_mode"};
-  EXPECT_EQ(hooks_.loads, expected);
+  EXPECT_EQ(Accesses(), expected);
 }
 
 TEST_F(UpstreamReaderTest, RetriesWhenSeqChangesUnderneath) {
@@ -171,16 +150,16 @@ TEST_F(UpstreamReaderTest, RetriesWhenSeqChangesUnderneath) {
     SetBase(kCsHresCoarse, kClockMonotonic, 100, 0);
   };
   EXPECT_EQ(Read(kClockMonotonic), ClockResult::Ok({100, 20}));
-  EXPECT_EQ(hooks_.loads.size(), 20u);  // Two full passes.
+  EXPECT_EQ(hooks_.accesses().size(), 20u);  // Two full passes.
 }
 
 TEST_F(UpstreamReaderTest, OddSeqSpinsUntilTheBudgetRunsOut) {
   page_->Store(kVcSeq, 4, 3);
   hooks_.retry_budget = 5;
   EXPECT_EQ(Read(kClockMonotonic), std::nullopt);
-  EXPECT_EQ(hooks_.retries, 6);
+  EXPECT_EQ(hooks_.retries(), 6);
   // Each spin reads seq and, as the kernel's timens check, clock_mode.
-  EXPECT_EQ(hooks_.loads.size(), 12u);
+  EXPECT_EQ(hooks_.accesses().size(), 12u);
 }
 
 // kvm-clock: the counter is the pvclock page's nanoseconds at the TSC.
@@ -229,7 +208,7 @@ TEST_F(PvclockReaderTest, ConvertsTheTscThroughThePvclockPage) {
       "clock_data[0].basetime[CLOCK_MONOTONIC].sec",
       "clock_data[0].seq",
   };
-  EXPECT_EQ(hooks_.loads, expected);
+  EXPECT_EQ(Accesses(), expected);
 }
 
 TEST_F(PvclockReaderTest, NegativeShiftDividesFirst) {
@@ -253,7 +232,7 @@ TEST_F(PvclockReaderTest, ATscBeforeTheTimestampScalesAsZero) {
 TEST_F(PvclockReaderTest, UnstableTscSendsTheCallToTheSyscall) {
   page_->Store(kPvclockPageOffset + kPvtiFlags, 1, 0);
   EXPECT_EQ(Read(kClockMonotonic), ClockResult::Error(-kEinval));
-  EXPECT_EQ(hooks_.fallbacks, std::vector<ClockId>{kClockMonotonic});
+  EXPECT_EQ(hooks_.fallbacks(), std::vector<ClockId>{kClockMonotonic});
 }
 
 TEST_F(PvclockReaderTest, AVersionChangeRetriesThePvclockRead) {

@@ -8,8 +8,6 @@
 #include <algorithm>
 #include <climits>
 #include <cstddef>
-#include <deque>
-#include <functional>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -20,6 +18,8 @@
 #include "common/clock_result.h"
 #include "common/clockid.h"
 #include "common/math64.h"
+#include "testing/fixed_counter_hooks.h"
+#include "testing/publish_bed.h"
 #include "timekeeper/clocksource.h"
 #include "timekeeper/ntp.h"
 #include "timekeeper/posix_clocks.h"
@@ -39,6 +39,7 @@ using eras::kNoField;
 using eras::RecordOffsets;
 using eras::VdsoData53;
 using eras::VdsoData610;
+using testing::FixedCounterHooks;
 using timekeeper::Timekeeper;
 
 // What each era's source says, written down independently of the variant
@@ -67,72 +68,29 @@ const EraFacts kEras[] = {
 void PrintTo(const EraFacts& facts, std::ostream* os) { *os << facts.name; }
 
 const Variant& FindEra(const std::string& name) {
-  for (const Variant* v : EraVariants()) {
-    if (v->name == name) return *v;
-  }
-  ADD_FAILURE() << "no era " << name;
-  return *EraVariants().front();
+  return testing::VariantNamed(EraVariants(), name);
 }
 
-// update_vsyscall() through the variant's writer: applied at once, or
-// queued for the test to apply.
-class EraPublisher : public timekeeper::VsyscallSink {
- public:
-  EraPublisher(const Variant* variant, vdso::VvarPage* page)
-      : variant_(variant), page_(page) {}
-  void UpdateVsyscall(const Timekeeper& tk) override {
-    vdso::VvarUpdate update = variant_->build_update(tk, seq_, ctx_);
-    seq_ += 2;
-    if (queue) {
-      pending.push_back(std::move(update));
-    } else {
-      page_->Apply(update);
-    }
+// Every era reads the counter with rdtsc_ordered().
+void ExpectOrderedReads(const FixedCounterHooks& hooks) {
+  for (vdso::CounterRead kind : hooks.counter_reads()) {
+    EXPECT_EQ(kind, vdso::CounterRead::kOrdered);
   }
-  bool queue = false;
-  std::deque<vdso::VvarUpdate> pending;
+}
 
- private:
-  const Variant* variant_;
-  vdso::VvarPage* page_;
-  PublishContext ctx_;
-  uint32_t seq_ = 0;
-};
-
-// One reader call at a fixed counter: records the loads by field name and
-// the fallbacks; the syscall model answers at the same counter.
-class ProbeHooks : public vdso::AccessHooks {
- public:
-  ProbeHooks(const Layout* layout, const Timekeeper* tk, uint64_t counter)
-      : layout_(layout), tk_(tk), counter_(counter) {}
-  void BeforeLoad(uint32_t offset, uint32_t /*size*/) override {
-    if (before_load) before_load(offset);
-    loads.push_back(layout_->DescribeOffset(offset));
-  }
-  uint64_t ReadCounter(vdso::CounterRead kind) override {
-    EXPECT_EQ(kind, vdso::CounterRead::kOrdered);  // rdtsc_ordered().
-    loads.push_back("COUNTER");
-    return counter_;
-  }
-  bool MayRetry() override { return ++retries <= retry_budget; }
-  ClockResult Fallback(ClockId clock) override {
-    fallbacks.push_back(clock);
-    timekeeper::SyscallContext ctx;
-    ctx.cycles = counter_;
-    return timekeeper::SysClockGettime(*tk_, clock, ctx);
-  }
-
-  std::vector<std::string> loads;
-  std::vector<ClockId> fallbacks;
-  std::function<void(uint32_t)> before_load;
-  int retries = 0;
-  int retry_budget = 10;
-
- private:
-  const Layout* layout_;
-  const Timekeeper* tk_;
-  uint64_t counter_;
-};
+// One reader call at a fixed counter (budget: 10 retries), the syscall
+// model at the same counter as the fallback.
+std::optional<ClockResult> ReadWith(testing::PublishBed& bed, ClockId clock,
+                                    FixedCounterHooks& hooks) {
+  const std::optional<ClockResult> got = bed.Read(clock, hooks);
+  ExpectOrderedReads(hooks);
+  return got;
+}
+FixedCounterHooks HooksAt(const testing::PublishBed& bed, uint64_t counter) {
+  FixedCounterHooks hooks = bed.NewHooks(counter);
+  hooks.retry_budget = 10;
+  return hooks;
+}
 
 // The pre-6.10 answer where nothing guards the product: the u64 sum
 // base + delta * mult wraps, then >> shift; the u32 carry of
@@ -154,41 +112,35 @@ class EraTest : public ::testing::TestWithParam<EraFacts> {
   void SetUp() override {
     facts_ = GetParam();
     variant_ = &FindEra(facts_.name);
-    auto page = vdso::VvarPage::Create();
-    ASSERT_TRUE(page.ok());
-    page_ = std::move(*page);
-    auto tsc = timekeeper::MakeTscClocksource(2600000);
-    ASSERT_TRUE(tsc.ok());
-    publisher_ = std::make_unique<EraPublisher>(variant_, page_.get());
-    tk_ =
-        std::make_unique<timekeeper::Timekeeping>(*tsc, 250, publisher_.get());
-    tk_->Init(kC0, Timespec64{1700000000, 123456789},
-              Timespec64{12, 345000000});
+    bed_ =
+        std::make_unique<testing::PublishBed>(*variant_, testing::Tsc(2600000));
+    bed_->tk().Init(kC0, Timespec64{1700000000, 123456789},
+                    Timespec64{12, 345000000});
     ci_ = tk().cycle_interval;
     now_ = kC0;
     for (uint64_t i = 0; i < 5; ++i) Tick(ci_ + 1234 * i);
   }
 
-  const Timekeeper& tk() const { return tk_->timekeeper(); }
+  const Timekeeper& tk() const { return bed_->state(); }
   uint64_t cycle_last() const { return tk().tkr_mono.cycle_last; }
   uint64_t max_cycles() const { return tk().tkr_mono.clock->max_cycles; }
   void Tick(uint64_t cycles) {
     now_ += cycles;
-    tk_->Advance(timekeeper::AdvanceMode::kTick, now_);
+    bed_->tk().Advance(timekeeper::AdvanceMode::kTick, now_);
   }
 
-  std::optional<ClockResult> Read(ClockId clock, ProbeHooks& hooks) {
-    vdso::HookedAccess access(page_->data(), &hooks);
-    std::unique_ptr<SimReader> reader = variant_->make_sim_reader();
-    return reader->Call(access, page_->data(), clock);
+  std::optional<ClockResult> Read(ClockId clock, FixedCounterHooks& hooks) {
+    return ReadWith(*bed_, clock, hooks);
   }
-  ProbeHooks Hooks(uint64_t counter) {
-    return ProbeHooks(variant_->layout, &tk(), counter);
+  FixedCounterHooks Hooks(uint64_t counter) const {
+    return HooksAt(*bed_, counter);
   }
   ClockResult Syscall(ClockId clock, uint64_t counter) const {
-    timekeeper::SyscallContext ctx;
-    ctx.cycles = counter;
-    return timekeeper::SysClockGettime(tk(), clock, ctx);
+    return bed_->Syscall(clock, counter);
+  }
+  // The accesses, loads by the era layout's field names.
+  std::vector<std::string> Accesses(const FixedCounterHooks& hooks) const {
+    return hooks.Described(*variant_->layout);
   }
 
   // The coarse clocks before 6.15: REALTIME's ns part at the last update,
@@ -214,7 +166,7 @@ class EraTest : public ::testing::TestWithParam<EraFacts> {
     for (uint64_t delta : deltas) {
       const uint64_t counter = cycle_last() + delta;
       for (ClockId id = 0; id <= kClockTai; ++id) {
-        ProbeHooks hooks = Hooks(counter);
+        FixedCounterHooks hooks = Hooks(counter);
         const std::optional<ClockResult> got = Read(id, hooks);
         ASSERT_TRUE(got.has_value());
         const bool coarse =
@@ -225,15 +177,15 @@ class EraTest : public ::testing::TestWithParam<EraFacts> {
         EXPECT_EQ(*got, want) << when << ", " << ClockName(id) << " at delta "
                               << delta << ": got " << FormatClockResult(*got)
                               << ", want " << FormatClockResult(want);
-        EXPECT_EQ(hooks.fallbacks.size(),
+        EXPECT_EQ(hooks.fallbacks().size(),
                   ServesFromPage(*variant_, id) ? 0u : 1u)
             << ClockName(id);
       }
       for (ClockId id : {-1, 16, 23, INT_MAX}) {
-        ProbeHooks hooks = Hooks(counter);
+        FixedCounterHooks hooks = Hooks(counter);
         EXPECT_EQ(Read(id, hooks), Syscall(id, counter)) << id;
-        EXPECT_EQ(hooks.fallbacks, std::vector<ClockId>{id});
-        EXPECT_TRUE(hooks.loads.empty()) << id;  // Decided from the id.
+        EXPECT_EQ(hooks.fallbacks(), std::vector<ClockId>{id});
+        EXPECT_TRUE(hooks.accesses().empty()) << id;  // Decided from the id.
       }
     }
   }
@@ -253,9 +205,7 @@ class EraTest : public ::testing::TestWithParam<EraFacts> {
 
   EraFacts facts_;
   const Variant* variant_ = nullptr;
-  std::unique_ptr<vdso::VvarPage> page_;
-  std::unique_ptr<EraPublisher> publisher_;
-  std::unique_ptr<timekeeper::Timekeeping> tk_;
+  std::unique_ptr<testing::PublishBed> bed_;
   uint64_t ci_ = 0;
   uint64_t now_ = 0;
 };
@@ -272,7 +222,7 @@ TEST_P(EraTest, MatchesTheSyscallThroughTicksAndAFrequencyChange) {
   txc.modes = timekeeper::kAdjFrequency;
   txc.freq = 100ll << 16;  // +100 ppm.
   now_ += ci_ / 3;
-  ASSERT_TRUE(tk_->Adjtimex(txc, now_).ok());
+  ASSERT_TRUE(bed_->tk().Adjtimex(txc, now_).ok());
   ASSERT_NE(tk().coarse_nsec, tk().tkr_mono.xtime_nsec >> tk().tkr_mono.shift);
   ExpectAllClocks("between ticks, after adjtimex(ADJ_FREQUENCY)");
 
@@ -286,9 +236,9 @@ TEST_P(EraTest, CounterBehindCycleLastReadsTheBaseTime) {
   // the max_cycles path and then the bit-62 branch. All stay at the base.
   const uint64_t counter = cycle_last() - 5000;
   for (ClockId id : kHresIds) {
-    ProbeHooks hooks = Hooks(counter);
+    FixedCounterHooks hooks = Hooks(counter);
     EXPECT_EQ(Read(id, hooks), Syscall(id, cycle_last())) << ClockName(id);
-    EXPECT_TRUE(hooks.fallbacks.empty());
+    EXPECT_TRUE(hooks.fallbacks().empty());
   }
 }
 
@@ -303,39 +253,39 @@ TEST_P(EraTest, DeltaPastMaxCycles) {
   if (facts_.overflow_protected) {
     // 6.10+: the 128-bit multiply gives what the syscall gives.
     for (ClockId id : kHresIds) {
-      ProbeHooks hooks = Hooks(counter);
+      FixedCounterHooks hooks = Hooks(counter);
       EXPECT_EQ(Read(id, hooks), Syscall(id, counter)) << ClockName(id);
     }
     return;
   }
   // 5.3-6.9: (base + delta * mult) wraps in 64 bits (delta < 2^62, so 6.5's
   // bit-62 filter lets it through).
-  ProbeHooks h1 = Hooks(counter);
+  FixedCounterHooks h1 = Hooks(counter);
   const std::optional<ClockResult> real = Read(kClockRealtime, h1);
   EXPECT_EQ(real, Wrapped(tk().xtime_sec, mono.xtime_nsec, delta, mono.mult,
                           mono.shift));
   EXPECT_NE(real, Syscall(kClockRealtime, counter));
-  ProbeHooks h2 = Hooks(counter);
+  FixedCounterHooks h2 = Hooks(counter);
   EXPECT_EQ(Read(kClockMonotonicRaw, h2),
             Wrapped(tk().raw_sec, raw.xtime_nsec, delta, raw.mult, raw.shift));
-  EXPECT_TRUE(h1.fallbacks.empty());
-  EXPECT_TRUE(h2.fallbacks.empty());
+  EXPECT_TRUE(h1.fallbacks().empty());
+  EXPECT_TRUE(h2.fallbacks().empty());
 }
 
 TEST_P(EraTest, CounterWithBitSixtyThreeSet) {
   const uint64_t counter = (1ull << 63) + cycle_last() + 1000;
   for (ClockId id : kHresIds) {
-    ProbeHooks hooks = Hooks(counter);
+    FixedCounterHooks hooks = Hooks(counter);
     const std::optional<ClockResult> got = Read(id, hooks);
     if (facts_.masked_counter) {
       // 6.5+: the counter is masked to 63 bits before the sign test, so it
       // reads as cycle_last + 1000; the syscall is never asked.
       EXPECT_EQ(got, Syscall(id, cycle_last() + 1000)) << ClockName(id);
-      EXPECT_TRUE(hooks.fallbacks.empty());
+      EXPECT_TRUE(hooks.fallbacks().empty());
     } else {
       // 5.3/6.1: (s64)cycles < 0 sends the call to the syscall.
       EXPECT_EQ(got, Syscall(id, counter)) << ClockName(id);
-      EXPECT_EQ(hooks.fallbacks, std::vector<ClockId>{id});
+      EXPECT_EQ(hooks.fallbacks(), std::vector<ClockId>{id});
     }
   }
 }
@@ -346,7 +296,7 @@ TEST_P(EraTest, DeltaWithBitSixtyTwoSet) {
   if (facts_.masked_counter) {
     // 6.5+: bit 62 is the sign of the 63-bit delta: negative motion.
     for (ClockId id : kHresIds) {
-      ProbeHooks hooks = Hooks(counter);
+      FixedCounterHooks hooks = Hooks(counter);
       EXPECT_EQ(Read(id, hooks), Syscall(id, cycle_last())) << ClockName(id);
     }
     return;
@@ -354,27 +304,27 @@ TEST_P(EraTest, DeltaWithBitSixtyTwoSet) {
   // 5.3/6.1: cycles > last, so the wrapped product is added.
   const auto& mono = tk().tkr_mono;
   const auto& raw = tk().tkr_raw;
-  ProbeHooks h1 = Hooks(counter);
+  FixedCounterHooks h1 = Hooks(counter);
   EXPECT_EQ(Read(kClockRealtime, h1), Wrapped(tk().xtime_sec, mono.xtime_nsec,
                                               delta, mono.mult, mono.shift));
-  ProbeHooks h2 = Hooks(counter);
+  FixedCounterHooks h2 = Hooks(counter);
   EXPECT_EQ(Read(kClockMonotonicRaw, h2),
             Wrapped(tk().raw_sec, raw.xtime_nsec, delta, raw.mult, raw.shift));
 }
 
 TEST_P(EraTest, RetriesWhenAnUpdateLandsMidRead) {
-  publisher_->queue = true;
+  bed_->queue = true;
   Tick(3 * ci_);
-  ASSERT_EQ(publisher_->pending.size(), 1u);
+  ASSERT_EQ(bed_->pending().size(), 1u);
   const uint64_t counter = cycle_last() + 100;  // The new state's.
   // The whole update lands just before the first cycle_last load, so the
   // first pass pairs the old base with the new cycle_last.
   const uint32_t cl = RecordField(0, "cycle_last");
   bool applied = false;
-  ProbeHooks hooks = Hooks(counter);
-  hooks.before_load = [&](uint32_t offset) {
+  FixedCounterHooks hooks = Hooks(counter);
+  hooks.before_load = [&](size_t, uint32_t offset) {
     if (offset == cl && !applied) {
-      page_->Apply(publisher_->pending.front());
+      bed_->page().Apply(bed_->pending().front());
       applied = true;
     }
   };
@@ -382,12 +332,13 @@ TEST_P(EraTest, RetriesWhenAnUpdateLandsMidRead) {
   EXPECT_TRUE(applied);
   const std::string seq =
       facts_.vdso_clock_records ? "clock_data[0].seq" : "vdso_data[0].seq";
-  EXPECT_EQ(std::count(hooks.loads.begin(), hooks.loads.end(), seq), 4)
+  const std::vector<std::string> accesses = Accesses(hooks);
+  EXPECT_EQ(std::count(accesses.begin(), accesses.end(), seq), 4)
       << "two passes";
 }
 
 TEST_P(EraTest, HresLoadsInKernelSourceOrder) {
-  ProbeHooks hooks = Hooks(cycle_last() + 10);
+  FixedCounterHooks hooks = Hooks(cycle_last() + 10);
   ASSERT_TRUE(Read(kClockMonotonic, hooks).has_value());
   const std::string p =
       facts_.vdso_clock_records ? "clock_data[0]" : "vdso_data[0]";
@@ -399,16 +350,16 @@ TEST_P(EraTest, HresLoadsInKernelSourceOrder) {
        {".mult", ".shift", ".basetime[CLOCK_MONOTONIC].sec", ".seq"}) {
     want.push_back(p + f);
   }
-  EXPECT_EQ(hooks.loads, want);
+  EXPECT_EQ(Accesses(hooks), want);
 }
 
 TEST_P(EraTest, ClockModeNoneGoesToTheSyscall) {
   ASSERT_EQ(RecordField(1, "seq"), facts_.raw_record);
-  page_->Store(RecordField(1, "clock_mode"), 4, 0);
-  ProbeHooks hooks = Hooks(cycle_last() + 10);
+  bed_->page().Store(RecordField(1, "clock_mode"), 4, 0);
+  FixedCounterHooks hooks = Hooks(cycle_last() + 10);
   EXPECT_EQ(Read(kClockMonotonicRaw, hooks),
             Syscall(kClockMonotonicRaw, cycle_last() + 10));
-  EXPECT_EQ(hooks.fallbacks, std::vector<ClockId>{kClockMonotonicRaw});
+  EXPECT_EQ(hooks.fallbacks(), std::vector<ClockId>{kClockMonotonicRaw});
   const std::string p =
       facts_.vdso_clock_records ? "clock_data[1]" : "vdso_data[1]";
   std::vector<std::string> want = {p + ".seq", p + ".clock_mode"};
@@ -417,16 +368,16 @@ TEST_P(EraTest, ClockModeNoneGoesToTheSyscall) {
     want.push_back(p + ".basetime[CLOCK_MONOTONIC_RAW].nsec");
     want.push_back(p + ".cycle_last");
   }
-  EXPECT_EQ(hooks.loads, want);
+  EXPECT_EQ(Accesses(hooks), want);
 }
 
 TEST_P(EraTest, OddSeqSpinsUntilTheBudgetRunsOut) {
-  page_->Store(RecordField(0, "seq"), 4, 7);
-  ProbeHooks hooks = Hooks(cycle_last());
+  bed_->page().Store(RecordField(0, "seq"), 4, 7);
+  FixedCounterHooks hooks = Hooks(cycle_last());
   hooks.retry_budget = 3;
   EXPECT_EQ(Read(kClockRealtimeCoarse, hooks), std::nullopt);
   // Four spins; 6.1+ also loads clock_mode on each (the timens check).
-  EXPECT_EQ(hooks.loads.size(), facts_.timens_check ? 8u : 4u);
+  EXPECT_EQ(hooks.accesses().size(), facts_.timens_check ? 8u : 4u);
 }
 
 TEST_P(EraTest, WriterStoresLandOnLayoutFields) {
@@ -467,18 +418,15 @@ TEST_P(EraTest, ClocksourceWithoutVdsoMode) {
       "hpet", timekeeper::ClocksourceMask(32), 1, 14318180,
       timekeeper::kVdsoClockmodeNone, 250);
   ASSERT_TRUE(hpet.ok());
-  auto page = vdso::VvarPage::Create();
-  ASSERT_TRUE(page.ok());
-  EraPublisher publisher(variant_, page->get());
-  timekeeper::Timekeeping tk(*hpet, 250, &publisher);
-  tk.Init(1000, Timespec64{1700000000, 0}, Timespec64{});
-  tk.Advance(timekeeper::AdvanceMode::kTick,
-             1000 + tk.timekeeper().cycle_interval);
+  testing::PublishBed bed(*variant_, *hpet);
+  bed.tk().Init(1000, Timespec64{1700000000, 0}, Timespec64{});
+  bed.tk().Advance(timekeeper::AdvanceMode::kTick,
+                   1000 + bed.state().cycle_interval);
 
   // 5.3 writes the hres data whatever the mode; 6.1+ leaves it stale
   // ("lib/vdso: Avoid highres update if clocksource is not VDSO capable").
   const vdso::VvarUpdate u =
-      variant_->build_update(tk.timekeeper(), 4, PublishContext{});
+      variant_->build_update(bed.state(), 4, PublishContext{});
   const uint32_t cl = RecordField(0, "cycle_last");
   bool writes_cycle_last = false;
   for (const vdso::VvarStore& s : u.stores) {
@@ -487,25 +435,20 @@ TEST_P(EraTest, ClocksourceWithoutVdsoMode) {
   EXPECT_EQ(writes_cycle_last, facts_.sign_check_late);
 
   // Every hres clock goes to the syscall; the coarse ones are served.
-  const uint64_t counter = tk.timekeeper().tkr_mono.cycle_last + 7;
+  const uint64_t counter = bed.state().tkr_mono.cycle_last + 7;
   for (ClockId id : {kClockMonotonic, kClockRealtimeCoarse}) {
-    ProbeHooks hooks(variant_->layout, &tk.timekeeper(), counter);
-    vdso::HookedAccess access((*page)->data(), &hooks);
-    const std::optional<ClockResult> got =
-        variant_->make_sim_reader()->Call(access, (*page)->data(), id);
-    timekeeper::SyscallContext ctx;
-    ctx.cycles = counter;
-    EXPECT_EQ(got, timekeeper::SysClockGettime(tk.timekeeper(), id, ctx))
+    FixedCounterHooks hooks = HooksAt(bed, counter);
+    EXPECT_EQ(ReadWith(bed, id, hooks), bed.Syscall(id, counter))
         << ClockName(id);
-    EXPECT_EQ(hooks.fallbacks.size(), id == kClockMonotonic ? 1u : 0u);
+    EXPECT_EQ(hooks.fallbacks().size(), id == kClockMonotonic ? 1u : 0u);
   }
 }
 
 TEST_P(EraTest, NativeLoopRunsOnThePage) {
   // The coarse clocks need no counter: the last of 10 reads is the page's.
   const uint64_t last =
-      variant_->native_loop(page_->data(), kClockRealtimeCoarse, 10);
-  ProbeHooks hooks = Hooks(cycle_last());
+      variant_->native_loop(bed_->page().data(), kClockRealtimeCoarse, 10);
+  FixedCounterHooks hooks = Hooks(cycle_last());
   const std::optional<ClockResult> one = Read(kClockRealtimeCoarse, hooks);
   ASSERT_TRUE(one.has_value());
   EXPECT_EQ(last, static_cast<uint64_t>(one->ts.tv_sec) * kNsecPerSec +
@@ -544,10 +487,14 @@ TEST(Era53, BoottimeWrapsPastLongSuspends) {
   (*page53)->Apply(FindEra("5.3").build_update(t, 0, PublishContext{}));
   (*page61)->Apply(FindEra("6.1").build_update(t, 0, PublishContext{}));
   auto read = [&](const char* era, vdso::VvarPage* page) {
-    ProbeHooks hooks(FindEra(era).layout, &t, t.tkr_mono.cycle_last);
+    FixedCounterHooks hooks(t.tkr_mono.cycle_last);
+    hooks.UseSyscallOf(&t);
+    hooks.retry_budget = 10;
     vdso::HookedAccess access(page->data(), &hooks);
-    return FindEra(era).make_sim_reader()->Call(access, page->data(),
-                                                kClockBoottime);
+    const std::optional<ClockResult> got = FindEra(era).make_sim_reader()->Call(
+        access, page->data(), kClockBoottime);
+    ExpectOrderedReads(hooks);
+    return got;
   };
   // 6.1: MONOTONIC + the sleep.
   timekeeper::SyscallContext ctx;

@@ -15,15 +15,15 @@
 #include "common/clock_result.h"
 #include "common/clockid.h"
 #include "common/math64.h"
+#include "testing/publish_bed.h"
 #include "timekeeper/clocksource.h"
 #include "timekeeper/ntp.h"
-#include "variants/gtod/test_bed.h"
+#include "variants/gtod/gtod_testing.h"
 
 namespace vdsolab::variants::gtod {
 namespace {
 
-using testing::Bed;
-using testing::GetVariant;
+using testing::PublishBed;
 using testing::Tsc;
 
 struct Case {
@@ -75,7 +75,7 @@ ClockResult EraCoarse(const timekeeper::Timekeeper& tk, ClockId clock) {
 class KernelClocksTest : public ::testing::TestWithParam<Case> {
  protected:
   // Checks every clock id on the current page.
-  void CheckAll(Bed& bed) {
+  void CheckAll(PublishBed& bed) {
     const Case& c = GetParam();
     const timekeeper::Timekeeper& tk = bed.state();
     const uint64_t last = tk.tkr_mono.cycle_last;
@@ -89,20 +89,20 @@ class KernelClocksTest : public ::testing::TestWithParam<Case> {
         const uint64_t counter = last + d;
         EXPECT_EQ(bed.Read(clk, counter), bed.Syscall(clk, counter))
             << ClockName(clk) << " at cycle_last + " << d;
-        EXPECT_TRUE(bed.hooks().fallbacks.empty()) << ClockName(clk);
-        EXPECT_EQ(bed.hooks().reads.size(), 1u) << ClockName(clk);
+        EXPECT_TRUE(bed.hooks().fallbacks().empty()) << ClockName(clk);
+        EXPECT_EQ(bed.hooks().counter_reads().size(), 1u) << ClockName(clk);
       }
       // Behind cycle_last (a lagging CPU): the base time, not a jump.
       for (uint64_t behind : {uint64_t{1}, uint64_t{123456}}) {
         EXPECT_EQ(bed.Read(clk, last - behind), bed.Syscall(clk, last))
             << ClockName(clk) << " at cycle_last - " << behind;
-        EXPECT_TRUE(bed.hooks().fallbacks.empty());
+        EXPECT_TRUE(bed.hooks().fallbacks().empty());
       }
     }
 
     for (ClockId clk : {kClockRealtimeCoarse, kClockMonotonicCoarse}) {
       EXPECT_EQ(bed.Read(clk, last + ci), EraCoarse(tk, clk)) << ClockName(clk);
-      EXPECT_TRUE(bed.hooks().reads.empty());  // No counter read.
+      EXPECT_TRUE(bed.hooks().counter_reads().empty());  // No counter read.
       if (tk.coarse_nsec == tk.tkr_mono.xtime_nsec >> tk.tkr_mono.shift) {
         EXPECT_EQ(bed.Read(clk, last), bed.Syscall(clk, last));
       }
@@ -131,10 +131,10 @@ class KernelClocksTest : public ::testing::TestWithParam<Case> {
       const std::optional<ClockResult> got = bed.Read(id, counter);
       if (c.unserved_einval) {
         EXPECT_EQ(got, ClockResult::Error(-kEinval)) << id;
-        EXPECT_TRUE(bed.hooks().fallbacks.empty()) << id;
+        EXPECT_TRUE(bed.hooks().fallbacks().empty()) << id;
       } else {
         EXPECT_EQ(got, bed.Syscall(id, counter)) << id;
-        EXPECT_EQ(bed.hooks().fallbacks, std::vector<ClockId>{id});
+        EXPECT_EQ(bed.hooks().fallbacks(), std::vector<ClockId>{id});
       }
     }
   }
@@ -147,7 +147,7 @@ TEST_P(KernelClocksTest, MatchesTheSyscallThroughTicksAndAdjtimex) {
   for (uint32_t khz : {2600000u, 3000000u, 2095998u}) {
     PublishContext ctx;
     ctx.tsc_khz = khz;
-    Bed bed(v, Tsc(khz), ctx);
+    PublishBed bed(v, Tsc(khz), ctx);
     uint64_t now = 5000000000000ull;
     bed.tk().Init(now, {1700000000, 987654321}, {12, 345678901});
     testing_context_ = std::to_string(khz) + " kHz, init";
@@ -185,7 +185,7 @@ TEST_P(KernelClocksTest, RetriesWhenAnUpdateLandsDuringTheRead) {
   const Variant& v = GetVariant(GetParam().name);
   PublishContext ctx;
   ctx.tsc_khz = 2600000;
-  Bed bed(v, Tsc(2600000), ctx);
+  PublishBed bed(v, Tsc(2600000), ctx);
   uint64_t now = 1000000000;
   bed.tk().Init(now, {1700000000, 0}, {5, 0});
   now += bed.state().cycle_interval;
@@ -203,7 +203,7 @@ TEST_P(KernelClocksTest, RetriesWhenAnUpdateLandsDuringTheRead) {
         bed.tk().SetTimeOfDay({before.ts.tv_sec + 100, before.ts.tv_nsec}, now),
         0);
     bed.queue = false;
-    ASSERT_EQ(bed.pending.size(), 1u);
+    ASSERT_EQ(bed.pending().size(), 1u);
     const ClockResult after = clk == kClockRealtime
                                   ? bed.Syscall(clk, counter)
                                   : EraCoarse(bed.state(), clk);
@@ -212,10 +212,10 @@ TEST_P(KernelClocksTest, RetriesWhenAnUpdateLandsDuringTheRead) {
     const std::optional<ClockResult> got =
         bed.Read(clk, counter, [&](size_t, uint32_t offset) {
           if (offset == 128 && ++seq_loads == 2) {
-            bed.page().Apply(bed.pending.front());
+            bed.page().Apply(bed.pending().front());
           }
         });
-    bed.pending.clear();
+    bed.pending().clear();
     EXPECT_EQ(got, after);
     EXPECT_EQ(seq_loads, 4);  // begin, retry (changed), begin, retry.
   }
@@ -225,12 +225,12 @@ TEST_P(KernelClocksTest, OddSeqSpinsUntilTheBudgetRunsOut) {
   const Variant& v = GetVariant(GetParam().name);
   PublishContext ctx;
   ctx.tsc_khz = 2600000;
-  Bed bed(v, Tsc(2600000), ctx);
+  PublishBed bed(v, Tsc(2600000), ctx);
   bed.tk().Init(1000000000, {1700000000, 0}, {});
   bed.page().Store(128, 4, 7);  // A writer stopped inside its update.
   EXPECT_EQ(bed.Read(kClockMonotonic, 1000000500), std::nullopt);
-  EXPECT_EQ(bed.hooks().retries, bed.hooks().retry_budget + 1);
-  EXPECT_TRUE(bed.hooks().reads.empty());
+  EXPECT_EQ(bed.hooks().retries(), bed.hooks().retry_budget + 1);
+  EXPECT_TRUE(bed.hooks().counter_reads().empty());
 }
 
 TEST_P(KernelClocksTest, ClockModeNoneAndPvclockGoToTheSyscall) {
@@ -248,7 +248,7 @@ TEST_P(KernelClocksTest, ClockModeNoneAndPvclockGoToTheSyscall) {
        {std::pair{*hpet, uint64_t{0}}, std::pair{*kvm, uint64_t{2}}}) {
     SCOPED_TRACE(cs.name);
     PublishContext ctx;
-    Bed bed(v, cs, ctx);
+    PublishBed bed(v, cs, ctx);
     bed.tk().Init(100000, {1700000000, 0}, {3, 0});
     bed.tk().Advance(timekeeper::AdvanceMode::kTick,
                      100000 + 2 * bed.state().cycle_interval);
@@ -257,12 +257,12 @@ TEST_P(KernelClocksTest, ClockModeNoneAndPvclockGoToTheSyscall) {
     for (ClockId clk : c.hres) {
       EXPECT_EQ(bed.Read(clk, counter), bed.Syscall(clk, counter))
           << ClockName(clk);
-      EXPECT_EQ(bed.hooks().fallbacks, std::vector<ClockId>{clk});
+      EXPECT_EQ(bed.hooks().fallbacks(), std::vector<ClockId>{clk});
     }
     // The coarse clocks never look at the mode.
     EXPECT_EQ(bed.Read(kClockRealtimeCoarse, counter),
               EraCoarse(bed.state(), kClockRealtimeCoarse));
-    EXPECT_TRUE(bed.hooks().fallbacks.empty());
+    EXPECT_TRUE(bed.hooks().fallbacks().empty());
   }
 }
 
@@ -274,7 +274,7 @@ TEST_P(KernelClocksTest, RdtscpOnlyWhereThePatchAndThePageSaySo) {
     PublishContext ctx;
     ctx.tsc_khz = 2600000;
     ctx.has_rdtscp = has_rdtscp;
-    Bed bed(v, Tsc(2600000), ctx);
+    PublishBed bed(v, Tsc(2600000), ctx);
     bed.tk().Init(1000000, {1700000000, 0}, {});
     const uint64_t counter = 1000000 + 1000;
     for (ClockId clk : c.hres) {
@@ -282,7 +282,7 @@ TEST_P(KernelClocksTest, RdtscpOnlyWhereThePatchAndThePageSaySo) {
       const bool rdtscp =
           clk == kClockMonotonicRaw && c.rdtscp_raw && has_rdtscp;
       EXPECT_EQ(
-          bed.hooks().reads,
+          bed.hooks().counter_reads(),
           std::vector<vdso::CounterRead>{rdtscp ? vdso::CounterRead::kRdtscp
                                                 : vdso::CounterRead::kOrdered})
           << ClockName(clk) << " has_rdtscp " << has_rdtscp;
@@ -319,12 +319,12 @@ INSTANTIATE_TEST_SUITE_P(AllVariants, KernelClocksTest,
 // Seed 003 tests the counter's sign: (s64)cycles < 0 goes to the syscall.
 TEST(Sverdlin, CounterWithBit63SetFallsBack) {
   PublishContext ctx;
-  Bed bed(GetVariant("sverdlin-v2"), Tsc(2600000), ctx);
+  PublishBed bed(GetVariant("sverdlin-v2"), Tsc(2600000), ctx);
   bed.tk().Init(1000, {1700000000, 0}, {});
   const uint64_t counter = (1ull << 63) + 5;
   for (ClockId clk : {kClockMonotonic, kClockMonotonicRaw}) {
     EXPECT_EQ(bed.Read(clk, counter), bed.Syscall(clk, counter));
-    EXPECT_EQ(bed.hooks().fallbacks, std::vector<ClockId>{clk});
+    EXPECT_EQ(bed.hooks().fallbacks(), std::vector<ClockId>{clk});
   }
 }
 
@@ -334,7 +334,7 @@ TEST(Sverdlin, CounterWithBit63SetFallsBack) {
 TEST(VasDias, RawLoadsRawCycleLastBeforeTheCounter) {
   PublishContext ctx;
   ctx.has_rdtscp = true;
-  Bed bed(GetVariant("vasdias-rdtscp"), Tsc(2600000), ctx);
+  PublishBed bed(GetVariant("vasdias-rdtscp"), Tsc(2600000), ctx);
   bed.tk().Init(1000, {1700000000, 0}, {});
   ASSERT_TRUE(bed.Read(kClockMonotonicRaw, 2000).has_value());
   // seq, vclock_mode, raw_sec, raw_nsec, vclock_mode (vgetsns_raw),
@@ -343,8 +343,8 @@ TEST(VasDias, RawLoadsRawCycleLastBeforeTheCounter) {
   const std::vector<uint32_t> want = {128,      128 + 4,  128 + 128, 128 + 136,
                                       128 + 4,  128 + 32, 128 + 56,  128 + 32,
                                       128 + 40, 128 + 48, 128 + 52,  128};
-  EXPECT_EQ(bed.hooks().loads, want);
-  EXPECT_EQ(bed.hooks().loads_before_counter, 7u);
+  EXPECT_EQ(bed.hooks().load_offsets(), want);
+  EXPECT_EQ(bed.hooks().loads_before_counter(), 7u);
 
   ASSERT_TRUE(bed.Read(kClockMonotonic, 2000).has_value());
   // seq, vclock_mode, sec, snsec, vclock_mode | counter | cycle_last (the
@@ -352,8 +352,8 @@ TEST(VasDias, RawLoadsRawCycleLastBeforeTheCounter) {
   const std::vector<uint32_t> mono = {128,      128 + 4,  128 + 80, 128 + 88,
                                       128 + 4,  128 + 8,  128 + 8,  128 + 16,
                                       128 + 24, 128 + 28, 128};
-  EXPECT_EQ(bed.hooks().loads, mono);
-  EXPECT_EQ(bed.hooks().loads_before_counter, 5u);
+  EXPECT_EQ(bed.hooks().load_offsets(), mono);
+  EXPECT_EQ(bed.hooks().loads_before_counter(), 5u);
 }
 
 }  // namespace

@@ -13,14 +13,14 @@
 
 #include "absl/strings/str_format.h"
 #include "common/clockid.h"
-#include "variants/gtod/test_bed.h"
+#include "testing/publish_bed.h"
+#include "variants/gtod/gtod_testing.h"
 #include "variants/layout.h"
 
 namespace vdsolab::variants::gtod {
 namespace {
 
-using testing::Bed;
-using testing::GetVariant;
+using testing::PublishBed;
 using testing::Tsc;
 
 struct Want {
@@ -177,7 +177,7 @@ TEST_P(WriterTest, StoresFollowTheSeqProtocolAndLandOnFields) {
   const Variant& v = GetVariant(GetParam());
   PublishContext ctx;
   ctx.tsc_khz = 2600000;
-  Bed bed(v, Tsc(2600000), ctx);
+  PublishBed bed(v, Tsc(2600000), ctx);
   bed.tk().Init(1000000, {1700000000, 5}, {2, 0});
   bed.tk().Advance(timekeeper::AdvanceMode::kTick,
                    1000000 + 2 * bed.state().cycle_interval);
@@ -237,7 +237,7 @@ INSTANTIATE_TEST_SUITE_P(AllVariants, WriterTest,
 TEST(WriterOrder, VasDiasRdtscpStoresInThePatchOrder) {
   const Variant& v = GetVariant("vasdias-rdtscp");
   PublishContext ctx;
-  Bed bed(v, Tsc(2600000), ctx);
+  PublishBed bed(v, Tsc(2600000), ctx);
   bed.tk().Init(0, {1700000000, 0}, {});
   std::vector<std::string> names;
   for (const vdso::VvarStore& s : bed.last_update().stores) {

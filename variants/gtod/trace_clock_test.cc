@@ -10,13 +10,13 @@
 #include <string>
 
 #include "common/clock_result.h"
-#include "variants/gtod/test_bed.h"
+#include "testing/publish_bed.h"
+#include "variants/gtod/gtod_testing.h"
 
 namespace vdsolab::variants::gtod {
 namespace {
 
-using testing::Bed;
-using testing::GetVariant;
+using testing::PublishBed;
 using testing::Tsc;
 
 uint64_t Trace2600(uint64_t cycles) { return (cycles * 393) >> 10; }
@@ -39,7 +39,7 @@ TEST_P(TraceClockTest, VdsoAndSyscallFollowTheFormula) {
   PublishContext ctx;
   ctx.tsc_khz = 2600000;
   ctx.counters_synced = true;
-  Bed bed(v, Tsc(2600000), ctx);
+  PublishBed bed(v, Tsc(2600000), ctx);
   bed.tk().Init(1000, {1700000000, 0}, {});
   EXPECT_EQ(bed.page().Load(128 + 112, 8), 2539u);  // gtod->cpu_khz
   EXPECT_EQ(bed.page().Load(128 + 104, 4), 1u);     // trace_clock_is_sync
@@ -47,8 +47,8 @@ TEST_P(TraceClockTest, VdsoAndSyscallFollowTheFormula) {
                      uint64_t{5000000000000}, uint64_t{1} << 60}) {
     const ClockResult want = Encoded(Trace2600(c));
     EXPECT_EQ(bed.Read(kClockTrace, c), want) << c;
-    EXPECT_TRUE(bed.hooks().fallbacks.empty());
-    EXPECT_EQ(bed.hooks().reads,
+    EXPECT_TRUE(bed.hooks().fallbacks().empty());
+    EXPECT_EQ(bed.hooks().counter_reads(),
               std::vector<vdso::CounterRead>{vdso::CounterRead::kOrdered});
     EXPECT_EQ(v.syscall(kClockTrace, c, ctx), want) << c;
   }
@@ -64,11 +64,12 @@ TEST_P(TraceClockTest, UnsyncedCountersGiveEperm) {
   PublishContext ctx;
   ctx.tsc_khz = 2600000;
   ctx.counters_synced = false;
-  Bed bed(v, Tsc(2600000), ctx);
+  PublishBed bed(v, Tsc(2600000), ctx);
   bed.tk().Init(1000, {1700000000, 0}, {});
   EXPECT_EQ(bed.page().Load(128 + 104, 4), 0u);
   EXPECT_EQ(bed.Read(kClockTrace, 5000), ClockResult::Error(-kEperm));
-  EXPECT_TRUE(bed.hooks().reads.empty());  // Refused before the counter.
+  EXPECT_TRUE(
+      bed.hooks().counter_reads().empty());  // Refused before the counter.
   EXPECT_EQ(v.syscall(kClockTrace, 5000, ctx), ClockResult::Error(-kEperm));
 }
 
@@ -76,7 +77,7 @@ TEST_P(TraceClockTest, ScaledKhzOfZeroIsEinvalNotADivideFault) {
   const Variant& v = GetVariant(GetParam());
   PublishContext ctx;
   ctx.tsc_khz = 1000;  // 1000 >> 10 == 0.
-  Bed bed(v, Tsc(1000), ctx);
+  PublishBed bed(v, Tsc(1000), ctx);
   bed.tk().Init(1000, {1700000000, 0}, {});
   EXPECT_EQ(bed.Read(kClockTrace, 5000), ClockResult::Error(-kEinval));
   EXPECT_EQ(v.syscall(kClockTrace, 5000, ctx), ClockResult::Error(-kEinval));

@@ -11,14 +11,14 @@
 #include <vector>
 
 #include "common/clock_result.h"
+#include "testing/publish_bed.h"
 #include "timekeeper/clocksource.h"
-#include "variants/gtod/test_bed.h"
+#include "variants/gtod/gtod_testing.h"
 
 namespace vdsolab::variants::gtod {
 namespace {
 
-using testing::Bed;
-using testing::GetVariant;
+using testing::PublishBed;
 using testing::Tsc;
 
 constexpr uint32_t kKhz = 2600000;
@@ -48,7 +48,7 @@ class TscCalibrationTest : public ::testing::Test {
         static_cast<double>(tsc) / (static_cast<double>(kKhz) / 1e3)));
   }
 
-  Bed bed_;
+  PublishBed bed_;
   uint64_t mult_ = 0;
   uint32_t shift_ = 0;
 };
@@ -60,9 +60,9 @@ TEST_F(TscCalibrationTest, GetterReadsTheCalibrationWithoutSeqThenRdtscp) {
   ASSERT_TRUE(bed_.Read(kTscCalDirect, 12345).has_value());
   // vclock_mode, tsc_khz, raw_mult, raw_shift; then the counter.
   const std::vector<uint32_t> want = {128 + 4, 128 + 60, 128 + 48, 128 + 52};
-  EXPECT_EQ(bed_.hooks().loads, want);
-  EXPECT_EQ(bed_.hooks().loads_before_counter, 4u);
-  EXPECT_EQ(bed_.hooks().reads,
+  EXPECT_EQ(bed_.hooks().load_offsets(), want);
+  EXPECT_EQ(bed_.hooks().loads_before_counter(), 4u);
+  EXPECT_EQ(bed_.hooks().counter_reads(),
             std::vector<vdso::CounterRead>{vdso::CounterRead::kRdtscp});
 }
 
@@ -196,19 +196,19 @@ TEST(TscCalibration, NotTheTscMeansEinvalBeforeTheCounter) {
   ASSERT_TRUE(hpet.ok());
   PublishContext ctx;
   ctx.tsc_khz = kKhz;
-  Bed bed(GetVariant("tsc-calibration"), *hpet, ctx);
+  PublishBed bed(GetVariant("tsc-calibration"), *hpet, ctx);
   bed.tk().Init(1000, {1700000000, 0}, {});
   for (ClockId clk : {kTscCalDirect, kTscCalDelta, kTscCalFloat}) {
     EXPECT_EQ(bed.Read(clk, 5000), ClockResult::Error(-kEinval));
-    EXPECT_TRUE(bed.hooks().reads.empty());
-    EXPECT_EQ(bed.hooks().loads, std::vector<uint32_t>{128 + 4});
+    EXPECT_TRUE(bed.hooks().counter_reads().empty());
+    EXPECT_EQ(bed.hooks().load_offsets(), std::vector<uint32_t>{128 + 4});
   }
 }
 
 TEST(TscCalibration, ZeroTscKhzMakesTheFloatClockEinval) {
   PublishContext ctx;
   ctx.tsc_khz = 0;
-  Bed bed(GetVariant("tsc-calibration"), Tsc(kKhz), ctx);
+  PublishBed bed(GetVariant("tsc-calibration"), Tsc(kKhz), ctx);
   bed.tk().Init(1000, {1700000000, 0}, {});
   EXPECT_EQ(bed.Read(kTscCalFloat, 5000), ClockResult::Error(-kEinval));
   EXPECT_TRUE(bed.Read(kTscCalDirect, 5000).has_value());
@@ -232,7 +232,7 @@ TEST(TscCalibration, RecordDefinesThreeUserspaceClocks) {
 TEST(TscCalibration, EachReaderInstanceHasItsOwnDeltaState) {
   PublishContext ctx;
   ctx.tsc_khz = kKhz;
-  Bed bed(GetVariant("tsc-calibration"), Tsc(kKhz), ctx);
+  PublishBed bed(GetVariant("tsc-calibration"), Tsc(kKhz), ctx);
   bed.tk().Init(1000, {1700000000, 0}, {});
   const auto first = bed.Read(kTscCalDelta, 2600000000);
   (void)bed.Read(kTscCalDelta, 2600000000 + 1);  // Frozen: +1 cycle < 1 ns.
@@ -245,7 +245,7 @@ TEST(NativeLoops, RunForEveryVariant) {
   for (const Variant* v : GtodVariants()) {
     PublishContext ctx;
     ctx.tsc_khz = kKhz;
-    Bed bed(*v, Tsc(kKhz), ctx);
+    PublishBed bed(*v, Tsc(kKhz), ctx);
     bed.tk().Init(1000, {1700000000, 0}, {5, 0});
     std::vector<ClockId> clocks = {kClockRealtime, kClockMonotonicCoarse};
     for (const ClockDef& c : v->own_clocks) clocks.push_back(c.id);

@@ -10,13 +10,14 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
 
 #include "common/clock_result.h"
 #include "common/clockid.h"
+#include "testing/fixed_counter_hooks.h"
+#include "testing/publish_bed.h"
 #include "timekeeper/clocksource.h"
 #include "timekeeper/posix_clocks.h"
 #include "timekeeper/timekeeping.h"
@@ -30,36 +31,18 @@ namespace vdsolab::variants {
 namespace {
 
 using perf::kClockPerfTime;
+using testing::FixedCounterHooks;
 using u128 = unsigned __int128;
 
 constexpr uint64_t kNsPerMsec = 1000000;
 
-// A reader's view of the outside world: a fixed counter, a script hook
-// before each page load, and a retry budget.
-class TestHooks : public vdso::AccessHooks {
- public:
-  void BeforeLoad(uint32_t offset, uint32_t /*size*/) override {
-    loads.push_back(offset);
-    if (before_load) before_load(offset);
-  }
-  uint64_t ReadCounter(vdso::CounterRead kind) override {
-    counter_kinds.push_back(kind);
-    return counter;
-  }
-  bool MayRetry() override { return ++retries <= retry_budget; }
-  ClockResult Fallback(ClockId /*clock*/) override {
-    ++fallbacks;
-    return ClockResult::Error(-kEinval);
-  }
-
-  uint64_t counter = 0;
-  int retries = 0;
-  int retry_budget = 10;
-  int fallbacks = 0;
-  std::vector<uint32_t> loads;
-  std::vector<vdso::CounterRead> counter_kinds;
-  std::function<void(uint32_t)> before_load;
-};
+// A fixed counter, the accesses recorded, 10 retries at most; the
+// fallback answers -EINVAL.
+FixedCounterHooks TestHooks(uint64_t counter = 0) {
+  FixedCounterHooks hooks(counter);
+  hooks.retry_budget = 10;
+  return hooks;
+}
 
 std::unique_ptr<vdso::VvarPage> NewPage() {
   auto page = vdso::VvarPage::Create();
@@ -68,7 +51,7 @@ std::unique_ptr<vdso::VvarPage> NewPage() {
 }
 
 std::optional<ClockResult> ReadPerfClock(vdso::VvarPage& page,
-                                         TestHooks& hooks) {
+                                         FixedCounterHooks& hooks) {
   vdso::HookedAccess access(page.data(), &hooks);
   std::unique_ptr<SimReader> reader = PerfMmapVariant().make_sim_reader();
   return reader->Call(access, page.data(), kClockPerfTime);
@@ -274,11 +257,10 @@ TEST(PerfMmapWriter, UnstableTscWithdrawsUserTime) {
   std::unique_ptr<vdso::VvarPage> page = NewPage();
   page->Apply(perf::BuildPerfUpdate(TkAt(0), 0, ctx));
   EXPECT_EQ(page->Load(perf::kPcCapabilities, 8), perf::kCapBit0IsDeprecated);
-  TestHooks hooks;
-  hooks.counter = 2600000000ull;
+  FixedCounterHooks hooks = TestHooks(2600000000ull);
   EXPECT_EQ(ReadPerfClock(*page, hooks),
             ClockResult::Error(-perf::kEopnotsupp));
-  EXPECT_TRUE(hooks.counter_kinds.empty());  // No rdtsc without the cap.
+  EXPECT_TRUE(hooks.counter_reads().empty());  // No rdtsc without the cap.
 }
 
 // --- Reader -----------------------------------------------------------------
@@ -301,21 +283,19 @@ TEST(PerfMmapReader, TimestampIsTheHeadersFormula) {
                                             uint64_t{1} << 63,
                                             ~uint64_t{0}};
     for (uint64_t cyc : counters) {
-      SCOPED_TRACE(testing::Message() << "khz " << khz << " cyc " << cyc);
-      TestHooks hooks;
-      hooks.counter = cyc;
+      SCOPED_TRACE(::testing::Message() << "khz " << khz << " cyc " << cyc);
+      FixedCounterHooks hooks = TestHooks(cyc);
       const uint64_t ns = ExpectedPerfNs(sc, boot, cyc);
       const Timespec64 want{static_cast<int64_t>(ns / kNsecPerSec),
                             static_cast<int64_t>(ns % kNsecPerSec)};
       EXPECT_EQ(ReadPerfClock(*page, hooks), ClockResult::Ok(want));
-      EXPECT_EQ(hooks.retries, 0);
+      EXPECT_EQ(hooks.retries(), 0);
       // A bare rdtsc, as the header's example: no ordering fence.
-      ASSERT_EQ(hooks.counter_kinds.size(), 1u);
-      EXPECT_EQ(hooks.counter_kinds[0], vdso::CounterRead::kPlain);
+      ASSERT_EQ(hooks.counter_reads().size(), 1u);
+      EXPECT_EQ(hooks.counter_reads()[0], vdso::CounterRead::kPlain);
     }
     // One second of counter after boot reads as one second of perf time.
-    TestHooks hooks;
-    hooks.counter = boot + uint64_t{khz} * 1000;
+    FixedCounterHooks hooks = TestHooks(boot + uint64_t{khz} * 1000);
     const std::optional<ClockResult> r = ReadPerfClock(*page, hooks);
     ASSERT_TRUE(r.has_value());
     EXPECT_LE(std::llabs(static_cast<long long>(Ns(r->ts)) - 1000000000ll), 1)
@@ -331,12 +311,11 @@ TEST(PerfMmapReader, RetriesWhenTheLockMovesMidRead) {
   const uint64_t old_zero = page->Load(perf::kPcTimeZero, 8);
   const uint64_t new_zero = old_zero + 777;
 
-  TestHooks hooks;
-  hooks.counter = boot + 2600000000ull;
+  FixedCounterHooks hooks = TestHooks(boot + 2600000000ull);
   // After the reader has loaded time_zero, a whole update lands: lock
   // moves from 2 to 4 and time_zero changes. Only a retry sees the new one.
   bool bumped = false;
-  hooks.before_load = [&](uint32_t offset) {
+  hooks.before_load = [&](size_t, uint32_t offset) {
     if (offset == perf::kPcTimeShift && !bumped) {
       bumped = true;
       page->Store(perf::kPcLock, 4, 4);
@@ -345,21 +324,21 @@ TEST(PerfMmapReader, RetriesWhenTheLockMovesMidRead) {
   };
   const std::optional<ClockResult> r = ReadPerfClock(*page, hooks);
   ASSERT_TRUE(r.has_value());
-  EXPECT_EQ(hooks.retries, 1);
+  EXPECT_EQ(hooks.retries(), 1);
   const Scale sc = ExpectedCyc2nsScale(2600000);
   EXPECT_EQ(Ns(r->ts), ExpectedPerfNs(sc, boot, hooks.counter) + 777);
   // Two passes: the counter was read twice.
-  EXPECT_EQ(hooks.counter_kinds.size(), 2u);
+  EXPECT_EQ(hooks.counter_reads().size(), 2u);
 }
 
 TEST(PerfMmapReader, GivesUpWhenTheAccessPolicySaysSo) {
   const PublishContext ctx = Ctx(2600000, 0);
   std::unique_ptr<vdso::VvarPage> page = NewPage();
   page->Apply(perf::BuildPerfUpdate(TkAt(0), 0, ctx));
-  TestHooks hooks;
+  FixedCounterHooks hooks = TestHooks();
   hooks.retry_budget = 0;
   uint32_t lock = 2;
-  hooks.before_load = [&](uint32_t offset) {
+  hooks.before_load = [&](size_t, uint32_t offset) {
     if (offset == perf::kPcTimeZero) page->Store(perf::kPcLock, 4, lock += 2);
   };
   EXPECT_EQ(ReadPerfClock(*page, hooks), std::nullopt);
@@ -376,39 +355,22 @@ TEST(PerfMmapReader, DocumentedLoopAcceptsAnOddLockThatDoesNotMove) {
       perf::kPcCapabilities, 8,
       perf::kCapBit0IsDeprecated | perf::kCapUserTime | perf::kCapUserTimeZero);
   page->Store(perf::kPcTimeZero, 8, 50);
-  TestHooks hooks;
-  hooks.counter = 1ull << 40;
+  FixedCounterHooks hooks = TestHooks(1ull << 40);
   EXPECT_EQ(ReadPerfClock(*page, hooks), ClockResult::Ok({0, 50}));
-  EXPECT_EQ(hooks.retries, 0);
+  EXPECT_EQ(hooks.retries(), 0);
 }
 
 TEST(PerfMmapReader, OtherClockIdsGoToTheSyscall) {
   std::unique_ptr<vdso::VvarPage> page = NewPage();
-  TestHooks hooks;
+  FixedCounterHooks hooks = TestHooks();
   vdso::HookedAccess access(page->data(), &hooks);
   EXPECT_EQ(perf::PerfClockGettime(access, page->data(), kClockMonotonicRaw),
             ClockResult::Error(-kEinval));
-  EXPECT_EQ(hooks.fallbacks, 1);
-  EXPECT_TRUE(hooks.loads.empty());
+  EXPECT_EQ(hooks.fallbacks().size(), 1u);
+  EXPECT_TRUE(hooks.load_offsets().empty());
 }
 
 // --- "Do not mix clocks": perf time against CLOCK_MONOTONIC_RAW -------------
-
-// Publishes every timekeeper update through the variant's writer.
-class PerfPageSink : public timekeeper::VsyscallSink {
- public:
-  PerfPageSink(vdso::VvarPage* page, PublishContext ctx)
-      : page_(page), ctx_(ctx) {}
-  void UpdateVsyscall(const timekeeper::Timekeeper& tk) override {
-    page_->Apply(PerfMmapVariant().build_update(tk, seq_, ctx_));
-    seq_ += 2;
-  }
-
- private:
-  vdso::VvarPage* page_;
-  PublishContext ctx_;
-  uint32_t seq_ = 0;
-};
 
 struct Divergence {
   int64_t perf_ns;  // perf_time delta.
@@ -424,27 +386,16 @@ struct Divergence {
 // model, both at the hour's first and last counter value.
 Divergence MeasureOneHour(uint32_t khz) {
   const uint64_t boot = 1000000007;
-  const PublishContext ctx = Ctx(khz, boot);
-  std::unique_ptr<vdso::VvarPage> page = NewPage();
-  PerfPageSink sink(page.get(), ctx);
-  absl::StatusOr<timekeeper::Clocksource> tsc =
-      timekeeper::MakeTscClocksource(khz);
-  EXPECT_TRUE(tsc.ok());
-  timekeeper::Timekeeping tk(*tsc, 250, &sink);
-  tk.Init(boot, Timespec64{1700000000, 0}, Timespec64{});
+  testing::PublishBed bed(PerfMmapVariant(), testing::Tsc(khz), Ctx(khz, boot));
+  bed.tk().Init(boot, Timespec64{1700000000, 0}, Timespec64{});
 
   auto perf_at = [&](uint64_t cyc) {
-    TestHooks hooks;
-    hooks.counter = cyc;
-    const std::optional<ClockResult> r = ReadPerfClock(*page, hooks);
+    const std::optional<ClockResult> r = bed.Read(kClockPerfTime, cyc);
     EXPECT_TRUE(r.has_value() && r->ret == 0);
     return r ? Ns(r->ts) : 0;
   };
   auto raw_at = [&](uint64_t cyc) {
-    timekeeper::SyscallContext sc;
-    sc.cycles = cyc;
-    const ClockResult r =
-        timekeeper::SysClockGettime(tk, kClockMonotonicRaw, sc);
+    const ClockResult r = bed.Syscall(kClockMonotonicRaw, cyc);
     EXPECT_EQ(r.ret, 0);
     return Ns(r.ts);
   };
@@ -454,7 +405,7 @@ Divergence MeasureOneHour(uint32_t khz) {
   const uint64_t perf0 = perf_at(c0);
   const uint64_t raw0 = raw_at(c0);
   for (uint64_t s = 1; s <= 3600; ++s) {
-    tk.Advance(timekeeper::AdvanceMode::kTick, boot + s * per_sec);
+    bed.tk().Advance(timekeeper::AdvanceMode::kTick, boot + s * per_sec);
   }
   const uint64_t c1 = boot + 3600 * per_sec;
   Divergence d;
@@ -462,7 +413,7 @@ Divergence MeasureOneHour(uint32_t khz) {
   d.raw_ns = static_cast<int64_t>(raw_at(c1) - raw0);
   d.diff_ns = d.perf_ns - d.raw_ns;
   d.perf_scale = ExpectedCyc2nsScale(khz);
-  d.raw_scale = {tk.timekeeper().tkr_raw.mult, tk.timekeeper().tkr_raw.shift};
+  d.raw_scale = {bed.state().tkr_raw.mult, bed.state().tkr_raw.shift};
   d.cycles = c1 - c0;
   return d;
 }

@@ -1,0 +1,262 @@
+#include "sim/scenario_fields.h"
+
+#include <climits>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "common/clockid.h"
+#include "common/escape.h"
+#include "sim/toml_values.h"
+
+namespace vdsolab::sim {
+namespace {
+
+using toml_table::BigUnsigned;
+using toml_table::Bool;
+using toml_table::Duration;
+using toml_table::Enum;
+using toml_table::Fields;
+using toml_table::InlineTables;
+using toml_table::Int;
+using toml_table::IntList;
+using toml_table::OptionalSection;
+using toml_table::Ppm;
+using toml_table::Section;
+using toml_table::String;
+using toml_table::Tables;
+using toml_table::Time;
+using toml_table::Where;
+
+absl::StatusOr<ClockId> ParseClockName(const std::string& name) {
+  for (ClockId id = 0; id < kVdsoBases; ++id) {
+    if (ClockShortName(id) == name || ClockName(id) == name) return id;
+  }
+  int64_t v;
+  if (absl::SimpleAtoi(name, &v) && v >= INT32_MIN && v <= INT32_MAX) {
+    return static_cast<ClockId>(v);
+  }
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "unknown clock \"%s\" (want e.g. \"MONOTONIC\", \"REALTIME_COARSE\", "
+      "or a number)",
+      name));
+}
+
+// Clock ids by name ("MONOTONIC", "CLOCK_TAI", a number), or "all": the
+// clocks the vDSO serves.
+template <class S>
+toml_table::Field<S> Clocks(const std::string& key,
+                            std::vector<ClockId> S::*member) {
+  const std::string want = "want \"all\" or a non-empty list of clock names";
+  return toml_table::Value(
+      key, member, want,
+      [want](const toml::node& node, const Where& where,
+             std::vector<ClockId>& out) -> absl::Status {
+        if (node.is_string() && *node.value<std::string>() == "all") {
+          out.assign(std::begin(kVdsoServedClocks),
+                     std::end(kVdsoServedClocks));
+          return absl::OkStatus();
+        }
+        const toml::array* array = node.as_array();
+        if (array == nullptr || array->empty()) return where.Bad(node, want);
+        out.clear();
+        for (const toml::node& item : *array) {
+          if (!item.is_string()) return where.Bad(item, "want clock names");
+          absl::StatusOr<ClockId> id =
+              ParseClockName(*item.value<std::string>());
+          if (!id.ok()) return where.Bad(item, id.status().message());
+          out.push_back(*id);
+        }
+        return absl::OkStatus();
+      },
+      [](const std::vector<ClockId>& clocks) {
+        std::vector<std::string> names;
+        for (ClockId c : clocks) names.push_back(TomlQuote(ClockShortName(c)));
+        return absl::StrCat("[", absl::StrJoin(names, ", "), "]");
+      });
+}
+
+// An event parameter belongs to these kinds only.
+template <EventKind... kKinds>
+bool KindIs(const EventSpec& e) {
+  return ((e.kind == kKinds) || ...);
+}
+
+constexpr int64_t kPpmMax = 1000000;  // Probabilities: 1000000 = always.
+
+const Fields<CounterStep>& StepFields() {
+  static const auto* fields = new Fields<CounterStep>{
+      Duration("at", &CounterStep::at_ns),
+      Int("cycles", &CounterStep::cycles, -(1ll << 62), 1ll << 62),
+  };
+  return *fields;
+}
+
+const Fields<CpuCounterSpec>& CpuFields() {
+  using C = CpuCounterSpec;
+  static const auto* fields = new Fields<C>{
+      Int("offset_cycles", &C::offset_cycles, INT64_MIN / 2, INT64_MAX / 2),
+      Int("drift_ppb", &C::drift_ppb, -100000000, 100000000),
+      Int("wobble_cycles", &C::wobble_cycles, 0, 1ll << 40),
+      Duration("wobble_period", &C::wobble_period_ns),
+      Int("jitter_cycles", &C::jitter_cycles, 0, 1ll << 40),
+      InlineTables("steps", &C::steps, StepFields(),
+                   "{ at = \"1s\", cycles = -1000 }"),
+  };
+  return *fields;
+}
+
+const Fields<MachineSpec>& MachineFields() {
+  using M = MachineSpec;
+  static const auto* fields = new Fields<M>{
+      String("clocksource", &M::clocksource),
+      Int("counter_hz", &M::counter_hz, 0, INT64_MAX),
+      Int("calibrated_hz", &M::calibrated_hz, 0, INT64_MAX),
+      Int("width_bits", &M::width_bits, 0, 64),
+      Bool("rdtscp", &M::rdtscp),
+      BigUnsigned("counter_start", &M::counter_start),
+      Tables("cpu", &M::cpus, CpuFields()),
+  };
+  return *fields;
+}
+
+const Fields<KernelSpec>& KernelFields() {
+  using K = KernelSpec;
+  static const auto* fields = new Fields<K>{
+      Int("hz", &K::hz, 0, 100000),
+      Time("boot_realtime", &K::boot_realtime),
+      Time("boot_offset", &K::boot_offset),
+      Int("hrtimer_res_ns", &K::hrtimer_res_ns, 0, 1000000000),
+      Int("timekeeping_cpu", &K::timekeeping_cpu, 0, 1000),
+      Bool("has_rtc", &K::has_rtc),
+  };
+  return *fields;
+}
+
+const Fields<TimingSpec>& TimingFields() {
+  using T = TimingSpec;
+  static const auto* fields = new Fields<T>{
+      Duration("tick_jitter", &T::tick_jitter_ns),
+      Duration("load", &T::load_ns),
+      Duration("counter_read", &T::counter_read_ns),
+      Duration("syscall", &T::syscall_ns),
+      Duration("writer_start", &T::writer_start_ns),
+      Duration("store", &T::store_ns),
+      Int("writer_stall_ppm", &T::writer_stall_ppm, 0, kPpmMax),
+      Duration("writer_stall_max", &T::writer_stall_max_ns),
+      Int("preempt_ppm", &T::preempt_ppm, 0, kPpmMax),
+      Duration("preempt_max", &T::preempt_max_ns),
+  };
+  return *fields;
+}
+
+const Fields<EventSpec>& EventFields() {
+  using E = EventSpec;
+  using K = EventKind;
+  static const auto* fields = new Fields<E>{
+      Enum("kind", &E::kind,
+           {K::kAdjtimexFrequency, K::kAdjtimexTick, K::kSetTime, K::kIdle,
+            K::kPause},
+           EventKindName)
+          .Required()
+          .Decides(),
+      Duration("at", &E::at_ns),
+      Ppm("freq_ppm", &E::freq_scaled_ppm, 500)
+          .When(KindIs<K::kAdjtimexFrequency>),
+      Int("tick", &E::tick_usec, 0, 1000000).When(KindIs<K::kAdjtimexTick>),
+      Time("realtime", &E::realtime).When(KindIs<K::kSetTime>),
+      Duration("duration", &E::duration_ns).When(KindIs<K::kIdle, K::kPause>),
+  };
+  return *fields;
+}
+
+const Fields<ReaderSpec>& ReaderFields() {
+  using R = ReaderSpec;
+  static const auto* fields = new Fields<R>{
+      Int("id", &R::id, -1, 1000000),
+      Int("cpu", &R::cpu, 0, 1000),
+      Clocks("clocks", &R::clocks),
+      Duration("period", &R::period_ns),
+      Duration("period_jitter", &R::period_jitter_ns),
+      Int("migrate_ppm", &R::migrate_ppm, 0, kPpmMax),
+      Int("migrate_midcall_ppm", &R::migrate_midcall_ppm, 0, kPpmMax),
+  };
+  return *fields;
+}
+
+const Fields<FaultSpec>& FaultFields() {
+  using F = FaultSpec;
+  static const auto* fields = new Fields<F>{
+      Bool("unordered_counter_read", &F::unordered_counter_read),
+      Duration("speculation", &F::speculation_ns),
+  };
+  return *fields;
+}
+
+const Fields<CheckSpec>& CheckFields() {
+  using C = CheckSpec;
+  static const auto* fields = new Fields<C>{
+      Bool("exact", &C::exact),
+      Bool("monotonic", &C::monotonic),
+      Bool("causal", &C::causal),
+      Bool("sane", &C::sane),
+      Bool("raw_rate", &C::raw_rate),
+      Bool("cross_clock", &C::cross_clock),
+      Bool("torn", &C::torn),
+      Int("livelock_budget", &C::livelock_budget, 0, 1000000000),
+  };
+  return *fields;
+}
+
+const Fields<RunSpec>& RunFields() {
+  using R = RunSpec;
+  static const auto* fields = new Fields<R>{
+      Duration("duration", &R::duration_ns),
+      Int("seed", &R::seed, 0, INT64_MAX),
+      Enum("strategy", &R::strategy, {Strategy::kRandom, Strategy::kExhaustive},
+           StrategyName),
+      String("reader", &R::reader),
+      Duration("exhaustive_at", &R::exhaustive_at_ns),
+      Int("exhaustive_updates", &R::exhaustive_updates, 0, 1000),
+  };
+  return *fields;
+}
+
+const Fields<ReplaySpec>& ReplayFields() {
+  using R = ReplaySpec;
+  static const auto* fields = new Fields<R>{
+      Int("reader", &R::reader, 0, 1000000),
+      Int("call", &R::call, 0, INT64_MAX),
+      String("property", &R::property),
+      IntList("decisions", &R::decisions).OmitDefault(),
+  };
+  return *fields;
+}
+
+}  // namespace
+
+const Fields<Scenario>& ScenarioFields() {
+  using S = Scenario;
+  static const auto* fields = new Fields<S>{
+      String("name", &S::name),
+      String("description", &S::description).OmitDefault(),
+      Section("machine", &S::machine, MachineFields()),
+      Section("kernel", &S::kernel, KernelFields()),
+      Section("timing", &S::timing, TimingFields()),
+      Tables("event", &S::events, EventFields()),
+      Tables("reader", &S::readers, ReaderFields()),
+      Section("faults", &S::faults, FaultFields()),
+      Section("checks", &S::checks, CheckFields()),
+      Section("run", &S::run, RunFields()),
+      OptionalSection("replay", &S::replay, &ReplaySpec::present,
+                      ReplayFields()),
+  };
+  return *fields;
+}
+
+}  // namespace vdsolab::sim

@@ -1,0 +1,45 @@
+#include "third_party/tomlplusplus/hardened.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace vdsolab::toml_hardened {
+namespace {
+
+TEST(ParseToml, ParsesAndSaysWhereItStopped) {
+  const absl::StatusOr<toml::table> t = ParseToml("a = 1\n", "ok.toml");
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->get("a")->value<int64_t>(), 1);
+  const absl::StatusOr<toml::table> bad = ParseToml("a = 1\n[b\n", "x.toml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message().rfind("x.toml:2:", 0), 0u) << bad.status();
+}
+
+// Fix 1: an internal check of the library fails; an error, not an abort.
+TEST(ParseToml, ATableHeaderWithoutAKeyIsAnError) {
+  const absl::StatusOr<toml::table> t = ParseToml("[{a]]\n", "h.toml");
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("h.toml"), std::string::npos);
+}
+
+// Fix 2: code points the generated predicates never expected (U+00DE,
+// U+FEF7) where whitespace may stand: an error, not undefined behaviour.
+TEST(ParseToml, NonAsciiWhereWhitespaceMayStandIsAnError) {
+  for (const char* text : {"\xc3\x9e", "x = 1 \xef\xbb\xb7\n"}) {
+    EXPECT_FALSE(ParseToml(text, "u.toml").ok()) << text;
+  }
+}
+
+// Fix 3: a float asked for as an integer is no integer (and no cast).
+TEST(IntegerValue, OnlyIntegerNodesHaveOne) {
+  const absl::StatusOr<toml::table> t =
+      ParseToml("i = -7\nf = 1e300\ns = \"3\"\n", "v.toml");
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(IntegerValue(*t->get("i")), -7);
+  EXPECT_EQ(IntegerValue(*t->get("f")), std::nullopt);
+  EXPECT_EQ(IntegerValue(*t->get("s")), std::nullopt);
+}
+
+}  // namespace
+}  // namespace vdsolab::toml_hardened
