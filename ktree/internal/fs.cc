@@ -243,6 +243,9 @@ absl::StatusOr<int> MirrorTree(const std::string& from_root,
     }
     return copied;
   }
+  if (const size_t slash = to.find_last_of('/'); slash != std::string::npos) {
+    if (absl::Status s = MakeDirs(to.substr(0, slash)); !s.ok()) return s;
+  }
   if (linkat(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), 0) == 0) return 0;
   if (errno != EXDEV && errno != EPERM && errno != EMLINK) {
     return Errno("linking", to, errno);

@@ -6,14 +6,25 @@
 #include <cstdlib>
 
 #include "ktree/internal/fs.h"
+#include "ktree/internal/source.h"
 #include "ktree/load.h"
 
 namespace vdsolab::ktree::testing {
 
 std::string TestDir(const std::string& name) {
   const char* tmp = std::getenv("TEST_TMPDIR");
-  if (tmp != nullptr && *tmp != '\0') return std::string(tmp) + "/" + name;
-  return "/tmp/" + name + "." + std::to_string(getpid());
+  static const std::string base =
+      tmp != nullptr && *tmp != '\0'
+          ? std::string(tmp)
+          : "/tmp/vdsolab-ktree-test." + std::to_string(getpid());
+  return base + "/" + name;
+}
+
+absl::StatusOr<std::string> TreeRoot(const std::string& tree) {
+  absl::StatusOr<internal::TreeSource> src = internal::ResolveTree(
+      tree, internal::JoinPath(TestDir("ktree-cache"), "ktree-v1"));
+  if (!src.ok()) return src.status();
+  return src->root;
 }
 
 absl::StatusOr<BuiltVariant> Build(const std::string& tree,

@@ -29,8 +29,13 @@ namespace vdsolab::ktree::testing {
 inline constexpr char kTarball61[] = "/usr/src/linux-source-6.1.tar.xz";
 inline constexpr char kTarball612[] = "/usr/src/linux-source-6.12.tar.xz";
 
-// $TEST_TMPDIR/<name> (or /tmp/<name>.<pid> outside Bazel).
+// $TEST_TMPDIR/<name> (or /tmp/vdsolab-ktree-test.<pid>/<name> outside
+// Bazel).
 std::string TestDir(const std::string& name);
+
+// The directory of a tree's files: the tree itself, or a tarball's
+// extraction in the test's cache.
+absl::StatusOr<std::string> TreeRoot(const std::string& tree);
 
 // BuildTreeVariant into the test's cache.
 absl::StatusOr<BuiltVariant> Build(const std::string& tree,
