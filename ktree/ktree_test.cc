@@ -327,6 +327,45 @@ TEST(KtreeErrors, CompileErrorsNameTheTreesFileAndLine) {
   }
 }
 
+// Counter and syscall instructions a patch adds are rewritten like the
+// tree's own; one the rewriter cannot see (raw bytes) fails the build
+// rather than reading the real TSC behind the simulation's back.
+TEST(KtreeBuild, PatchedCounterReadsAreRewrittenOrRefused) {
+  absl::StatusOr<std::string> root = testing::TreeRoot(testing::kTarball612);
+  ASSERT_TRUE(root.ok());
+  const std::string dir = testing::TestDir("p");
+  absl::StatusOr<std::string> bare = testing::WriteStatementPatch(
+      *root, dir, "bare-rdtsc",
+      "asm volatile(\"rdtsc\" ::: \"eax\", \"edx\");");
+  absl::StatusOr<std::string> rdtscp = testing::WriteStatementPatch(
+      *root, dir, "rdtscp",
+      "asm volatile(\"lfence; rdtsc; rdtscp\" ::: \"eax\", \"ecx\", \"edx\");");
+  absl::StatusOr<std::string> raw = testing::WriteStatementPatch(
+      *root, dir, "raw-rdtsc",
+      "asm volatile(\".byte 0x0f, 0x31\" ::: \"eax\", \"edx\");");
+  ASSERT_TRUE(bare.ok() && rdtscp.ok() && raw.ok());
+  absl::StatusOr<BuiltVariant> plain =
+      BuildTreeVariant(Options(testing::kTarball612));
+  absl::StatusOr<BuiltVariant> b =
+      BuildTreeVariant(Options(testing::kTarball612, {*bare}));
+  absl::StatusOr<BuiltVariant> p =
+      BuildTreeVariant(Options(testing::kTarball612, {*rdtscp}));
+  ASSERT_TRUE(plain.ok() && b.ok() && p.ok()) << b.status() << p.status();
+  // do_hres() is inlined into each of vclock_gettime.c's callers: one
+  // site per copy.
+  EXPECT_GE(b->plain_reads, 1);
+  EXPECT_EQ(b->ordered_reads, plain->ordered_reads);
+  EXPECT_EQ(p->rdtscp_reads, b->plain_reads);
+  EXPECT_EQ(p->ordered_reads, plain->ordered_reads + p->rdtscp_reads);
+  absl::StatusOr<BuiltVariant> r =
+      BuildTreeVariant(Options(testing::kTarball612, {*raw}));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(Message(r.status()).find("`rdtsc` in "), std::string::npos)
+      << r.status();
+  EXPECT_NE(Message(r.status()).find("was not rewritten"), std::string::npos);
+}
+
 TEST(KtreeBuild, ClangBuildsTheSameTree) {
   BuildOptions o = Options(testing::kTarball612);
   o.cc = "clang-14";

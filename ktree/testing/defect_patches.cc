@@ -132,9 +132,11 @@ absl::StatusOr<std::string> WriteDefectPatch(const std::string& tree_root,
   return Diff(tree_root, rel, *edited, dir, DefectName(d));
 }
 
-absl::StatusOr<std::string> WriteCompileErrorPatch(const std::string& tree_root,
-                                                   const std::string& dir,
-                                                   int* line) {
+absl::StatusOr<std::string> WriteStatementPatch(const std::string& tree_root,
+                                                const std::string& dir,
+                                                const std::string& name,
+                                                const std::string& statement,
+                                                int* line) {
   absl::StatusOr<std::string> src =
       internal::ReadFile(JoinPath(tree_root, kGeneric));
   if (!src.ok()) return src.status();
@@ -144,10 +146,26 @@ absl::StatusOr<std::string> WriteCompileErrorPatch(const std::string& tree_root,
   const size_t rmb = text.find("\t\tsmp_rmb();\n", f);
   if (rmb == std::string::npos) return Missing(kGeneric, "smp_rmb()");
   const size_t after = rmb + std::string("\t\tsmp_rmb();\n").size();
-  text.insert(after, "\t\tvdsolab_undeclared_identifier = 1;\n");
-  *line = 1;
-  for (size_t i = 0; i < after; ++i) *line += text[i] == '\n';
-  return Diff(tree_root, kGeneric, text, dir, "compile-error");
+  text.insert(after, "\t\t" + statement + "\n");
+  if (line != nullptr) {
+    *line = 1;
+    for (size_t i = 0; i < after; ++i) *line += text[i] == '\n';
+  }
+  return Diff(tree_root, kGeneric, text, dir, name);
+}
+
+absl::StatusOr<std::string> WriteStatementPatch(const std::string& tree_root,
+                                                const std::string& dir,
+                                                const std::string& name,
+                                                const std::string& statement) {
+  return WriteStatementPatch(tree_root, dir, name, statement, nullptr);
+}
+
+absl::StatusOr<std::string> WriteCompileErrorPatch(const std::string& tree_root,
+                                                   const std::string& dir,
+                                                   int* line) {
+  return WriteStatementPatch(tree_root, dir, "compile-error",
+                             "vdsolab_undeclared_identifier = 1;", line);
 }
 
 absl::StatusOr<std::string> WriteNonApplyingPatch(const std::string& tree_root,

@@ -50,6 +50,13 @@ absl::StatusOr<std::string> WriteCompileErrorPatch(const std::string& tree_root,
 absl::StatusOr<std::string> WriteNonApplyingPatch(const std::string& tree_root,
                                                   const std::string& dir);
 
+// A patch adding `statement` (e.g. an asm statement) to do_hres()'s seq
+// loop after its smp_rmb(); written as `dir`/<name>.diff.
+absl::StatusOr<std::string> WriteStatementPatch(const std::string& tree_root,
+                                                const std::string& dir,
+                                                const std::string& name,
+                                                const std::string& statement);
+
 // A harmless patch (a comment added to lib/vdso/gettimeofday.c), tagged so
 // different tags make different patches.
 absl::StatusOr<std::string> WriteCommentPatch(const std::string& tree_root,
