@@ -137,8 +137,8 @@ absl::StatusOr<BuiltVariant> Build(const Inputs& in, std::string* log) {
   if (!scratch_path.ok()) return scratch_path.status();
   ScratchDir scratch(*scratch_path);
 
-  std::string what = "in Linux " + version->String() + " (" + in.tree.given;
-  for (const internal::Patch& p : in.patches) what += " + " + p.given;
+  std::string what = "in Linux " + version->String() + " (" + in.tree.absolute;
+  for (const internal::Patch& p : in.patches) what += " + " + p.absolute;
   what += ")";
 
   // Patches go to a private copy of the vDSO subset.
@@ -221,14 +221,15 @@ absl::StatusOr<BuiltVariant> Build(const Inputs& in, std::string* log) {
   b.provenance = absl::StrFormat(
       "Linux %s from %s: lib/vdso/gettimeofday.c and "
       "arch/x86/include/asm/vdso/gettimeofday.h, %s",
-      b.version, in.tree.given,
+      b.version, in.tree.absolute,
       in.patches.empty() ? "unmodified" : "as patched by");
   for (size_t i = 0; i < in.patches.size(); ++i) {
-    b.provenance += (i == 0 ? " " : ", ") + in.patches[i].given;
+    b.provenance += (i == 0 ? " " : ", ") + in.patches[i].absolute;
   }
-  b.origin = absl::StrFormat("tree %s (%s)", in.tree.given, in.tree.identity);
+  b.origin =
+      absl::StrFormat("tree %s (%s)", in.tree.absolute, in.tree.identity);
   for (const internal::Patch& p : in.patches) {
-    b.origin += absl::StrFormat("; patch %s (sha256:%s)", p.given, p.sha256);
+    b.origin += absl::StrFormat("; patch %s (sha256:%s)", p.absolute, p.sha256);
   }
   b.origin += "; cc " + in.cc.first_line;
   b.ordered_reads = rewrite->ordered;
@@ -361,9 +362,9 @@ absl::StatusOr<BuiltVariant> BuildTreeVariant(const BuildOptions& options) {
 
   std::string key = internal::BuildFingerprint();
   key += "\ncc " + in.cc.cc + "\n" + in.cc.version_text;
-  key += "\ntree " + in.tree.given + "\n" + in.tree.identity + "\n";
+  key += "\ntree " + in.tree.absolute + "\n" + in.tree.identity + "\n";
   for (const internal::Patch& p : in.patches) {
-    key += "patch " + p.given + " " + p.sha256 + "\n";
+    key += "patch " + p.absolute + " " + p.sha256 + "\n";
   }
   in.key = Sha256::Of(key);
 

@@ -176,12 +176,12 @@ static inline void on_load(const void* addr, size_t size) {
 
 /* The compiler's instrumentation entry points (the TSan ABI). Stores go to
  * the caller's timespec or the stack: nothing to do. */
-#define VDSOLAB_LOAD_HOOKS(n)                                          \
-  VDSOLAB_HIDDEN void __tsan_read##n(void* a) { on_load(a, n); }          \
-  VDSOLAB_HIDDEN void __tsan_volatile_read##n(void* a) { on_load(a, n); } \
+#define VDSOLAB_LOAD_HOOKS(n)                                              \
+  VDSOLAB_HIDDEN void __tsan_read##n(void* a) { on_load(a, n); }           \
+  VDSOLAB_HIDDEN void __tsan_volatile_read##n(void* a) { on_load(a, n); }  \
   VDSOLAB_HIDDEN void __tsan_unaligned_read##n(void* a) { on_load(a, n); } \
-  VDSOLAB_HIDDEN void __tsan_write##n(void* a) { (void)a; }              \
-  VDSOLAB_HIDDEN void __tsan_volatile_write##n(void* a) { (void)a; }     \
+  VDSOLAB_HIDDEN void __tsan_write##n(void* a) { (void)a; }                \
+  VDSOLAB_HIDDEN void __tsan_volatile_write##n(void* a) { (void)a; }       \
   VDSOLAB_HIDDEN void __tsan_unaligned_write##n(void* a) { (void)a; }
 
 VDSOLAB_LOAD_HOOKS(1)
@@ -222,9 +222,14 @@ VDSOLAB_HIDDEN void* __tsan_memset(void* dst, int v, size_t n) {
   return dst;
 }
 
-/* smp_rmb()/smp_wmb() where a tree leaves them out of line: x86 is TSO,
- * so they are compiler barriers, which the call already is. */
-VDSOLAB_HIDDEN void smp_rmb(void) {}
+/* smp_rmb()/smp_wmb() where a tree leaves them out of line (an include
+ * order that misses asm/barrier.h): x86 is TSO, so they are compiler
+ * barriers, which the call already is; smp_rmb() is reported to the
+ * simulation as the reader's barrier. */
+VDSOLAB_HIDDEN void smp_rmb(void) {
+  struct call* c = cur;
+  if (c != NULL) c->ops->rmb(c->ops->ctx);
+}
 VDSOLAB_HIDDEN void smp_wmb(void) {}
 
 /* Called by the thunks. */
@@ -431,8 +436,8 @@ static int32_t tree_clock_gettime(const struct vdsolab_ops* ops,
     return VDSOLAB_ABANDONED;
   }
   struct vdsolab_timespec kts = {0, 0};
-  const int r = vdsolab_tree_clock_gettime(page + VDSOLAB_TREE_DATA_OFFSET,
-                                           clock, &kts);
+  const int r =
+      vdsolab_tree_clock_gettime(page + VDSOLAB_TREE_DATA_OFFSET, clock, &kts);
   cur = c.saved;
   if (r == 0) *ts = kts;
   return r;

@@ -152,6 +152,7 @@ absl::StatusOr<std::vector<FileDiff>> ParseUnifiedDiff(std::string_view diff) {
 absl::StatusOr<Patch> ReadPatch(const std::string& path) {
   Patch p;
   p.given = path;
+  p.absolute = Absolute(path);
   absl::StatusOr<std::string> text = ReadFile(path);
   if (!text.ok()) return BadPatch(path, "cannot read it (no such file?)");
   p.text = *text;

@@ -32,8 +32,9 @@ struct FileDiff {
 absl::StatusOr<std::vector<FileDiff>> ParseUnifiedDiff(std::string_view diff);
 
 struct Patch {
-  std::string given;  // As the user named it.
-  std::string name;   // Its basename without .diff/.patch.
+  std::string given;     // As the user named it (for messages).
+  std::string absolute;  // Made absolute (for provenance and the key).
+  std::string name;      // Its basename without .diff/.patch.
   std::string sha256;
   std::string text;
   std::vector<FileDiff> files;

@@ -92,6 +92,7 @@ absl::StatusOr<TreeSource> ResolveTree(const std::string& tree,
   TreeSource src;
   src.given = tree;
   if (tree.empty()) return NotATree(tree, "no tree given");
+  src.absolute = Absolute(tree);
   absl::StatusOr<std::string> real = RealPath(tree);
   if (!real.ok()) return NotATree(tree, "no such file or directory");
   if (IsDirectory(*real)) {

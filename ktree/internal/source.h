@@ -24,8 +24,9 @@ const std::vector<std::string>& VdsoSubset();
 bool InVdsoSubset(const std::string& rel);
 
 struct TreeSource {
-  std::string given;  // As the user named it.
-  std::string root;   // The directory with Makefile, lib/, include/, ...
+  std::string given;     // As the user named it (for messages).
+  std::string absolute;  // Made absolute (for provenance and the key).
+  std::string root;      // The directory with Makefile, lib/, include/, ...
   bool tarball = false;
   // What the cache keys on: "tarball sha256:<hex>" (the content) or
   // "directory <realpath>" (whose files are hashed one by one).
