@@ -90,6 +90,9 @@ struct NativeAccess {
     return __builtin_ia32_rdtscp(&aux);
   }
   uint64_t ReadTscPlain() const { return __builtin_ia32_rdtsc(); }
+  // A preemption point before a load the reader makes itself (compiled
+  // kernel code, plugin ABI v2's before_load): nothing natively.
+  void BeforeLoad(const uint8_t* /*p*/, uint32_t /*size*/) const {}
   void Rmb() const { asm volatile("" ::: "memory"); }
   void CpuRelax() const { __builtin_ia32_pause(); }
   constexpr bool MayRetry() const { return true; }
@@ -127,6 +130,11 @@ class HookedAccess {
     T value;
     std::memcpy(&value, p, sizeof(T));
     return value;
+  }
+  // The hook of Load() without the load: the reader loads `size` bytes at
+  // `p` itself afterwards and sees the page as the hook left it.
+  void BeforeLoad(const uint8_t* p, uint32_t size) {
+    hooks_->BeforeLoad(static_cast<uint32_t>(p - page_), size);
   }
   uint64_t ReadTsc() { return hooks_->ReadCounter(CounterRead::kOrdered); }
   uint64_t ReadTscp() { return hooks_->ReadCounter(CounterRead::kRdtscp); }

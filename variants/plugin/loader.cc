@@ -7,9 +7,11 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
+#include "common/clockid.h"
 #include "variants/plugin/call_guard.h"
 #include "variants/plugin/vdsolab_plugin.h"
 #include "variants/registry.h"
+#include "vdso/datapage.h"
 
 namespace vdsolab::variants {
 namespace {
@@ -66,6 +68,13 @@ struct OpsFor {
         return Of(ctx).ReadTsc();
     }
   }
+  // v2: a preemption point before a load the plugin makes itself. Outside
+  // the area it is the plugin's bug, like an out-of-page load32.
+  static void BeforeLoad(void* ctx, const uint8_t* p, uint32_t size) {
+    [[maybe_unused]] HostScopeFor<A> host;
+    if (!InPage(ctx, p, size)) return;
+    Of(ctx).BeforeLoad(p, size);
+  }
   static void Rmb(void* ctx) { Of(ctx).Rmb(); }
   static void CpuRelax(void* ctx) { Of(ctx).CpuRelax(); }
   static int MayRetry(void* ctx) {
@@ -79,26 +88,39 @@ struct OpsFor {
     return r.ret;
   }
   static vdsolab_ops Make(Ctx<A>* ctx) {
-    return vdsolab_ops{ctx,      Load32,   Load64,  ReadCounter, Rmb, CpuRelax,
-                       MayRetry, Fallback, nullptr, 0,           0};
+    return vdsolab_ops{ctx,
+                       Load32,
+                       Load64,
+                       ReadCounter,
+                       Rmb,
+                       CpuRelax,
+                       MayRetry,
+                       Fallback,
+                       BeforeLoad,
+                       vdso::VvarPage::kPages * 4096,
+                       vdso::kPvclockPageOffset};
   }
 };
 
 constexpr int32_t kEfault = 14;
 
+// The reader of a v1 or v2 record (the same signature in both).
+using ClockGettimeFn = int32_t (*)(const vdsolab_ops*, const uint8_t*, int32_t,
+                                   vdsolab_timespec*);
+
 template <vdso::VdsoAccess A>
-std::optional<ClockResult> CallPlugin(const vdsolab_plugin* plugin, A& access,
+std::optional<ClockResult> CallPlugin(ClockGettimeFn clock_gettime, A& access,
                                       const uint8_t* page, ClockId clock) {
   Ctx<A> ctx{&access, page};
   const vdsolab_ops ops = OpsFor<A>::Make(&ctx);
   vdsolab_timespec ts{0, 0};
   int32_t ret = 0;
   if constexpr (std::is_same_v<A, vdso::NativeAccess>) {
-    ret = plugin->clock_gettime(&ops, page, clock, &ts);
+    ret = clock_gettime(&ops, page, clock, &ts);
   } else {
     // In the simulation a crash or a spin is a finding, not vdsolab's end.
     if (std::optional<vdso::CallFault> fault = RunContained(
-            [&] { ret = plugin->clock_gettime(&ops, page, clock, &ts); })) {
+            [&] { ret = clock_gettime(&ops, page, clock, &ts); })) {
       access.Fault(*fault);
       return std::nullopt;
     }
@@ -111,20 +133,22 @@ std::optional<ClockResult> CallPlugin(const vdsolab_plugin* plugin, A& access,
 
 class PluginSimReader final : public SimReader {
  public:
-  explicit PluginSimReader(const vdsolab_plugin* plugin) : plugin_(plugin) {}
+  explicit PluginSimReader(ClockGettimeFn fn) : fn_(fn) {}
   std::optional<ClockResult> Call(vdso::HookedAccess& access,
                                   const uint8_t* page, ClockId clock) override {
-    return CallPlugin(plugin_, access, page, clock);
+    return CallPlugin(fn_, access, page, clock);
   }
 
  private:
-  const vdsolab_plugin* plugin_;
+  ClockGettimeFn fn_;
 };
 
 // Variant records hold plain function pointers; plugins are few and live
 // for the process, so each gets a slot.
 constexpr int kMaxPlugins = 16;
-const vdsolab_plugin* g_plugins[kMaxPlugins];
+ClockGettimeFn g_plugins[kMaxPlugins];
+PluginInfo g_info[kMaxPlugins];
+const Variant* g_variants[kMaxPlugins];
 int g_loaded = 0;
 
 template <int I>
@@ -159,6 +183,135 @@ absl::Status Bad(const std::string& path, const std::string& what) {
       absl::StrFormat("--variant-so=%s: %s", path, what));
 }
 
+// What a version-1 or version-2 record says. Version 1 declares no
+// semantics (the variant borrows its layout's).
+struct Record {
+  uint32_t abi = 0;
+  const char* name = nullptr;
+  const char* provenance = nullptr;
+  const char* summary = nullptr;
+  const char* layout = nullptr;
+  const int32_t* clocks = nullptr;
+  uint32_t n_clocks = 0;
+  ClockGettimeFn clock_gettime = nullptr;
+  bool declares_semantics = false;  // v2
+  uint32_t counter_semantics = 0;
+  uint32_t semantics_flags = 0;
+  uint32_t counter_read = 0;
+  const char* era = nullptr;
+  const char* origin = nullptr;
+};
+
+template <class R>
+void CopyCommon(const R& p, Record& r) {
+  r.abi = p.abi_version;
+  r.name = p.name;
+  r.provenance = p.provenance;
+  r.summary = p.summary;
+  r.layout = p.layout;
+  r.clocks = p.vdso_clocks;
+  r.n_clocks = p.n_vdso_clocks;
+  r.clock_gettime = p.clock_gettime;
+}
+
+// vdsolab_plugin_v2 first, then vdsolab_plugin_v1; the record's version
+// must be the entry point's.
+absl::StatusOr<Record> ReadRecord(void* handle, const std::string& path) {
+  Record r;
+  using EntryV2 = const struct vdsolab_plugin2* (*)();
+  using EntryV1 = const vdsolab_plugin* (*)();
+  if (auto v2 = reinterpret_cast<EntryV2>(dlsym(handle, "vdsolab_plugin_v2"))) {
+    const struct vdsolab_plugin2* p = v2();
+    if (p == nullptr) return Bad(path, "vdsolab_plugin_v2() returned NULL");
+    if (p->abi_version != VDSOLAB_PLUGIN_ABI_V2) {
+      return Bad(path,
+                 absl::StrFormat("vdsolab_plugin_v2() record: abi_version %d; "
+                                 "a version-2 record must say %d",
+                                 p->abi_version, VDSOLAB_PLUGIN_ABI_V2));
+    }
+    CopyCommon(*p, r);
+    r.declares_semantics = true;
+    r.counter_semantics = p->counter_semantics;
+    r.semantics_flags = p->semantics_flags;
+    r.counter_read = p->counter_read;
+    r.era = p->era;
+    r.origin = p->origin;
+    return r;
+  }
+  auto v1 = reinterpret_cast<EntryV1>(dlsym(handle, "vdsolab_plugin_v1"));
+  if (v1 == nullptr) {
+    return Bad(path,
+               "no vdsolab_plugin_v2 or vdsolab_plugin_v1 symbol: not a "
+               "vdsolab plugin (see docs/plugins.md)");
+  }
+  const vdsolab_plugin* p = v1();
+  if (p == nullptr) return Bad(path, "vdsolab_plugin_v1() returned NULL");
+  if (p->abi_version != VDSOLAB_PLUGIN_ABI_VERSION) {
+    return Bad(
+        path, absl::StrFormat("plugin ABI version %d; vdsolab speaks %d and %d",
+                              p->abi_version, VDSOLAB_PLUGIN_ABI_VERSION,
+                              VDSOLAB_PLUGIN_ABI_V2));
+  }
+  CopyCommon(*p, r);
+  return r;
+}
+
+// The v2 fields in range: every enum and flag the ABI defines, and clock
+// ids the kernel has.
+absl::Status CheckDeclared(const Record& r, const std::string& path) {
+  if (r.counter_semantics != VDSOLAB_COUNTER_MASKED63 &&
+      r.counter_semantics != VDSOLAB_COUNTER_CLAMP_TO_LAST) {
+    return Bad(path, absl::StrFormat("counter_semantics %d is not a "
+                                     "vdsolab_counter_semantics value",
+                                     r.counter_semantics));
+  }
+  constexpr uint32_t kKnownFlags =
+      VDSOLAB_SEM_OVERFLOW_PROTECTED | VDSOLAB_SEM_COARSE_FROM_COARSE_NSEC;
+  if ((r.semantics_flags & ~kKnownFlags) != 0) {
+    return Bad(path, absl::StrFormat("semantics_flags %#x has bits no "
+                                     "VDSOLAB_SEM_* flag defines (%#x)",
+                                     r.semantics_flags,
+                                     r.semantics_flags & ~kKnownFlags));
+  }
+  if (r.counter_read != VDSOLAB_RDTSC_ORDERED &&
+      r.counter_read != VDSOLAB_RDTSCP && r.counter_read != VDSOLAB_RDTSC) {
+    return Bad(path, absl::StrFormat("counter_read %d is not a "
+                                     "vdsolab_counter_read value",
+                                     r.counter_read));
+  }
+  for (uint32_t i = 0; i < r.n_clocks; ++i) {
+    if (r.clocks[i] < 0 || r.clocks[i] >= kMaxClocks) {
+      return Bad(path, absl::StrFormat("vdso_clocks[%d] = %d is not a kernel "
+                                       "clock id (0..%d)",
+                                       i, r.clocks[i], kMaxClocks - 1));
+    }
+  }
+  return absl::OkStatus();
+}
+
+Semantics DeclaredSemantics(const Record& r) {
+  Semantics s;
+  s.counter = r.counter_semantics == VDSOLAB_COUNTER_CLAMP_TO_LAST
+                  ? CounterSemantics::kClampToLast
+                  : CounterSemantics::kMasked63;
+  s.overflow_protected =
+      (r.semantics_flags & VDSOLAB_SEM_OVERFLOW_PROTECTED) != 0;
+  s.coarse_from_coarse_nsec =
+      (r.semantics_flags & VDSOLAB_SEM_COARSE_FROM_COARSE_NSEC) != 0;
+  return s;
+}
+
+vdso::CounterRead DeclaredCounterRead(const Record& r) {
+  switch (r.counter_read) {
+    case VDSOLAB_RDTSCP:
+      return vdso::CounterRead::kRdtscp;
+    case VDSOLAB_RDTSC:
+      return vdso::CounterRead::kPlain;
+    default:
+      return vdso::CounterRead::kOrdered;
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<const Variant*> LoadPluginVariant(const std::string& path) {
@@ -175,32 +328,23 @@ absl::StatusOr<const Variant*> LoadPluginVariant(const std::string& path) {
     const char* why = dlerror();
     return Bad(path, why != nullptr ? why : "dlopen failed");
   }
-  using Entry = const vdsolab_plugin* (*)();
-  auto entry = reinterpret_cast<Entry>(dlsym(handle, "vdsolab_plugin_v1"));
-  if (entry == nullptr) {
-    return Refuse(handle,
-                  Bad(path,
-                      "no vdsolab_plugin_v1 symbol: not a vdsolab plugin (see "
-                      "docs/plugins.md)"));
-  }
-  const vdsolab_plugin* p = entry();
-  if (p == nullptr)
-    return Refuse(handle, Bad(path, "vdsolab_plugin_v1() returned NULL"));
-  if (p->abi_version != VDSOLAB_PLUGIN_ABI_VERSION) {
-    return Refuse(
-        handle,
-        Bad(path, absl::StrFormat("plugin ABI version %d; vdsolab speaks %d",
-                                  p->abi_version, VDSOLAB_PLUGIN_ABI_VERSION)));
-  }
-  if (p->name == nullptr || p->name[0] == '\0')
+  absl::StatusOr<Record> rec = ReadRecord(handle, path);
+  if (!rec.ok()) return Refuse(handle, rec.status());
+  const Record& p = *rec;
+  if (p.name == nullptr || p.name[0] == '\0')
     return Refuse(handle, Bad(path, "no name"));
-  if (p->clock_gettime == nullptr)
+  if (p.clock_gettime == nullptr)
     return Refuse(handle, Bad(path, "no clock_gettime"));
-  if (p->layout == nullptr) return Refuse(handle, Bad(path, "no layout"));
-  if (p->n_vdso_clocks != 0 && p->vdso_clocks == nullptr) {
+  if (p.layout == nullptr) return Refuse(handle, Bad(path, "no layout"));
+  if (p.n_clocks != 0 && p.clocks == nullptr) {
     return Refuse(handle, Bad(path, "n_vdso_clocks without vdso_clocks"));
   }
-  absl::StatusOr<const Variant*> base = FindVariant(p->layout);
+  if (p.declares_semantics) {
+    if (absl::Status s = CheckDeclared(p, path); !s.ok()) {
+      return Refuse(handle, s);
+    }
+  }
+  absl::StatusOr<const Variant*> base = FindVariant(p.layout);
   if (!base.ok()) {
     return Refuse(handle, Bad(path, absl::StrFormat("layout: %s",
                                                     base.status().message())));
@@ -210,24 +354,42 @@ absl::StatusOr<const Variant*> LoadPluginVariant(const std::string& path) {
         handle,
         Bad(path, absl::StrFormat("layout \"%s\" is a user-space clock's, "
                                   "not a vDSO page",
-                                  p->layout)));
+                                  p.layout)));
   }
   auto* v = new Variant(**base);  // Lives as long as the process.
-  v->name = p->name;
-  v->provenance = p->provenance != nullptr ? p->provenance : "(plugin)";
-  v->summary = p->summary != nullptr ? p->summary : "";
-  v->vdso_clocks.assign(p->vdso_clocks, p->vdso_clocks + p->n_vdso_clocks);
+  v->name = p.name;
+  v->provenance = p.provenance != nullptr ? p.provenance : "(plugin)";
+  v->summary = p.summary != nullptr ? p.summary : "";
+  v->vdso_clocks.assign(p.clocks, p.clocks + p.n_clocks);
   v->own_clocks.clear();
   v->syscall = nullptr;
-  g_plugins[g_loaded] = p;
+  // Version 2 declares what version 1 borrowed from the layout's variant.
+  if (p.declares_semantics) {
+    v->semantics = DeclaredSemantics(p);
+    v->counter_read = DeclaredCounterRead(p);
+  }
+  g_plugins[g_loaded] = p.clock_gettime;
   v->make_sim_reader = kSlots[static_cast<size_t>(g_loaded)].make;
   v->native_loop = kSlots[static_cast<size_t>(g_loaded)].native;
   if (absl::Status s = RegisterVariant(v); !s.ok()) {
     delete v;
     return Refuse(handle, Bad(path, std::string(s.message())));
   }
+  PluginInfo& info = g_info[g_loaded];
+  info.path = path;
+  info.abi_version = static_cast<int>(p.abi);
+  info.era = p.era != nullptr ? p.era : "";
+  info.origin = p.origin != nullptr ? p.origin : "";
+  g_variants[g_loaded] = v;
   ++g_loaded;
   return v;
+}
+
+const PluginInfo* FindPluginInfo(const Variant* variant) {
+  for (int i = 0; i < g_loaded; ++i) {
+    if (g_variants[i] == variant) return &g_info[i];
+  }
+  return nullptr;
 }
 
 }  // namespace vdsolab::variants

@@ -19,7 +19,23 @@ namespace vdsolab::variants {
 // dlopen()s `path`, checks the ABI version and the record, builds the
 // variant on the layout it names and registers it. The error says what is
 // wrong with the file.
+//
+// A version-2 plugin (vdsolab_plugin_v2, looked up first) is judged by the
+// semantics it declares and reports the counter instruction it declares;
+// a version-1 plugin borrows both from its layout's built-in variant.
 absl::StatusOr<const Variant*> LoadPluginVariant(const std::string& path);
+
+// What a loaded plugin says beyond the Variant record (for reports and
+// replay files).
+struct PluginInfo {
+  std::string path;  // As given to LoadPluginVariant.
+  int abi_version = 1;
+  std::string era;     // v2: "Linux 6.12.117"; empty for v1.
+  std::string origin;  // v2: tree, patches and hashes; may be empty.
+};
+
+// The info of a variant LoadPluginVariant returned; nullptr for others.
+const PluginInfo* FindPluginInfo(const Variant* variant);
 
 }  // namespace vdsolab::variants
 

@@ -92,7 +92,8 @@ TEST(PluginLoader, SaysWhatIsWrongWithABadFile) {
   absl::StatusOr<const Variant*> not_plugin =
       LoadPluginVariant("/lib/x86_64-linux-gnu/libm.so.6");
   ASSERT_FALSE(not_plugin.ok());
-  EXPECT_NE(not_plugin.status().message().find("no vdsolab_plugin_v1"),
+  EXPECT_NE(not_plugin.status().message().find("no vdsolab_plugin_v2 or "
+                                               "vdsolab_plugin_v1"),
             std::string::npos)
       << not_plugin.status();
 
@@ -101,6 +102,67 @@ TEST(PluginLoader, SaysWhatIsWrongWithABadFile) {
   ASSERT_FALSE(future.ok());
   EXPECT_NE(future.status().message().find("ABI version 99"), std::string::npos)
       << future.status();
+}
+
+// Version 2: the plugin loads the page itself after before_load(), so the
+// simulation's hooks must reach it through that callback alone; the
+// variant carries the semantics and counter instruction it declares.
+TEST(PluginLoader, RunsAVersion2PluginThroughBeforeLoad) {
+  const std::string path = Runfile("examples/plugin/libexample_plugin_v2.so");
+  absl::StatusOr<const Variant*> v = LoadPluginVariant(path);
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_EQ((*v)->name, "example-c-v2");
+  EXPECT_EQ((*v)->semantics.counter, CounterSemantics::kMasked63);
+  EXPECT_TRUE((*v)->semantics.overflow_protected);
+  EXPECT_TRUE((*v)->semantics.coarse_from_coarse_nsec);
+  EXPECT_EQ((*v)->counter_read, vdso::CounterRead::kOrdered);
+  const PluginInfo* info = FindPluginInfo(*v);
+  ASSERT_NE(info, nullptr);
+  EXPECT_EQ(info->abi_version, 2);
+  EXPECT_EQ(info->era, "Linux 6.18");
+  EXPECT_EQ(info->origin, "examples/plugin/example_plugin_v2.c");
+  EXPECT_EQ(info->path, path);
+
+  absl::StatusOr<sim::RunResult> r = sim::RunRandom(Racy(), **v);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(r->failed);
+  EXPECT_GT(r->coverage.vdso_answers, 10000u);
+  EXPECT_GT(r->coverage.raced, 0u);  // before_load() reached the scheduler.
+  EXPECT_GT(r->stats[0].checked, 0u);
+  std::printf("v2 example plugin: %llu calls, %llu raced a writer store\n",
+              static_cast<unsigned long long>(r->coverage.calls),
+              static_cast<unsigned long long>(r->coverage.raced));
+
+  sim::Scenario one;
+  one.run.strategy = sim::Strategy::kExhaustive;
+  one.readers[0].clocks = {kClockMonotonic};
+  absl::StatusOr<sim::ExploreResult> e = sim::Explore(one, **v);
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_TRUE(e->complete);
+  EXPECT_GT(e->interleavings, 10u);
+  EXPECT_EQ(e->failing, 0u);
+}
+
+TEST(PluginLoader, RefusesAVersion2RecordWithAFieldOutOfRange) {
+  const struct {
+    int file;
+    const char* field;
+  } kCases[] = {{1, "abi_version 1"},
+                {2, "counter_semantics 7"},
+                {3, "semantics_flags 0x10"},
+                {4, "counter_read 9"}};
+  for (const auto& c : kCases) {
+    const std::string path = Runfile("examples/plugin/libbad_v2_plugin_" +
+                                     std::to_string(c.file) + ".so");
+    absl::StatusOr<const Variant*> v = LoadPluginVariant(path);
+    ASSERT_FALSE(v.ok()) << c.field;
+    const std::string msg(v.status().message());
+    EXPECT_EQ(v.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(msg.find(path), std::string::npos) << msg;
+    EXPECT_NE(msg.find(c.field), std::string::npos) << msg;
+    // Refused plugins are not registered.
+    EXPECT_FALSE(FindVariant("broken-v2").ok());
+  }
 }
 
 }  // namespace

@@ -1,0 +1,148 @@
+/*
+ * File: examples/plugin/example_plugin_v2.c
+ *
+ * A plugin speaking ABI version 2 (docs/plugins.md): the 6.17/6.18 x86-64
+ * reader of example_plugin.c, written the way compiled code reaches the
+ * page: a before_load() preemption point, then its own plain load (this is
+ * how a kernel tree's unmodified vDSO code is run, docs/kernel-trees.md).
+ * It declares its era semantics instead of borrowing the layout's.
+ */
+#include <stdint.h>
+
+#include "vdsolab_plugin.h"
+
+enum {
+  kVcSeq = 0,
+  kVcClockMode = 4,
+  kVcCycleLast = 8,
+  kVcMaxCycles = 16,
+  kVcMult = 32,
+  kVcShift = 36,
+  kVcBasetime = 40,
+  kVcSize = 232
+};
+
+#define S64_MAX 0x7fffffffffffffffULL
+#define NSEC_PER_SEC 1000000000ULL
+#define BIT(n) (1u << (n))
+#define USE_SYSCALL 1
+
+/* A load as compiled code makes it: the hook, then the load itself. */
+static uint32_t ld32(const struct vdsolab_ops *ops, const uint8_t *p) {
+  ops->before_load(ops->ctx, p, 4);
+  return *(const volatile uint32_t *)p;
+}
+static uint64_t ld64(const struct vdsolab_ops *ops, const uint8_t *p) {
+  ops->before_load(ops->ctx, p, 8);
+  return *(const volatile uint64_t *)p;
+}
+
+static uint32_t begin(const struct vdsolab_ops *ops, const uint8_t *vc,
+                      int *abandoned) {
+  uint32_t seq;
+  while ((seq = ld32(ops, vc + kVcSeq)) & 1) {
+    if (!ops->may_retry(ops->ctx)) {
+      *abandoned = 1;
+      return 0;
+    }
+  }
+  return seq;
+}
+
+static int32_t do_hres(const struct vdsolab_ops *ops, const uint8_t *vc,
+                       int32_t clk, struct vdsolab_timespec *ts) {
+  const uint8_t *base = vc + kVcBasetime + 16 * clk;
+  uint64_t sec, ns;
+  int abandoned = 0;
+  for (;;) {
+    const uint32_t seq = begin(ops, vc, &abandoned);
+    if (abandoned) return VDSOLAB_ABANDONED;
+    if ((int32_t)ld32(ops, vc + kVcClockMode) != 1) return USE_SYSCALL;
+    const uint64_t cycles =
+        ops->read_counter(ops->ctx, VDSOLAB_RDTSC_ORDERED) & S64_MAX;
+    const uint64_t delta = cycles - ld64(ops, vc + kVcCycleLast);
+    const uint64_t max_cycles = ld64(ops, vc + kVcMaxCycles);
+    const uint32_t mult = ld32(ops, vc + kVcMult);
+    const uint32_t shift = ld32(ops, vc + kVcShift);
+    ns = ld64(ops, base + 8);
+    sec = ld64(ops, base);
+    if (delta > max_cycles) {
+      ns = (delta & (1ULL << 62))
+               ? ns >> shift
+               : (uint64_t)((((unsigned __int128)(delta & S64_MAX) * mult) +
+                             ns) >>
+                            shift);
+    } else {
+      ns = (delta * mult + ns) >> shift;
+    }
+    if (ld32(ops, vc + kVcSeq) == seq) break;
+    if (!ops->may_retry(ops->ctx)) return VDSOLAB_ABANDONED;
+  }
+  while (ns >= NSEC_PER_SEC) {
+    ns -= NSEC_PER_SEC;
+    ++sec;
+  }
+  ts->tv_sec = (int64_t)sec;
+  ts->tv_nsec = (int64_t)ns;
+  return 0;
+}
+
+static int32_t do_coarse(const struct vdsolab_ops *ops, const uint8_t *vc,
+                         int32_t clk, struct vdsolab_timespec *ts) {
+  const uint8_t *base = vc + kVcBasetime + 16 * clk;
+  int abandoned = 0;
+  for (;;) {
+    const uint32_t seq = begin(ops, vc, &abandoned);
+    if (abandoned) return VDSOLAB_ABANDONED;
+    ts->tv_sec = (int64_t)ld64(ops, base);
+    ts->tv_nsec = (int64_t)ld64(ops, base + 8);
+    if (ld32(ops, vc + kVcSeq) == seq) return 0;
+    if (!ops->may_retry(ops->ctx)) return VDSOLAB_ABANDONED;
+  }
+}
+
+static int32_t v2_clock_gettime(const struct vdsolab_ops *ops,
+                                const uint8_t *page, int32_t clock,
+                                struct vdsolab_timespec *ts) {
+  int32_t r = USE_SYSCALL;
+  if (clock >= 0 && clock < 16) {
+    const uint32_t bit = 1u << clock;
+    if (bit & (BIT(0) | BIT(1) | BIT(7) | BIT(11))) {
+      r = do_hres(ops, page, clock, ts);
+    } else if (bit & (BIT(5) | BIT(6))) {
+      r = do_coarse(ops, page, clock, ts);
+    } else if (bit & BIT(4)) {
+      r = do_hres(ops, page + kVcSize, clock, ts);
+    }
+  }
+  if (r == USE_SYSCALL) return ops->fallback(ops->ctx, clock, ts);
+  return r;
+}
+
+static const int32_t kClocks[] = {0, 1, 4, 5, 6, 7, 11};
+
+/* VDSOLAB_V2_CASE selects a broken record for the loader's tests. */
+#ifndef VDSOLAB_V2_CASE
+#define VDSOLAB_V2_CASE 0
+#endif
+
+static const struct vdsolab_plugin2 kPlugin = {
+    VDSOLAB_V2_CASE == 1 ? 1u : VDSOLAB_PLUGIN_ABI_V2,
+    VDSOLAB_V2_CASE == 0 ? "example-c-v2" : "broken-v2",
+    "examples/plugin/example_plugin_v2.c: the 6.17/6.18 x86-64 vDSO with "
+    "its own page loads after before_load()",
+    "the upstream reader in C, ABI version 2",
+    "upstream",
+    kClocks,
+    sizeof(kClocks) / sizeof(kClocks[0]),
+    v2_clock_gettime,
+    VDSOLAB_V2_CASE == 2 ? 7u : (uint32_t)VDSOLAB_COUNTER_MASKED63,
+    VDSOLAB_V2_CASE == 3
+        ? 0x10u
+        : (VDSOLAB_SEM_OVERFLOW_PROTECTED | VDSOLAB_SEM_COARSE_FROM_COARSE_NSEC),
+    VDSOLAB_V2_CASE == 4 ? 9u : (uint32_t)VDSOLAB_RDTSC_ORDERED,
+    "Linux 6.18",
+    "examples/plugin/example_plugin_v2.c",
+};
+
+const struct vdsolab_plugin2 *vdsolab_plugin_v2(void) { return &kPlugin; }

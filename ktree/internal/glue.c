@@ -1,0 +1,466 @@
+/*
+ * File: ktree/internal/glue.c
+ *
+ * The runtime glue of a kernel-tree variant (docs/kernel-trees.md): the C
+ * that vdsolab compiles next to a kernel tree's own vDSO object, at build
+ * time, into one plugin shared object speaking plugin ABI version 2. It is
+ * vdsolab's code, not the kernel's, and includes no kernel header.
+ *
+ * The kernel object reaches the world in three ways, and each lands here:
+ *
+ * - Page loads. The object is compiled with -fsanitize=thread (without the
+ *   TSan runtime), so the compiler calls __tsan_read<N>(addr) before every
+ *   load. A load inside the simulated vvar area becomes
+ *   ops->before_load(): a preemption point after which the kernel's own
+ *   load reads the bytes the simulation has just made visible. Anything
+ *   else (the stack, the caller's timespec) returns after a compare.
+ * - Counter reads and the syscall. ktree rewrites every rdtsc, rdtscp and
+ *   syscall instruction of the object's assembly into a call to one of the
+ *   register-preserving thunks below (the object is built with
+ *   -mno-red-zone, so the call's push cannot clobber live data).
+ * - The vvar symbols the x86 vDSO reaches RIP-relative (pvclock_page,
+ *   timens__vdso_data, ...): defined here. Loads from the pvclock shadow
+ *   are forwarded to the simulated pvclock page and copied in first.
+ *
+ * Kernel code never calls may_retry(), so the glue calls it where the
+ * built-in readers do: before a seq word is loaded again after an odd value
+ * (the spin) or after a re-check that failed (the retry), as the seqlock
+ * protocol makes those loads; and on every load past a large per-call
+ * budget. When it says 0, the call leaves the kernel code with
+ * __builtin_longjmp and answers VDSOLAB_ABANDONED. No signal handler is
+ * installed.
+ *
+ * Built with a generated header, vdsolab_tree_config.h (name, provenance,
+ * layout, semantics, where the data and the seq words are).
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vdsolab_plugin.h"
+#include "vdsolab_tree_config.h"
+
+#define VDSOLAB_HIDDEN __attribute__((visibility("hidden")))
+#define VDSOLAB_EXPORT __attribute__((visibility("default")))
+
+/* clock_gettime on x86-64 (arch/x86/entry/syscalls/syscall_64.tbl). */
+#define VDSOLAB_NR_CLOCK_GETTIME 228
+#define VDSOLAB_ENOSYS 38
+
+/* Hooked loads per call before may_retry() is asked at every further one:
+ * a kernel call makes a few dozen; only a loop that never ends gets here. */
+#define VDSOLAB_LOAD_BUDGET 4096
+
+/* The entry point of the kernel object (the wrapper ktree compiles around
+ * the tree's arch/x86/entry/vdso/vclock_gettime.c): the tree's
+ * __cvdso_clock_gettime_data(vd, clock, ts). */
+int vdsolab_tree_clock_gettime(const void* vd, int clock,
+                               struct vdsolab_timespec* ts);
+
+enum seq_state { SEQ_BEGIN, SEQ_CHECK };
+
+/* One clock_gettime() call. Lives on the glue's stack; `cur` points at it
+ * while the kernel code runs. */
+struct call {
+  const struct vdsolab_ops* ops;
+  const uint8_t* page;
+  const uint8_t* end;
+  struct call* saved;
+  uint64_t loads;
+  uint32_t seq_offset; /* the seq word the state refers to */
+  uint32_t seq_start;
+  enum seq_state seq_state;
+  int retry_due; /* ask may_retry() before the next seq load */
+  void* jump[5]; /* __builtin_setjmp buffer */
+};
+
+/* initial-exec: a %fs-relative access in every hook instead of a call to
+ * __tls_get_addr (glibc keeps static TLS room for dlopen()ed objects). */
+static __thread struct call* cur __attribute__((tls_model("initial-exec")));
+
+static const uint32_t kSeqOffsets[] = VDSOLAB_TREE_SEQ_OFFSETS;
+
+/* The vvar symbols. The kernel object references them RIP-relative, so
+ * they must be here rather than in the simulated area; the ones a tree does
+ * not reference cost 4 KiB of .bss each. */
+VDSOLAB_HIDDEN __attribute__((aligned(4096))) uint8_t pvclock_page[4096];
+VDSOLAB_HIDDEN __attribute__((aligned(4096))) uint8_t hvclock_page[4096];
+/* A time namespace page the simulation never publishes: zeroed, so a
+ * TIMENS page (odd seq, clock_mode TIMENS) ends in the syscall. */
+VDSOLAB_HIDDEN __attribute__((aligned(4096))) uint8_t timens__vdso_data[4096];
+/* Reached only by __cvdso_clock_gettime(), which the plugin never calls
+ * (it passes the simulated page to __cvdso_clock_gettime_data()). */
+VDSOLAB_HIDDEN __attribute__((aligned(4096))) uint8_t vvar__vdso_data[4096];
+VDSOLAB_HIDDEN __attribute__((aligned(4096))) uint8_t vvar__vdso_rng_data[4096];
+VDSOLAB_HIDDEN __attribute__((aligned(4096))) uint8_t vdso_u_time_data[4096];
+VDSOLAB_HIDDEN __attribute__((aligned(4096))) uint8_t vdso_u_rng_data[4096];
+VDSOLAB_HIDDEN __attribute__((aligned(4096))) uint8_t vdso_u_arch_data[4096];
+
+static void copy_bytes(uint8_t* dst, const uint8_t* src, size_t n) {
+  for (size_t i = 0; i < n; ++i) dst[i] = src[i];
+}
+
+static int is_seq(uint32_t offset) {
+  for (size_t i = 0; i < sizeof(kSeqOffsets) / sizeof(kSeqOffsets[0]); ++i) {
+    if (kSeqOffsets[i] == offset) return 1;
+  }
+  return 0;
+}
+
+static void ask_may_retry(struct call* c) {
+  if (!c->ops->may_retry(c->ops->ctx)) __builtin_longjmp(c->jump, 1);
+}
+
+/* The seqlock reader protocol as the loads show it: a begin load (odd:
+ * spin; even: the section starts), then a re-check (equal: done; else
+ * retry). The next load of the word after a spin or a failed re-check is
+ * where a built-in reader calls may_retry(). */
+static void seq_loaded(struct call* c, uint32_t offset, uint32_t value) {
+  if (offset != c->seq_offset) {
+    c->seq_offset = offset;
+    c->seq_state = SEQ_BEGIN;
+  }
+  if (c->seq_state == SEQ_BEGIN) {
+    if (value & 1) {
+      c->retry_due = 1;
+    } else {
+      c->seq_state = SEQ_CHECK;
+      c->seq_start = value;
+    }
+  } else {
+    if (value != c->seq_start) c->retry_due = 1;
+    c->seq_state = SEQ_BEGIN;
+  }
+}
+
+static void page_load(struct call* c, const uint8_t* p, uint32_t size) {
+  const uint32_t offset = (uint32_t)(p - c->page);
+  if (++c->loads > VDSOLAB_LOAD_BUDGET) ask_may_retry(c);
+  const int seq = size == 4 && is_seq(offset);
+  if (seq && c->retry_due) {
+    c->retry_due = 0;
+    ask_may_retry(c);
+  }
+  c->ops->before_load(c->ops->ctx, p, size);
+  if (seq) {
+    uint32_t v = 0;
+    copy_bytes((uint8_t*)&v, p, 4);
+    seq_loaded(c, offset, v);
+  }
+}
+
+/* A load from the pvclock shadow: the same bytes of the simulated pvclock
+ * page, made current by before_load() and copied into the shadow, which the
+ * kernel's load then reads. The shadow is per process: two threads running
+ * tree code on kvm-clock pages at once would race on it (vdsolab's
+ * simulation runs one call at a time). */
+static void pvclock_load(struct call* c, const uint8_t* p, size_t size) {
+  const size_t off = (size_t)(p - pvclock_page);
+  if (off + size > sizeof(pvclock_page)) size = sizeof(pvclock_page) - off;
+  const uint8_t* src = c->page + c->ops->pvclock_offset + off;
+  if (src < c->page || src + size > c->end) return;
+  if (++c->loads > VDSOLAB_LOAD_BUDGET) ask_may_retry(c);
+  c->ops->before_load(c->ops->ctx, src, (uint32_t)size);
+  copy_bytes((uint8_t*)p, src, size);
+}
+
+static inline void on_load(const void* addr, size_t size) {
+  struct call* c = cur;
+  const uint8_t* p = (const uint8_t*)addr;
+  if (c == NULL) return;
+  if (p >= c->page && p < c->end) {
+    page_load(c, p, (uint32_t)size);
+  } else if (p >= pvclock_page && p < pvclock_page + sizeof(pvclock_page)) {
+    pvclock_load(c, p, size);
+  }
+}
+
+/* The compiler's instrumentation entry points (the TSan ABI). Stores go to
+ * the caller's timespec or the stack: nothing to do. */
+#define VDSOLAB_LOAD_HOOKS(n)                                              \
+  VDSOLAB_HIDDEN void __tsan_read##n(void* a) { on_load(a, n); }           \
+  VDSOLAB_HIDDEN void __tsan_volatile_read##n(void* a) { on_load(a, n); }  \
+  VDSOLAB_HIDDEN void __tsan_unaligned_read##n(void* a) { on_load(a, n); } \
+  VDSOLAB_HIDDEN void __tsan_write##n(void* a) { (void)a; }                \
+  VDSOLAB_HIDDEN void __tsan_volatile_write##n(void* a) { (void)a; }       \
+  VDSOLAB_HIDDEN void __tsan_unaligned_write##n(void* a) { (void)a; }
+
+VDSOLAB_LOAD_HOOKS(1)
+VDSOLAB_LOAD_HOOKS(2)
+VDSOLAB_LOAD_HOOKS(4)
+VDSOLAB_LOAD_HOOKS(8)
+VDSOLAB_LOAD_HOOKS(16)
+
+VDSOLAB_HIDDEN void __tsan_read_range(void* a, size_t n) { on_load(a, n); }
+VDSOLAB_HIDDEN void __tsan_write_range(void* a, size_t n) {
+  (void)a;
+  (void)n;
+}
+VDSOLAB_HIDDEN void __tsan_init(void) {}
+VDSOLAB_HIDDEN void __tsan_func_entry(void* pc) { (void)pc; }
+VDSOLAB_HIDDEN void __tsan_func_exit(void) {}
+
+/* clang instruments struct copies as calls to these. */
+VDSOLAB_HIDDEN void* __tsan_memcpy(void* dst, const void* src, size_t n) {
+  on_load(src, n);
+  copy_bytes((uint8_t*)dst, (const uint8_t*)src, n);
+  return dst;
+}
+VDSOLAB_HIDDEN void* __tsan_memmove(void* dst, const void* src, size_t n) {
+  on_load(src, n);
+  uint8_t* d = (uint8_t*)dst;
+  const uint8_t* s = (const uint8_t*)src;
+  if (d < s) {
+    copy_bytes(d, s, n);
+  } else {
+    for (size_t i = n; i != 0; --i) d[i - 1] = s[i - 1];
+  }
+  return dst;
+}
+VDSOLAB_HIDDEN void* __tsan_memset(void* dst, int v, size_t n) {
+  uint8_t* d = (uint8_t*)dst;
+  for (size_t i = 0; i < n; ++i) d[i] = (uint8_t)v;
+  return dst;
+}
+
+/* smp_rmb()/smp_wmb() where a tree leaves them out of line (an include
+ * order that misses asm/barrier.h): x86 is TSO, so they are compiler
+ * barriers, which the call already is; smp_rmb() is reported to the
+ * simulation as the reader's barrier. */
+VDSOLAB_HIDDEN void smp_rmb(void) {
+  struct call* c = cur;
+  if (c != NULL) c->ops->rmb(c->ops->ctx);
+}
+VDSOLAB_HIDDEN void smp_wmb(void) {}
+
+/* Called by the thunks. */
+VDSOLAB_HIDDEN uint64_t vdsolab_glue_counter(uint64_t kind) {
+  struct call* c = cur;
+  if (c == NULL) return 0;
+  return c->ops->read_counter(c->ops->ctx, (int)kind);
+}
+
+VDSOLAB_HIDDEN int64_t vdsolab_glue_syscall(int64_t nr, int64_t a1, int64_t a2,
+                                            int64_t a3) {
+  struct call* c = cur;
+  (void)a3;
+  if (c == NULL || nr != VDSOLAB_NR_CLOCK_GETTIME) return -VDSOLAB_ENOSYS;
+  return c->ops->fallback(c->ops->ctx, (int32_t)a1,
+                          (struct vdsolab_timespec*)(uintptr_t)a2);
+}
+
+/* The thunks the rewritten rdtsc / rdtscp / rdtsc_ordered() / syscall
+ * sites call. Each saves every register the instruction does not define
+ * (and the flags, which a compiler may keep live across an intrinsic's
+ * rdtsc), realigns the stack for the C call, saves xmm0-15 (the C side may
+ * use them; the kernel object is compiled with SSE allowed) and restores
+ * all of it. Counter thunks return EDX:EAX with the upper halves clear;
+ * rdtscp also sets ECX (TSC_AUX, 0 here). The syscall thunk takes RAX and
+ * RDI/RSI/RDX, returns RAX and clobbers RCX/R11 as the instruction does. */
+__asm__(
+    "  .text\n"
+    "  .p2align 4\n"
+    "  .globl vdsolab_thunk_rdtsc_ordered\n"
+    "  .hidden vdsolab_thunk_rdtsc_ordered\n"
+    "  .type vdsolab_thunk_rdtsc_ordered,@function\n"
+    "vdsolab_thunk_rdtsc_ordered:\n"
+    "  pushq $0\n" /* VDSOLAB_RDTSC_ORDERED */
+    "  jmp vdsolab_thunk_counter\n"
+    "  .globl vdsolab_thunk_rdtscp\n"
+    "  .hidden vdsolab_thunk_rdtscp\n"
+    "  .type vdsolab_thunk_rdtscp,@function\n"
+    "vdsolab_thunk_rdtscp:\n"
+    "  pushq $1\n" /* VDSOLAB_RDTSCP */
+    "  jmp vdsolab_thunk_counter\n"
+    "  .globl vdsolab_thunk_rdtsc\n"
+    "  .hidden vdsolab_thunk_rdtsc\n"
+    "  .type vdsolab_thunk_rdtsc,@function\n"
+    "vdsolab_thunk_rdtsc:\n"
+    "  pushq $2\n" /* VDSOLAB_RDTSC */
+    "  jmp vdsolab_thunk_counter\n"
+    "  .type vdsolab_thunk_counter,@function\n"
+    "vdsolab_thunk_counter:\n"
+    /* 0(%rbp) saved rbp, 8 flags, 16 kind, 24 return address */
+    "  pushfq\n"
+    "  pushq %rbp\n"
+    "  movq %rsp, %rbp\n"
+    "  pushq %rcx\n"
+    "  pushq %rsi\n"
+    "  pushq %rdi\n"
+    "  pushq %r8\n"
+    "  pushq %r9\n"
+    "  pushq %r10\n"
+    "  pushq %r11\n"
+    "  andq $-16, %rsp\n"
+    "  subq $256, %rsp\n"
+    "  movdqa %xmm0, 0(%rsp)\n"
+    "  movdqa %xmm1, 16(%rsp)\n"
+    "  movdqa %xmm2, 32(%rsp)\n"
+    "  movdqa %xmm3, 48(%rsp)\n"
+    "  movdqa %xmm4, 64(%rsp)\n"
+    "  movdqa %xmm5, 80(%rsp)\n"
+    "  movdqa %xmm6, 96(%rsp)\n"
+    "  movdqa %xmm7, 112(%rsp)\n"
+    "  movdqa %xmm8, 128(%rsp)\n"
+    "  movdqa %xmm9, 144(%rsp)\n"
+    "  movdqa %xmm10, 160(%rsp)\n"
+    "  movdqa %xmm11, 176(%rsp)\n"
+    "  movdqa %xmm12, 192(%rsp)\n"
+    "  movdqa %xmm13, 208(%rsp)\n"
+    "  movdqa %xmm14, 224(%rsp)\n"
+    "  movdqa %xmm15, 240(%rsp)\n"
+    "  movq 16(%rbp), %rdi\n"
+    "  cld\n"
+    "  call vdsolab_glue_counter\n"
+    "  movdqa 0(%rsp), %xmm0\n"
+    "  movdqa 16(%rsp), %xmm1\n"
+    "  movdqa 32(%rsp), %xmm2\n"
+    "  movdqa 48(%rsp), %xmm3\n"
+    "  movdqa 64(%rsp), %xmm4\n"
+    "  movdqa 80(%rsp), %xmm5\n"
+    "  movdqa 96(%rsp), %xmm6\n"
+    "  movdqa 112(%rsp), %xmm7\n"
+    "  movdqa 128(%rsp), %xmm8\n"
+    "  movdqa 144(%rsp), %xmm9\n"
+    "  movdqa 160(%rsp), %xmm10\n"
+    "  movdqa 176(%rsp), %xmm11\n"
+    "  movdqa 192(%rsp), %xmm12\n"
+    "  movdqa 208(%rsp), %xmm13\n"
+    "  movdqa 224(%rsp), %xmm14\n"
+    "  movdqa 240(%rsp), %xmm15\n"
+    "  movq %rax, %rdx\n"
+    "  shrq $32, %rdx\n"
+    "  movl %eax, %eax\n"
+    "  leaq -56(%rbp), %rsp\n"
+    "  popq %r11\n"
+    "  popq %r10\n"
+    "  popq %r9\n"
+    "  popq %r8\n"
+    "  popq %rdi\n"
+    "  popq %rsi\n"
+    "  popq %rcx\n"
+    "  cmpq $1, 16(%rbp)\n"
+    "  jne 1f\n"
+    "  xorl %ecx, %ecx\n"
+    "1:\n"
+    "  popq %rbp\n"
+    "  popfq\n"
+    "  leaq 8(%rsp), %rsp\n" /* drop the kind; lea leaves the flags alone */
+    "  ret\n"
+    "  .size vdsolab_thunk_counter, .-vdsolab_thunk_counter\n"
+    "\n"
+    "  .p2align 4\n"
+    "  .globl vdsolab_thunk_syscall\n"
+    "  .hidden vdsolab_thunk_syscall\n"
+    "  .type vdsolab_thunk_syscall,@function\n"
+    "vdsolab_thunk_syscall:\n"
+    "  pushfq\n"
+    "  pushq %rbp\n"
+    "  movq %rsp, %rbp\n"
+    "  pushq %rdi\n"
+    "  pushq %rsi\n"
+    "  pushq %rdx\n"
+    "  pushq %r8\n"
+    "  pushq %r9\n"
+    "  pushq %r10\n"
+    "  andq $-16, %rsp\n"
+    "  subq $256, %rsp\n"
+    "  movdqa %xmm0, 0(%rsp)\n"
+    "  movdqa %xmm1, 16(%rsp)\n"
+    "  movdqa %xmm2, 32(%rsp)\n"
+    "  movdqa %xmm3, 48(%rsp)\n"
+    "  movdqa %xmm4, 64(%rsp)\n"
+    "  movdqa %xmm5, 80(%rsp)\n"
+    "  movdqa %xmm6, 96(%rsp)\n"
+    "  movdqa %xmm7, 112(%rsp)\n"
+    "  movdqa %xmm8, 128(%rsp)\n"
+    "  movdqa %xmm9, 144(%rsp)\n"
+    "  movdqa %xmm10, 160(%rsp)\n"
+    "  movdqa %xmm11, 176(%rsp)\n"
+    "  movdqa %xmm12, 192(%rsp)\n"
+    "  movdqa %xmm13, 208(%rsp)\n"
+    "  movdqa %xmm14, 224(%rsp)\n"
+    "  movdqa %xmm15, 240(%rsp)\n"
+    "  movq %rdx, %rcx\n" /* (nr, a1, a2, a3) <- (rax, rdi, rsi, rdx) */
+    "  movq %rsi, %rdx\n"
+    "  movq %rdi, %rsi\n"
+    "  movq %rax, %rdi\n"
+    "  cld\n"
+    "  call vdsolab_glue_syscall\n"
+    "  movdqa 0(%rsp), %xmm0\n"
+    "  movdqa 16(%rsp), %xmm1\n"
+    "  movdqa 32(%rsp), %xmm2\n"
+    "  movdqa 48(%rsp), %xmm3\n"
+    "  movdqa 64(%rsp), %xmm4\n"
+    "  movdqa 80(%rsp), %xmm5\n"
+    "  movdqa 96(%rsp), %xmm6\n"
+    "  movdqa 112(%rsp), %xmm7\n"
+    "  movdqa 128(%rsp), %xmm8\n"
+    "  movdqa 144(%rsp), %xmm9\n"
+    "  movdqa 160(%rsp), %xmm10\n"
+    "  movdqa 176(%rsp), %xmm11\n"
+    "  movdqa 192(%rsp), %xmm12\n"
+    "  movdqa 208(%rsp), %xmm13\n"
+    "  movdqa 224(%rsp), %xmm14\n"
+    "  movdqa 240(%rsp), %xmm15\n"
+    "  leaq -48(%rbp), %rsp\n"
+    "  popq %r10\n"
+    "  popq %r9\n"
+    "  popq %r8\n"
+    "  popq %rdx\n"
+    "  popq %rsi\n"
+    "  popq %rdi\n"
+    "  popq %rbp\n"
+    "  popfq\n"
+    "  ret\n"
+    "  .size vdsolab_thunk_syscall, .-vdsolab_thunk_syscall\n");
+
+/* The plugin's reader: the tree's __cvdso_clock_gettime_data() on the
+ * simulated page, with `ops` current for this thread while it runs. */
+static int32_t tree_clock_gettime(const struct vdsolab_ops* ops,
+                                  const uint8_t* page, int32_t clock,
+                                  struct vdsolab_timespec* ts) {
+  struct call c;
+  c.ops = ops;
+  c.page = page;
+  c.end = page + ops->area_bytes;
+  c.saved = cur;
+  c.loads = 0;
+  c.seq_offset = UINT32_MAX;
+  c.seq_start = 0;
+  c.seq_state = SEQ_BEGIN;
+  c.retry_due = 0;
+  cur = &c;
+  if (__builtin_setjmp(c.jump) != 0) {
+    /* may_retry() said no inside the kernel code. */
+    cur = c.saved;
+    return VDSOLAB_ABANDONED;
+  }
+  struct vdsolab_timespec kts = {0, 0};
+  const int r =
+      vdsolab_tree_clock_gettime(page + VDSOLAB_TREE_DATA_OFFSET, clock, &kts);
+  cur = c.saved;
+  if (r == 0) *ts = kts;
+  return r;
+}
+
+static const int32_t kClocks[] = VDSOLAB_TREE_CLOCKS;
+
+static const struct vdsolab_plugin2 kPlugin = {
+    VDSOLAB_PLUGIN_ABI_V2,
+    VDSOLAB_TREE_NAME,
+    VDSOLAB_TREE_PROVENANCE,
+    VDSOLAB_TREE_SUMMARY,
+    VDSOLAB_TREE_LAYOUT,
+    kClocks,
+    sizeof(kClocks) / sizeof(kClocks[0]),
+    tree_clock_gettime,
+    VDSOLAB_TREE_COUNTER_SEMANTICS,
+    VDSOLAB_TREE_SEMANTICS_FLAGS,
+    VDSOLAB_TREE_COUNTER_READ,
+    VDSOLAB_TREE_ERA,
+    VDSOLAB_TREE_ORIGIN,
+};
+
+VDSOLAB_EXPORT const struct vdsolab_plugin2* vdsolab_plugin_v2(void) {
+  return &kPlugin;
+}

@@ -1,0 +1,32 @@
+#include "ktree/load.h"
+
+#include "absl/status/status.h"
+#include "absl/strings/str_format.h"
+#include "variants/plugin/loader.h"
+#include "variants/registry.h"
+
+namespace vdsolab::ktree {
+
+absl::StatusOr<const variants::Variant*> LoadTreeVariant(
+    const BuiltVariant& built) {
+  if (absl::StatusOr<const variants::Variant*> v =
+          variants::FindVariant(built.name);
+      v.ok()) {
+    const variants::PluginInfo* info = variants::FindPluginInfo(*v);
+    if (info != nullptr && info->path == built.so_path) return *v;
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "a different variant named %s is already loaded (%s)", built.name,
+        info != nullptr ? info->origin : std::string((*v)->provenance)));
+  }
+  return variants::LoadPluginVariant(built.so_path);
+}
+
+absl::StatusOr<const variants::Variant*> BuildAndLoadTreeVariant(
+    const BuildOptions& options, BuiltVariant* built) {
+  absl::StatusOr<BuiltVariant> b = BuildTreeVariant(options);
+  if (!b.ok()) return b.status();
+  if (built != nullptr) *built = *b;
+  return LoadTreeVariant(*b);
+}
+
+}  // namespace vdsolab::ktree

@@ -1,0 +1,201 @@
+#include "ktree/testing/defect_patches.h"
+
+#include "absl/status/status.h"
+#include "absl/strings/str_format.h"
+#include "ktree/internal/fs.h"
+#include "ktree/internal/subprocess.h"
+
+namespace vdsolab::ktree::testing {
+namespace {
+
+using internal::JoinPath;
+
+constexpr char kGeneric[] = "lib/vdso/gettimeofday.c";
+constexpr char kX86[] = "arch/x86/include/asm/vdso/gettimeofday.h";
+constexpr char kDoHres[] = "static __always_inline int do_hres(";
+
+absl::Status Missing(const std::string& file, const std::string& what) {
+  return absl::FailedPreconditionError(absl::StrFormat(
+      "%s: %s not found (a tree this edit does not know)", file, what));
+}
+
+// `diff -u` of `rel` against `edited`, with a/ and b/ labels (-p1).
+absl::StatusOr<std::string> Diff(const std::string& tree_root,
+                                 const std::string& rel,
+                                 const std::string& edited,
+                                 const std::string& dir,
+                                 const std::string& name) {
+  if (absl::Status s = internal::MakeDirs(dir); !s.ok()) return s;
+  const std::string copy = JoinPath(dir, name + ".edited");
+  if (absl::Status s = internal::WriteFileAtomic(copy, edited); !s.ok()) {
+    return s;
+  }
+  absl::StatusOr<internal::RunOutput> r =
+      internal::RunProgram({"diff", "-u", "--label", "a/" + rel, "--label",
+                            "b/" + rel, JoinPath(tree_root, rel), copy});
+  if (!r.ok()) return r.status();
+  if (r->exit_code != 1) {
+    return absl::InternalError(
+        absl::StrFormat("diff exited %d: %s", r->exit_code, r->output));
+  }
+  const std::string path = JoinPath(dir, name + ".diff");
+  if (absl::Status s = internal::WriteFileAtomic(path, r->output); !s.ok()) {
+    return s;
+  }
+  return path;
+}
+
+// Replaces the first `from` at or after `start` with `to`.
+bool ReplaceAfter(std::string& text, size_t start, const std::string& from,
+                  const std::string& to) {
+  const size_t at = text.find(from, start);
+  if (at == std::string::npos) return false;
+  text.replace(at, from.size(), to);
+  return true;
+}
+
+absl::StatusOr<std::string> Edit(const std::string& tree_root, Defect d,
+                                 std::string* rel) {
+  *rel = d == Defect::kNoNegativeMotionClamp ? kX86 : kGeneric;
+  absl::StatusOr<std::string> src =
+      internal::ReadFile(JoinPath(tree_root, *rel));
+  if (!src.ok()) return src.status();
+  std::string text = *src;
+  switch (d) {
+    case Defect::kNoSeqRetry: {
+      const size_t f = text.find(kDoHres);
+      if (f == std::string::npos) return Missing(*rel, "do_hres()");
+      if (!ReplaceAfter(text, f,
+                        "} while (unlikely(vdso_read_retry(vd, seq)));",
+                        "} while (0);")) {
+        return Missing(*rel, "do_hres()'s vdso_read_retry() loop");
+      }
+      break;
+    }
+    case Defect::kNoNegativeMotionClamp: {
+      // 6.10+: vdso_calc_ns()'s bit-62 filter.
+      const std::string bit62 =
+          "\t\tif (delta & (1ULL << 62))\n\t\t\treturn base >> vd->shift;\n";
+      // 5.x-6.9: vdso_calc_delta()'s guard.
+      const std::string guard =
+          "\tif (cycles > last)\n\t\treturn (cycles - last) * mult;\n"
+          "\treturn 0;\n";
+      if (!ReplaceAfter(text, 0, bit62, "") &&
+          !ReplaceAfter(text, 0, guard, "\treturn (cycles - last) * mult;\n")) {
+        return Missing(*rel, "the negative-motion check");
+      }
+      break;
+    }
+    case Defect::kBaseBeforeSeqLoop: {
+      const size_t f = text.find(kDoHres);
+      if (f == std::string::npos) return Missing(*rel, "do_hres()");
+      const std::string early =
+          "\tconst u64 base_nsec = vdso_ts->nsec; /* before the seq loop */\n"
+          "\n";
+      const size_t loop = text.find("\tdo {\n", f);
+      if (loop == std::string::npos) return Missing(*rel, "do_hres()'s loop");
+      text.insert(loop, early);
+      if (!ReplaceAfter(text, loop + early.size(), "vdso_ts->nsec",
+                        "base_nsec")) {
+        return Missing(*rel, "do_hres()'s vdso_ts->nsec");
+      }
+      break;
+    }
+  }
+  return text;
+}
+
+}  // namespace
+
+std::vector<Defect> AllDefects() {
+  return {Defect::kNoSeqRetry, Defect::kNoNegativeMotionClamp,
+          Defect::kBaseBeforeSeqLoop};
+}
+
+const char* DefectName(Defect d) {
+  switch (d) {
+    case Defect::kNoSeqRetry:
+      return "no-seq-retry";
+    case Defect::kNoNegativeMotionClamp:
+      return "no-negative-motion-clamp";
+    case Defect::kBaseBeforeSeqLoop:
+      return "base-before-seq-loop";
+  }
+  return "?";
+}
+
+absl::StatusOr<std::string> WriteDefectPatch(const std::string& tree_root,
+                                             Defect d, const std::string& dir) {
+  std::string rel;
+  absl::StatusOr<std::string> edited = Edit(tree_root, d, &rel);
+  if (!edited.ok()) return edited.status();
+  return Diff(tree_root, rel, *edited, dir, DefectName(d));
+}
+
+absl::StatusOr<std::string> WriteStatementPatch(const std::string& tree_root,
+                                                const std::string& dir,
+                                                const std::string& name,
+                                                const std::string& statement,
+                                                int* line) {
+  absl::StatusOr<std::string> src =
+      internal::ReadFile(JoinPath(tree_root, kGeneric));
+  if (!src.ok()) return src.status();
+  std::string text = *src;
+  const size_t f = text.find(kDoHres);
+  if (f == std::string::npos) return Missing(kGeneric, "do_hres()");
+  const size_t rmb = text.find("\t\tsmp_rmb();\n", f);
+  if (rmb == std::string::npos) return Missing(kGeneric, "smp_rmb()");
+  const size_t after = rmb + std::string("\t\tsmp_rmb();\n").size();
+  text.insert(after, "\t\t" + statement + "\n");
+  if (line != nullptr) {
+    *line = 1;
+    for (size_t i = 0; i < after; ++i) *line += text[i] == '\n';
+  }
+  return Diff(tree_root, kGeneric, text, dir, name);
+}
+
+absl::StatusOr<std::string> WriteStatementPatch(const std::string& tree_root,
+                                                const std::string& dir,
+                                                const std::string& name,
+                                                const std::string& statement) {
+  return WriteStatementPatch(tree_root, dir, name, statement, nullptr);
+}
+
+absl::StatusOr<std::string> WriteCompileErrorPatch(const std::string& tree_root,
+                                                   const std::string& dir,
+                                                   int* line) {
+  return WriteStatementPatch(tree_root, dir, "compile-error",
+                             "vdsolab_undeclared_identifier = 1;", line);
+}
+
+absl::StatusOr<std::string> WriteNonApplyingPatch(const std::string& tree_root,
+                                                  const std::string& dir) {
+  absl::StatusOr<std::string> good =
+      WriteDefectPatch(tree_root, Defect::kNoSeqRetry, dir);
+  if (!good.ok()) return good.status();
+  absl::StatusOr<std::string> text = internal::ReadFile(*good);
+  if (!text.ok()) return text.status();
+  // A second hunk whose lines are vdsolab's, not the tree's.
+  const std::string bad = *text +
+                          "@@ -5000,3 +5000,3 @@\n"
+                          " vdsolab: a context line the tree does not have\n"
+                          "-vdsolab: nor this one\n"
+                          "+vdsolab: replaced\n"
+                          " vdsolab: more context\n";
+  const std::string path = JoinPath(dir, "does-not-apply.diff");
+  if (absl::Status s = internal::WriteFileAtomic(path, bad); !s.ok()) return s;
+  return path;
+}
+
+absl::StatusOr<std::string> WriteCommentPatch(const std::string& tree_root,
+                                              const std::string& dir,
+                                              const std::string& tag) {
+  absl::StatusOr<std::string> src =
+      internal::ReadFile(JoinPath(tree_root, kGeneric));
+  if (!src.ok()) return src.status();
+  return Diff(tree_root, kGeneric,
+              *src + "/* vdsolab test comment: " + tag + " */\n", dir,
+              "comment-" + tag);
+}
+
+}  // namespace vdsolab::ktree::testing

@@ -1,0 +1,68 @@
+// File: ktree/testing/defect_patches.h
+//
+// Unified diffs that reintroduce real vDSO defects into a kernel tree,
+// made at test time from the tree's own files (an edit of a copy in memory,
+// then `diff -u` against the original), so no kernel text is kept in
+// vdsolab:
+//
+//   no-seq-retry          do_hres()'s seq loop ends after one pass
+//                         (`while (unlikely(vdso_read_retry(vd, seq)))`
+//                         becomes `while (0)`): a racing update is not
+//                         retried.
+//   no-negative-motion-clamp
+//                         6.10+: the bit-62 check in x86 vdso_calc_ns() is
+//                         gone; 6.1: the `cycles > last` guard of x86
+//                         vdso_calc_delta() is gone. A counter behind
+//                         cycle_last converts as a huge delta.
+//   base-before-seq-loop  do_hres() reads the base time's nsec before the
+//                         seq loop, outside the section the seq protects.
+
+#ifndef VDSOLAB_KTREE_TESTING_DEFECT_PATCHES_H_
+#define VDSOLAB_KTREE_TESTING_DEFECT_PATCHES_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace vdsolab::ktree::testing {
+
+enum class Defect { kNoSeqRetry, kNoNegativeMotionClamp, kBaseBeforeSeqLoop };
+
+std::vector<Defect> AllDefects();
+const char* DefectName(Defect d);  // "no-seq-retry", ...
+
+// Writes `dir`/<name>.diff against the tree at `tree_root` (its files are
+// read, not changed) and returns its path. An error says which anchor the
+// tree's source lacks.
+absl::StatusOr<std::string> WriteDefectPatch(const std::string& tree_root,
+                                             Defect d, const std::string& dir);
+
+// A patch that breaks compilation: an undeclared identifier in do_hres().
+// Returns its path; *line is the line of lib/vdso/gettimeofday.c the
+// compiler must name.
+absl::StatusOr<std::string> WriteCompileErrorPatch(const std::string& tree_root,
+                                                   const std::string& dir,
+                                                   int* line);
+
+// A patch of two hunks whose second does not apply (its context is not in
+// the tree).
+absl::StatusOr<std::string> WriteNonApplyingPatch(const std::string& tree_root,
+                                                  const std::string& dir);
+
+// A patch adding `statement` (e.g. an asm statement) to do_hres()'s seq
+// loop after its smp_rmb(); written as `dir`/<name>.diff.
+absl::StatusOr<std::string> WriteStatementPatch(const std::string& tree_root,
+                                                const std::string& dir,
+                                                const std::string& name,
+                                                const std::string& statement);
+
+// A harmless patch (a comment added to lib/vdso/gettimeofday.c), tagged so
+// different tags make different patches.
+absl::StatusOr<std::string> WriteCommentPatch(const std::string& tree_root,
+                                              const std::string& dir,
+                                              const std::string& tag);
+
+}  // namespace vdsolab::ktree::testing
+
+#endif  // VDSOLAB_KTREE_TESTING_DEFECT_PATCHES_H_
