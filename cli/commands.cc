@@ -3,8 +3,9 @@
 namespace vdsolab::cli {
 
 std::vector<Command> Commands() {
-  return {RunCommand(),      ReplayCommand(),  CompareCommand(),
-          VariantsCommand(), InspectCommand(), ConformCommand()};
+  return {RunCommand(),         ReplayCommand(),  CompareCommand(),
+          VariantsCommand(),    InspectCommand(), ConformCommand(),
+          BuildVariantCommand()};
 }
 
 }  // namespace vdsolab::cli

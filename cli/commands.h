@@ -34,6 +34,7 @@ Command CompareCommand();
 Command VariantsCommand();
 Command InspectCommand();
 Command ConformCommand();
+Command BuildVariantCommand();
 
 }  // namespace vdsolab::cli
 

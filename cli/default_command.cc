@@ -56,6 +56,7 @@ absl::StatusOr<sim::OracleRunConfig> ConfigFromFlags(const ParsedFlags& f) {
         "--ntp-at=%s: must fall inside --duration=%s",
         Duration(config.ntp_at_ns), Duration(config.duration_ns)));
   }
+  config.accept_known = f.String("accept") == "known";
   if (absl::Status s = sim::ValidateOracleRunConfig(config); !s.ok()) {
     return s;
   }
@@ -66,7 +67,8 @@ absl::StatusOr<sim::OracleRunConfig> ConfigFromFlags(const ParsedFlags& f) {
 std::string ReplayCommandLine(const sim::OracleRunConfig& c,
                               const ParsedFlags& f) {
   std::string variant;
-  for (const char* name : {"variant", "variant-so", "kernel-tree", "patch"}) {
+  for (const char* name :
+       {"variant", "variant-so", "kernel-tree", "patch", "accept"}) {
     for (const std::string& v : f.List(name)) {
       absl::StrAppendFormat(&variant, " --%s=%s", name, v);
     }
@@ -158,6 +160,7 @@ Command DefaultCommand() {
                "drawn from the seed"),
   };
   for (FlagSpec& f : VariantFlags(false)) spec.flags.push_back(std::move(f));
+  spec.flags.push_back(AcceptFlag());
   return Command{std::move(spec), DefaultMain};
 }
 

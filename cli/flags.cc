@@ -158,12 +158,27 @@ absl::StatusOr<ParsedFlags> ParseFlags(const CommandSpec& spec,
       out.help_ = true;
       continue;
     }
-    if (a.size() < 3 || a[1] != '-') {
+    std::string name;
+    size_t eq = a.find('=');
+    if (a.size() >= 2 && a[1] != '-') {
+      // -X VALUE: a flag's one-letter alias.
+      const FlagSpec* aliased = nullptr;
+      for (const FlagSpec& f : spec.flags) {
+        if (f.alias != 0 && a[1] == f.alias && (a.size() == 2 || eq == 2)) {
+          aliased = &f;
+        }
+      }
+      if (aliased == nullptr) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "unknown option '%s' (flags are --name=value; see %s)", a, see));
+      }
+      name = aliased->name;
+    } else if (a.size() < 3) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "unknown option '%s' (flags are --name=value; see %s)", a, see));
+    } else {
+      name = Normalise(a.substr(2, eq - 2));
     }
-    const size_t eq = a.find('=');
-    const std::string name = Normalise(a.substr(2, eq - 2));
     const FlagSpec* f = Find(spec, name);
     if (f == nullptr) {
       return absl::InvalidArgumentError(absl::StrFormat(
@@ -296,6 +311,9 @@ std::string CommandHelp(const CommandSpec& spec) {
   for (const FlagSpec& f : spec.flags) {
     std::string head = "  --" + f.name;
     if (f.kind != FlagKind::kBool) head += "=" + f.value_name;
+    if (f.alias != 0) {
+      head += absl::StrFormat(", -%c %s", f.alias, f.value_name);
+    }
     std::string help = f.help;
     if (!f.default_text.empty()) help += " (default: " + f.default_text + ")";
     if (f.kind == FlagKind::kList) help += " (repeatable)";

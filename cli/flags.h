@@ -42,6 +42,7 @@ struct FlagSpec {
   double min = 0;
   double max = 0;  // 0 with min 0: no range check (kInt/kUint/kDouble).
   std::vector<std::string> choices;  // kChoice.
+  char alias = 0;  // A one-letter spelling, -X VALUE ('o' for -o FILE).
 };
 
 // Flag constructors (every field named once, in order).

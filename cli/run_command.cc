@@ -85,9 +85,13 @@ int Run(const ParsedFlags& flags) {
   }
   const variants::Variant& variant = *chosen->front();
   scenario->run.reader = std::string(variant.name);
+  // A replay file says where a plugin or tree came from, so that `vdsolab
+  // replay FILE` alone loads it again.
+  scenario->variant = SourceOf(&variant);
   InterruptScope interrupt;
   sim::RunOptions options;
   options.stop = &StopFlag();
+  options.accept_known = flags.String("accept") == "known";
   const bool tty = isatty(STDERR_FILENO) != 0;
   if (tty) options.progress = ProgressLine(std::chrono::steady_clock::now());
   absl::StatusOr<sim::Outcome> outcome = sim::Run(*scenario, variant, options);
@@ -130,6 +134,15 @@ int Replay(const ParsedFlags& flags) {
         flags.positional()[0]));
     return kExitBadInput;
   }
+  // Without variant flags, the file's own variant (loaded again from where
+  // it came from); with them, the same schedule against that variant.
+  if (!NamesAVariant(flags)) {
+    if (absl::Status s = LoadRecordedVariant(scenario->variant); !s.ok()) {
+      Fail(absl::StrFormat("%s: [variant]: %s", flags.positional()[0],
+                           s.message()));
+      return kExitBadInput;
+    }
+  }
   absl::StatusOr<std::vector<const variants::Variant*>> chosen =
       ChooseVariants(flags, false, scenario->run.reader);
   if (!chosen.ok()) {
@@ -169,6 +182,7 @@ Command RunCommand() {
       MakeFlag("replay-out", FlagKind::kString, "FILE",
                "where to write the replay file of a failure",
                "<scenario>-seed<N>.replay.toml"),
+      AcceptFlag(),
   };
   for (FlagSpec& f : VariantFlags(false)) spec.flags.push_back(std::move(f));
   return Command{std::move(spec), Run};
@@ -185,8 +199,11 @@ Command ReplayCommand() {
       "landed between them, the page at the counter read. With --variant (or "
       "--variant-so, --kernel-tree) the same schedule checks another "
       "variant: a replay file is a regression test.\n\n"
-      "Exit status: 0 the failure did not recur (FIXED / NOT REPRODUCED), 1 "
-      "it did (REPRODUCED), 2 bad input.";
+      "A replay file records where its variant came from (a plugin's path "
+      "and hash, a kernel tree and its patches), so `vdsolab replay FILE` "
+      "alone loads it again.\n\n"
+      "Exit status: 0 the failure did not recur (FIXED with another "
+      "variant, else NOT REPRODUCED), 1 it did (REPRODUCED), 2 bad input.";
   spec.positional = {"FILE"};
   spec.min_positional = spec.max_positional = 1;
   spec.flags = VariantFlags(false);

@@ -1,14 +1,78 @@
 #include "cli/variant_flags.h"
 
+#include <cstdio>
+#include <map>
+
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "cli/cli_util.h"
+#include "common/sha256.h"
+#include "ktree/ktree.h"
+#include "ktree/load.h"
 #include "variants/plugin/call_guard.h"
 #include "variants/plugin/loader.h"
 #include "variants/registry.h"
 
 namespace vdsolab::cli {
 namespace {
+
+// Where each variant loaded from a file came from.
+std::map<const variants::Variant*, sim::VariantSource>& Sources() {
+  static auto* sources =
+      new std::map<const variants::Variant*, sim::VariantSource>;
+  return *sources;
+}
+
+absl::StatusOr<const variants::Variant*> LoadPlugin(const std::string& path) {
+  const std::string file = ResolveInputPath(path);
+  absl::StatusOr<const variants::Variant*> v =
+      variants::LoadPluginVariant(file);
+  if (!v.ok()) return v.status();
+  sim::VariantSource source;
+  source.present = true;
+  source.plugin = file;
+  if (absl::StatusOr<std::string> sha = Sha256File(file); sha.ok()) {
+    source.plugin_sha256 = *sha;
+  }
+  if (const variants::PluginInfo* info = variants::FindPluginInfo(*v)) {
+    source.origin = info->origin;
+  }
+  Sources()[*v] = source;
+  return v;
+}
+
+absl::StatusOr<const variants::Variant*> LoadTree(
+    const std::string& tree, const std::vector<std::string>& patches,
+    const std::string& cc) {
+  ktree::BuildOptions options;
+  options.tree = ResolveInputPath(tree);
+  for (const std::string& p : patches) {
+    options.patches.push_back(ResolveInputPath(p));
+  }
+  if (!cc.empty()) options.cc = cc;
+  ktree::BuiltVariant built;
+  absl::StatusOr<const variants::Variant*> v =
+      ktree::BuildAndLoadTreeVariant(options, &built);
+  if (!v.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--kernel-tree=%s: %s", tree, v.status().message()));
+  }
+  // What was built and how it will be judged, for the person running it.
+  std::fprintf(stderr,
+               "vdsolab: kernel tree %s: variant %s (%s), page layout of "
+               "variant %s: %s; judged as %s%s\n",
+               tree.c_str(), built.name.c_str(), built.era.c_str(),
+               built.layout.c_str(), built.data_layout.c_str(),
+               built.semantics.c_str(),
+               built.from_cache ? " (built before: from the cache)" : "");
+  sim::VariantSource source;
+  source.present = true;
+  source.kernel_tree = options.tree;
+  source.patches = options.patches;
+  source.origin = built.origin;
+  Sources()[*v] = source;
+  return v;
+}
 
 // Loads the flags' files; returns the variants they registered, in order.
 absl::StatusOr<std::vector<const variants::Variant*>> Load(
@@ -18,19 +82,22 @@ absl::StatusOr<std::vector<const variants::Variant*>> Load(
   }
   std::vector<const variants::Variant*> loaded;
   for (const std::string& so : flags.List("variant-so")) {
-    absl::StatusOr<const variants::Variant*> v =
-        variants::LoadPluginVariant(ResolveInputPath(so));
+    absl::StatusOr<const variants::Variant*> v = LoadPlugin(so);
     if (!v.ok()) return v.status();
     loaded.push_back(*v);
   }
-  if (flags.Has("patch") && !flags.Has("kernel-tree")) {
+  if ((flags.Has("patch") || flags.Has("kernel-cc")) &&
+      !flags.Has("kernel-tree")) {
     return absl::InvalidArgumentError(
-        "--patch applies to a --kernel-tree: name the tree to patch");
+        absl::StrFormat("--%s applies to a --kernel-tree: name the tree",
+                        flags.Has("patch") ? "patch" : "kernel-cc"));
   }
   if (flags.Has("kernel-tree")) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "--kernel-tree=%s: kernel trees are not supported by this build",
-        flags.String("kernel-tree")));
+    absl::StatusOr<const variants::Variant*> v =
+        LoadTree(flags.String("kernel-tree"), flags.List("patch"),
+                 flags.String("kernel-cc"));
+    if (!v.ok()) return v.status();
+    loaded.push_back(*v);
   }
   return loaded;
 }
@@ -48,13 +115,16 @@ std::vector<FlagSpec> VariantFlags(bool many) {
       MakeFlag("variant-so", FlagKind::kList, "FILE",
                "load a plugin variant from a shared object (docs/plugins.md)",
                ""),
-      MakeFlag(
-          "kernel-tree", FlagKind::kString, "PATH",
-          "build and run a kernel tree's own vDSO code: a source directory or "
-          "a Debian linux-source-*.tar.xz (docs/kernel-trees.md)",
-          ""),
+      MakeFlag("kernel-tree", FlagKind::kString, "PATH",
+               "build and run a kernel tree's own vDSO code: a source "
+               "directory or a Debian linux-source-*.tar.xz "
+               "(docs/kernel-trees.md)",
+               ""),
       MakeFlag("patch", FlagKind::kList, "FILE",
                "apply this unified diff (-p1) to the kernel tree first", ""),
+      MakeFlag("kernel-cc", FlagKind::kString, "CC",
+               "the compiler for the kernel tree (gcc, clang-14, a path)",
+               "gcc"),
       MakeFlag("call-timeout", FlagKind::kDuration, "DURATION",
                "a call of a plugin or kernel tree that has not returned after "
                "this much wall time is stopped and reported as spinning (0: "
@@ -63,8 +133,39 @@ std::vector<FlagSpec> VariantFlags(bool many) {
   };
 }
 
+FlagSpec AcceptFlag() {
+  return MakeChoice("accept", {"known"},
+                    "treat documented kernel behaviours (known kernel or era "
+                    "behaviour in the report) as passing, so that only "
+                    "defects fail",
+                    "");
+}
+
+bool NamesAVariant(const ParsedFlags& flags) {
+  return flags.Has("variant") || flags.Has("variant-so") ||
+         flags.Has("kernel-tree");
+}
+
 absl::Status LoadVariantFiles(const ParsedFlags& flags) {
   return Load(flags).status();
+}
+
+absl::Status LoadRecordedVariant(const sim::VariantSource& source) {
+  if (!source.present) return absl::OkStatus();
+  if (!source.kernel_tree.empty()) {
+    return LoadTree(source.kernel_tree, source.patches, "").status();
+  }
+  if (source.plugin.empty()) return absl::OkStatus();
+  absl::StatusOr<std::string> sha = Sha256File(source.plugin);
+  if (sha.ok() && !source.plugin_sha256.empty() &&
+      *sha != source.plugin_sha256) {
+    std::fprintf(stderr,
+                 "vdsolab: note: %s changed since the replay was written "
+                 "(sha256 %s, was %s)\n",
+                 source.plugin.c_str(), sha->c_str(),
+                 source.plugin_sha256.c_str());
+  }
+  return LoadPlugin(source.plugin).status();
 }
 
 absl::StatusOr<std::vector<const variants::Variant*>> ChooseVariants(
@@ -90,6 +191,21 @@ absl::StatusOr<std::vector<const variants::Variant*>> ChooseVariants(
   absl::StatusOr<const variants::Variant*> v = variants::FindVariant(fallback);
   if (!v.ok()) return v.status();
   return std::vector<const variants::Variant*>{*v};
+}
+
+sim::VariantSource SourceOf(const variants::Variant* variant) {
+  auto it = Sources().find(variant);
+  return it == Sources().end() ? sim::VariantSource{} : it->second;
+}
+
+std::string FlagsToLoad(const variants::Variant* variant) {
+  const sim::VariantSource s = SourceOf(variant);
+  if (!s.present) return "";
+  if (!s.plugin.empty()) return absl::StrFormat(" --variant-so=%s", s.plugin);
+  std::string o = absl::StrFormat(" --kernel-tree=%s", s.kernel_tree);
+  for (const std::string& p : s.patches)
+    absl::StrAppendFormat(&o, " --patch=%s", p);
+  return o;
 }
 
 }  // namespace vdsolab::cli

@@ -3,8 +3,10 @@
 // The flags every command that runs a variant shares, and how they choose
 // it: --variant NAME, --variant-so FILE (plugins), --kernel-tree PATH with
 // --patch FILE (a kernel tree's own vDSO code, built and loaded as a
-// plugin). A variant loaded from a file is the one meant unless --variant
-// names another.
+// plugin; docs/kernel-trees.md), --call-timeout. A variant loaded from a
+// file is the one meant unless --variant names another. A replay file
+// records where its variant came from (`[variant]`), so replaying it loads
+// the same plugin or tree again.
 
 #ifndef VDSOLAB_CLI_VARIANT_FLAGS_H_
 #define VDSOLAB_CLI_VARIANT_FLAGS_H_
@@ -14,13 +16,21 @@
 
 #include "absl/status/statusor.h"
 #include "cli/flags.h"
+#include "sim/scenario.h"
 #include "variants/variant.h"
 
 namespace vdsolab::cli {
 
 // --variant (one name, or with `many` a list), --variant-so, --kernel-tree,
-// --patch.
+// --patch, --kernel-cc, --call-timeout.
 std::vector<FlagSpec> VariantFlags(bool many);
+
+// --accept=known: documented kernel behaviours (docs/findings.md) pass.
+FlagSpec AcceptFlag();
+
+// Whether the flags name a variant (any of --variant, --variant-so,
+// --kernel-tree).
+bool NamesAVariant(const ParsedFlags& flags);
 
 // Loads what the flags name (plugins, kernel trees) and returns the
 // variants they choose: --variant's names; else the variants loaded from
@@ -29,9 +39,22 @@ std::vector<FlagSpec> VariantFlags(bool many);
 absl::StatusOr<std::vector<const variants::Variant*>> ChooseVariants(
     const ParsedFlags& flags, bool many, const std::string& fallback);
 
+// Loads the variant a replay file's [variant] section records (a plugin
+// or a kernel tree with its patches); warns on stderr when a plugin's
+// content changed since. Does nothing for a built-in variant.
+absl::Status LoadRecordedVariant(const sim::VariantSource& source);
+
 // Loads --variant-so and --kernel-tree without choosing (`vdsolab
 // variants` lists them with the built-ins).
 absl::Status LoadVariantFiles(const ParsedFlags& flags);
+
+// Where a variant loaded by these flags came from, for replay files;
+// not present for a built-in variant.
+sim::VariantSource SourceOf(const variants::Variant* variant);
+
+// The flags that load `variant` again ("--kernel-tree=... --patch=..."),
+// for printed commands; "" for a built-in variant.
+std::string FlagsToLoad(const variants::Variant* variant);
 
 }  // namespace vdsolab::cli
 

@@ -15,7 +15,6 @@
 #include "ktree/internal/shims.h"
 #include "ktree/internal/source.h"
 #include "ktree/internal/text.h"
-
 #include "variants/plugin/vdsolab_plugin.h"
 
 namespace vdsolab::ktree {

@@ -68,7 +68,10 @@ class Checker {
   }
   // The first violations of each kind (up to a cap), in the order found.
   const std::vector<Violation>& violations() const { return violations_; }
-  bool HasFailure() const;  // Any defect or known-kernel violation.
+  // Any defect, or a known kernel behaviour unless those are accepted.
+  bool HasFailure() const;
+  // --accept=known: documented kernel behaviours pass.
+  void AcceptKnown(bool accept) { accept_known_ = accept; }
 
  private:
   struct Seen {  // A returned value and what is needed to explain it.
@@ -142,6 +145,7 @@ class Checker {
   bool tsc_;
   bool wide_;  // A 64-bit counter.
   variants::EraOracle oracle_;
+  bool accept_known_ = false;
   uint64_t boot_counter_;
   std::array<PropertyStats, kNumProperties> stats_{};
   Coverage coverage_;

@@ -229,6 +229,7 @@ absl::StatusOr<RunResult> RunRandom(const Scenario& scenario,
   std::unique_ptr<Writer> writer = std::move(*writer_or);
   PageView view(page.get(), writer.get());
   Checker checker(scenario, &machine, writer.get(), &variant);
+  checker.AcceptKnown(options.accept_known);
   World world{&scenario, &variant, &machine, writer.get(), &view, page->data()};
   std::unique_ptr<variants::SimReader> reader = variant.make_sim_reader();
   RunResult result;

@@ -50,6 +50,8 @@ struct RandomOptions {
   // Stop after this many calls of foreign code spun past the wall-time
   // bound (each costs that much wall time; the first already fails).
   uint64_t max_spins = 3;
+  // Documented kernel behaviours do not fail the run.
+  bool accept_known = false;
 };
 
 struct RunResult {

@@ -174,6 +174,8 @@ class ScriptedHooks : public vdso::AccessHooks {
   const std::vector<int>& choices() const { return choices_; }
   const std::vector<int>& option_counts() const { return counts_; }
   uint32_t splits() const { return splits_; }
+  // Where the script did not fit the call ("" if it did).
+  const std::string& script_problem() const { return script_problem_; }
   std::string page_at_counter() const { return page_at_counter_; }
 
  private:
@@ -197,7 +199,15 @@ class ScriptedHooks : public vdso::AccessHooks {
   void Decide(const std::vector<size_t>& options) {
     const size_t k = choices_.size();
     int choice = k < script_->size() ? (*script_)[k] : 0;
-    if (choice < 0 || static_cast<size_t>(choice) >= options.size()) choice = 0;
+    if (choice < 0 || static_cast<size_t>(choice) >= options.size()) {
+      if (script_problem_.empty()) {
+        script_problem_ = absl::StrFormat(
+            "decision %d is %d, but that point of the call offers %d "
+            "choice(s) (0..%d)",
+            k, choice, options.size(), options.size() - 1);
+      }
+      choice = 0;
+    }
     choices_.push_back(choice);
     counts_.push_back(static_cast<int>(options.size()));
     if (options[static_cast<size_t>(choice)] > Applied()) ++splits_;
@@ -215,6 +225,7 @@ class ScriptedHooks : public vdso::AccessHooks {
   bool tracing_;
   std::vector<int> choices_;
   std::vector<int> counts_;
+  std::string script_problem_;
   uint32_t splits_ = 0;
   internal::LoadObserver loads_;
   size_t applied_at_seq_ = ~size_t{0};
@@ -230,10 +241,12 @@ struct Execution {
   std::array<PropertyStats, kNumProperties> stats{};
   bool failed = false;
   std::string page;
+  std::string script_problem;
 };
 
 Execution RunOne(const Scenario& s, const variants::Variant& variant, Setup* w,
-                 const std::vector<int>& script, bool tracing) {
+                 const std::vector<int>& script, bool tracing,
+                 bool accept_known) {
   Execution e;
   e.call.clock = ClocksFor(s.readers[0], variant)[0];
   e.call.reader = ReaderId(s, 0);
@@ -250,8 +263,15 @@ Execution RunOne(const Scenario& s, const variants::Variant& variant, Setup* w,
   e.counts = hooks.option_counts();
   e.splits = hooks.splits();
   e.page = hooks.page_at_counter();
+  e.script_problem = hooks.script_problem();
+  if (e.script_problem.empty() && script.size() > e.choices.size()) {
+    e.script_problem = absl::StrFormat(
+        "%d decisions, but the call offered only %d choice points",
+        script.size(), e.choices.size());
+  }
   w->view->Rollback();
   Checker checker(s, w->machine.get(), w->writer.get(), &variant);
+  checker.AcceptKnown(accept_known);
   checker.OnCall(e.call);
   e.violations = checker.violations();
   e.stats = checker.stats();
@@ -274,7 +294,8 @@ absl::StatusOr<ExploreResult> Explore(const Scenario& s,
   std::vector<int> script;
   uint64_t spins = 0;
   for (;;) {
-    Execution e = RunOne(s, variant, &*setup, script, false);
+    Execution e =
+        RunOne(s, variant, &*setup, script, false, options.accept_known);
     ++result.interleavings;
     for (size_t i = 0; i < e.stats.size(); ++i) {
       result.stats[i].checked += e.stats[i].checked;
@@ -316,7 +337,8 @@ absl::StatusOr<ExploreResult> Explore(const Scenario& s,
     }
   }
   if (result.minimal) {
-    Execution e = RunOne(s, variant, &*setup, *result.minimal, true);
+    Execution e = RunOne(s, variant, &*setup, *result.minimal, true,
+                         options.accept_known);
     result.minimal_call = e.call;
     result.minimal_page = e.page;
   }
@@ -328,13 +350,14 @@ absl::StatusOr<Interleaving> RunInterleaving(
     const std::vector<int>& decisions) {
   absl::StatusOr<Setup> setup = MakeSetup(s, variant);
   if (!setup.ok()) return setup.status();
-  Execution e = RunOne(s, variant, &*setup, decisions, true);
+  Execution e = RunOne(s, variant, &*setup, decisions, true, false);
   Interleaving out;
   out.call = std::move(e.call);
   out.violations = std::move(e.violations);
   out.failed = e.failed;
   out.updates = setup->updates;
   out.page = std::move(e.page);
+  out.script_problem = std::move(e.script_problem);
   return out;
 }
 

@@ -40,6 +40,8 @@ struct ExploreOptions {
   // Stop after this many interleavings of foreign code spun past the
   // wall-time bound.
   uint64_t max_spins = 3;
+  // Documented kernel behaviours do not make an interleaving fail.
+  bool accept_known = false;
 };
 
 struct ExploreResult {
@@ -72,6 +74,9 @@ struct Interleaving {
   bool failed = false;
   uint32_t updates = 0;  // Updates raced.
   std::string page;      // The page at the counter read (non-zero fields).
+  // Where `decisions` did not fit this call's choice points ("" if they
+  // did): a bad replay file, or another variant taking another path.
+  std::string script_problem;
 };
 
 // Runs the interleaving `decisions` (an ExploreResult::minimal, or a

@@ -41,6 +41,8 @@ struct OracleRunConfig {
   uint64_t tick_jitter_ns = 20000;  // Ticks land up to this late.
   // REALTIME at boot; drawn from the seed when unset.
   std::optional<Timespec64> boot_wall;
+  // --accept=known: a step back the variant's era documents passes.
+  bool accept_known = false;
 };
 
 // Rejects configurations the run cannot honour, naming the bad value.
@@ -54,7 +56,8 @@ struct ClockStats {
   uint64_t errors = 0;      // Reads that returned -errno.
   uint64_t mismatches = 0;  // vDSO result != syscall result.
   uint64_t max_abs_diff_ns = 0;
-  uint64_t backwards = 0;  // Reads below this clock's previous read.
+  uint64_t backwards = 0;  // Reads below this clock's previous read...
+  uint64_t known = 0;      // ...of which the variant's era explains.
 };
 
 struct OracleRunReport {

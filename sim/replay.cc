@@ -14,10 +14,6 @@ std::string Seconds(uint64_t ns) {
 absl::StatusOr<std::string> ReplayRandom(const Scenario& scenario,
                                          const variants::Variant& variant,
                                          bool* reproduced) {
-  if (!scenario.replay.present) {
-    return absl::InvalidArgumentError(
-        "this scenario has no [replay] section; use `vdsolab run` for it");
-  }
   RandomOptions options;
   options.trace_call = std::pair{scenario.replay.reader, scenario.replay.call};
   absl::StatusOr<RunResult> r = RunRandom(scenario, variant, options);
@@ -76,8 +72,6 @@ absl::StatusOr<std::string> ReplayRandom(const Scenario& scenario,
     absl::StrAppendFormat(&o, "  %s s  cpu %d  %s\n", Seconds(step.t_ns),
                           step.cpu, step.what);
   }
-  absl::StrAppendFormat(&o, "\n%s\n",
-                        *reproduced ? "REPRODUCED" : "NOT REPRODUCED");
   return o;
 }
 
@@ -88,6 +82,11 @@ absl::StatusOr<std::string> ReplayExhaustive(const Scenario& s,
   absl::StatusOr<Interleaving> e =
       RunInterleaving(s, variant, s.replay.decisions);
   if (!e.ok()) return e.status();
+  const bool other = variant.name != s.run.reader;
+  if (!e->script_problem.empty() && !other) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("replay.decisions: %s", e->script_problem));
+  }
   *reproduced = e->failed;
   std::string o;
   absl::StrAppendFormat(&o,
@@ -96,6 +95,12 @@ absl::StatusOr<std::string> ReplayExhaustive(const Scenario& s,
                         s.name,
                         variants::VariantClockName(variant, e->call.clock),
                         e->updates, absl::StrJoin(s.replay.decisions, ", "));
+  if (!e->script_problem.empty()) {
+    absl::StrAppendFormat(&o,
+                          "note: %s's call takes another path: %s; the "
+                          "choices apply as far as they fit\n",
+                          variant.name, e->script_problem);
+  }
   for (const Violation& v : e->violations) {
     absl::StrAppendFormat(&o, "  [%s] %s: %s\n    %s\n", VerdictName(v.verdict),
                           PropertyName(v.property), v.why, v.detail);
@@ -119,8 +124,6 @@ absl::StatusOr<std::string> ReplayExhaustive(const Scenario& s,
   for (const TraceStep& step : e->call.trace) {
     absl::StrAppendFormat(&o, "  %d ns  %s\n", step.t_ns, step.what);
   }
-  absl::StrAppendFormat(&o, "\n%s\n",
-                        e->failed ? "REPRODUCED" : "NOT REPRODUCED");
   return o;
 }
 
@@ -128,6 +131,41 @@ absl::StatusOr<std::string> ReplayExhaustive(const Scenario& s,
 
 absl::StatusOr<ReplayOutcome> Replay(const Scenario& scenario,
                                      const variants::Variant& variant) {
+  if (!scenario.replay.present) {
+    return absl::InvalidArgumentError(
+        "this scenario has no [replay] section; use `vdsolab run` for it");
+  }
+  const std::string& property = scenario.replay.property;
+  bool known = property.empty();
+  std::vector<std::string> names;
+  for (int i = 1; i <= kNumProperties; ++i) {
+    names.push_back(PropertyName(static_cast<Property>(i)));
+    known |= names.back() == property;
+  }
+  if (!known) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("replay.property = \"%s\": want one of %s", property,
+                        absl::StrJoin(names, ", ")));
+  }
+  if (scenario.run.strategy == Strategy::kRandom) {
+    bool reader_exists = false;
+    for (size_t i = 0; i < scenario.readers.size(); ++i) {
+      reader_exists |= ReaderId(scenario, i) == scenario.replay.reader;
+    }
+    if (!reader_exists) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "replay.reader = %d: the scenario has no reader with that id",
+          scenario.replay.reader));
+    }
+  } else if (!scenario.replay.decisions.empty()) {
+    for (size_t k = 0; k < scenario.replay.decisions.size(); ++k) {
+      if (scenario.replay.decisions[k] < 0) {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("replay.decisions[%d] = %d: a choice is 0 or more",
+                            k, scenario.replay.decisions[k]));
+      }
+    }
+  }
   ReplayOutcome out;
   absl::StatusOr<std::string> text =
       scenario.run.strategy == Strategy::kExhaustive
@@ -135,6 +173,25 @@ absl::StatusOr<ReplayOutcome> Replay(const Scenario& scenario,
           : ReplayRandom(scenario, variant, &out.reproduced);
   if (!text.ok()) return text.status();
   out.text = *std::move(text);
+  // Against another variant than the one that failed, a replay that does
+  // not recur says the fix works.
+  const bool other = variant.name != scenario.run.reader;
+  out.other_variant = other;
+  if (out.reproduced) {
+    absl::StrAppendFormat(
+        &out.text, "\nREPRODUCED%s\n",
+        other ? absl::StrFormat(" with variant %s (the "
+                                "file's was %s)",
+                                variant.name, scenario.run.reader)
+              : "");
+  } else if (other) {
+    absl::StrAppendFormat(&out.text,
+                          "\nFIXED: variant %s does not show what %s did on "
+                          "this schedule\n",
+                          variant.name, scenario.run.reader);
+  } else {
+    absl::StrAppendFormat(&out.text, "\nNOT REPRODUCED\n");
+  }
   return out;
 }
 

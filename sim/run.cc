@@ -15,6 +15,7 @@ absl::StatusOr<Outcome> RunExhaustive(const Scenario& s,
   ExploreOptions explore;
   explore.stop = options.stop;
   explore.max_interleavings = options.max_interleavings;
+  explore.accept_known = options.accept_known;
   if (options.progress) {
     explore.progress = [&options](uint64_t done, uint64_t failing) {
       Progress p;
@@ -58,6 +59,7 @@ absl::StatusOr<Outcome> Run(const Scenario& s, const variants::Variant& variant,
   }
   RandomOptions random;
   random.stop = options.stop;
+  random.accept_known = options.accept_known;
   if (options.progress) {
     random.progress = [&options](uint64_t done_ns, uint64_t total_ns,
                                  uint64_t calls, uint64_t failing) {
@@ -79,6 +81,7 @@ absl::StatusOr<Outcome> Run(const Scenario& s, const variants::Variant& variant,
   for (const Violation& v : r->violations) {
     if (options.replays == ReplayPolicy::kNone) break;
     if (v.verdict == Verdict::kPrecondition) continue;
+    if (v.verdict == Verdict::kKnownKernel && options.accept_known) continue;
     if (options.replays == ReplayPolicy::kFirstFailure && !replayed.empty()) {
       break;
     }

@@ -48,6 +48,9 @@ struct RunOptions {
   std::function<void(const Progress&)> progress;
   ReplayPolicy replays = ReplayPolicy::kFirstFailure;
   uint64_t max_interleavings = 50000000;
+  // --accept=known: documented kernel behaviours pass (still counted and
+  // reported), so a CI can gate on defects only.
+  bool accept_known = false;
 };
 
 // A failure and a scenario, with a [replay] section, that shows it again
@@ -80,12 +83,19 @@ absl::StatusOr<Outcome> Run(const Scenario& scenario,
 std::string FormatOutcome(const Scenario& scenario, const Outcome& outcome);
 
 struct ReplayOutcome {
-  std::string text;  // The failing call step by step.
+  std::string text;  // The failing call step by step, and the verdict.
   bool reproduced = false;
+  // Replayed against another variant than the file's: not reproduced
+  // means FIXED.
+  bool other_variant = false;
 };
 
 // Runs a replay scenario (one with a [replay] section) again: its failing
-// call with a trace, and whether the named violation recurred.
+// call with a trace, and whether the named violation recurred. With a
+// `variant` other than the file's, the same schedule checks that variant:
+// REPRODUCED or FIXED. A [replay] section that cannot be replayed (no
+// such reader or property, decisions that do not fit the call) is
+// InvalidArgument.
 absl::StatusOr<ReplayOutcome> Replay(const Scenario& scenario,
                                      const variants::Variant& variant);
 

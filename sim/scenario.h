@@ -153,6 +153,19 @@ struct ReplaySpec {
   friend bool operator==(const ReplaySpec&, const ReplaySpec&) = default;
 };
 
+// Where the variant under test came from when it is not built in, so that
+// a replay file loads it again and says what ran (`[variant]`).
+struct VariantSource {
+  bool present = false;
+  std::string plugin;                // A plugin's shared object (--variant-so).
+  std::string plugin_sha256;         // Its content when the run was made.
+  std::string kernel_tree;           // A kernel tree (--kernel-tree)...
+  std::vector<std::string> patches;  // ...and the patches applied to it.
+  std::string origin;  // What the variant says of itself (ABI v2 origin).
+
+  friend bool operator==(const VariantSource&, const VariantSource&) = default;
+};
+
 struct RunSpec {
   uint64_t duration_ns = 1000000000;
   uint64_t seed = 1;
@@ -178,6 +191,7 @@ struct Scenario {
   CheckSpec checks;
   RunSpec run;
   ReplaySpec replay;
+  VariantSource variant;
 
   friend bool operator==(const Scenario&, const Scenario&) = default;
 };

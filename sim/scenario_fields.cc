@@ -238,6 +238,18 @@ const Fields<ReplaySpec>& ReplayFields() {
   return *fields;
 }
 
+const Fields<VariantSource>& VariantSourceFields() {
+  using V = VariantSource;
+  static const auto* fields = new Fields<V>{
+      String("plugin", &V::plugin).OmitDefault(),
+      String("plugin_sha256", &V::plugin_sha256).OmitDefault(),
+      String("kernel_tree", &V::kernel_tree).OmitDefault(),
+      toml_table::StringList("patches", &V::patches).OmitDefault(),
+      String("origin", &V::origin).OmitDefault(),
+  };
+  return *fields;
+}
+
 }  // namespace
 
 const Fields<Scenario>& ScenarioFields() {
@@ -255,6 +267,8 @@ const Fields<Scenario>& ScenarioFields() {
       Section("run", &S::run, RunFields()),
       OptionalSection("replay", &S::replay, &ReplaySpec::present,
                       ReplayFields()),
+      OptionalSection("variant", &S::variant, &VariantSource::present,
+                      VariantSourceFields()),
   };
   return *fields;
 }

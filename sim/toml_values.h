@@ -231,6 +231,31 @@ Field<S> Ppm(const std::string& key, int64_t S::*scaled, double limit) {
       });
 }
 
+// A list of strings.
+template <class S>
+Field<S> StringList(const std::string& key,
+                    std::vector<std::string> S::*member) {
+  const std::string want = "want a list of strings";
+  return Value(
+      key, member, want,
+      [want](const toml::node& node, const Where& where,
+             std::vector<std::string>& out) -> absl::Status {
+        const toml::array* array = node.as_array();
+        if (array == nullptr) return where.Bad(node, want);
+        out.clear();
+        for (const toml::node& item : *array) {
+          if (!item.is_string()) return where.Bad(item, "want strings");
+          out.push_back(*item.value<std::string>());
+        }
+        return absl::OkStatus();
+      },
+      [](const std::vector<std::string>& v) {
+        std::vector<std::string> quoted;
+        for (const std::string& s : v) quoted.push_back(TomlQuote(s));
+        return absl::StrCat("[", absl::StrJoin(quoted, ", "), "]");
+      });
+}
+
 // A list of integers.
 template <class S>
 Field<S> IntList(const std::string& key, std::vector<int> S::*member) {

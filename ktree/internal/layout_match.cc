@@ -9,10 +9,9 @@
 #include "common/clockid.h"
 #include "ktree/internal/text.h"
 #include "variants/layout.h"
+#include "variants/plugin/vdsolab_plugin.h"
 #include "variants/registry.h"
 #include "vdso/datapage.h"
-
-#include "variants/plugin/vdsolab_plugin.h"
 
 namespace vdsolab::ktree::internal {
 namespace {

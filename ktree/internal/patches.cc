@@ -5,6 +5,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "common/sha256.h"
 #include "ktree/internal/fs.h"
 #include "ktree/internal/source.h"
@@ -190,7 +191,17 @@ absl::StatusOr<Applied> ApplyPatch(const Patch& patch, const std::string& view,
     a.touched.push_back(f.target);
     kept += f.text;
   }
-  if (kept.empty()) return a;
+  if (kept.empty()) {
+    // A patch with no effect on what is compiled would test the unpatched
+    // tree under the patch's name.
+    return BadPatch(
+        patch.given,
+        absl::StrFormat("changes none of the files the vDSO build compiles "
+                        "(it changes %s; the build uses lib/vdso, "
+                        "include/vdso, include/asm-generic/vdso and "
+                        "arch/x86's vdso headers)",
+                        absl::StrJoin(a.skipped, ", ")));
+  }
   const std::string file =
       JoinPath(scratch, absl::StrFormat("patch-%s.diff", patch.sha256));
   if (absl::Status s = WriteFileAtomic(file, kept); !s.ok()) return s;

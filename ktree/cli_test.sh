@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# The command line with kernel trees (docs/kernel-trees.md): what a kernel
+# developer does with a patch, end to end. Patches are made from the
+# Debian trees at test time (ktree/testing/defect_patches.h).
+set -u
+bin="${TEST_SRCDIR:-.}/vdsolab/cli/vdsolab"
+make_patch="${TEST_SRCDIR:-.}/vdsolab/ktree/make_patch"
+scen="${TEST_SRCDIR:-.}/vdsolab/scenarios"
+tmp="${TEST_TMPDIR:-/tmp}"
+export VDSOLAB_CACHE_DIR="$tmp/cache"
+t612=/usr/src/linux-source-6.12.tar.xz
+t61=/usr/src/linux-source-6.1.tar.xz
+failures=0
+
+expect() {  # expect NAME WANT_EXIT WANT_TEXT -- ARGS...
+  local name=$1 want_exit=$2 want_text=$3
+  shift 4
+  local out rc
+  out=$("$bin" "$@" 2>&1)
+  rc=$?
+  if [ "$rc" -ne "$want_exit" ]; then
+    echo "FAIL $name: exit $rc, want $want_exit"; echo "$out" | tail -8
+    failures=$((failures + 1))
+  elif ! grep -qF -- "$want_text" <<<"$out"; then
+    echo "FAIL $name: output lacks '$want_text'"; echo "$out" | tail -8
+    failures=$((failures + 1))
+  else
+    echo "ok   $name"
+  fi
+}
+
+# The unpatched tree builds into a plugin, runs clean, and says what it is.
+expect build_variant 0 "page layout: of variant 6.10" -- \
+  build-variant --kernel-tree="$t612" -o "$tmp/t612.so"
+expect build_variant_cached 0 "from the cache" -- \
+  build-variant --kernel-tree="$t612" -o "$tmp/t612.so"
+expect tree_plugin_runs 0 "PASS: every property held." -- \
+  run "$scen/baseline.toml" --variant-so="$tmp/t612.so"
+expect tree_exhaustive 0 "(all of them); 0 failing" -- \
+  run "$scen/exhaustive-monotonic.toml" --kernel-tree="$t612"
+# 6.12 is before 6.15: its coarse clocks step back after an adjtimex().
+expect tree_default_job 1 "[known: era behaviour: before 6.15" -- \
+  --kernel-tree="$t612" --duration=1s --reads_per_tick=5
+expect tree_default_job_accepting 0 "only as the variant's era documents" -- \
+  --kernel-tree="$t612" --duration=1s --reads_per_tick=5 --accept=known
+
+# Each defect patch is caught, with a replay file that reproduces it with
+# the same tree and patch (recorded in the file), and that the unpatched
+# tree answers FIXED.
+for kind in no-seq-retry base-before-seq-loop; do
+  for tree in "$t612" "$t61"; do
+    v=$(basename "$tree" .tar.xz)
+    patch=$("$make_patch" "$tree" "$kind" "$tmp") || {
+      echo "FAIL make_patch $kind $v"; failures=$((failures + 1)); continue; }
+    r="$tmp/$kind-$v.replay.toml"
+    expect "${kind}_${v}_caught" 1 "FAIL: " -- \
+      run "$scen/exhaustive-monotonic.toml" --kernel-tree="$tree" \
+      --patch="$patch" --replay-out="$r"
+    if grep -q "^kernel_tree = \"$tree\"" "$r" &&
+       grep -q "^patches = \[\"$patch\"\]" "$r"; then
+      echo "ok   ${kind}_${v}_replay_file_names_tree_and_patch"
+    else
+      echo "FAIL ${kind}_${v}_replay_file_names_tree_and_patch"
+      failures=$((failures + 1))
+    fi
+    expect "${kind}_${v}_reproduced" 1 "REPRODUCED" -- replay "$r"
+    expect "${kind}_${v}_fixed" 0 "FIXED: variant tree-" -- \
+      replay "$r" --kernel-tree="$tree"
+  done
+done
+
+# The negative-motion clamp removed: a reader on a CPU whose TSC is behind
+# the timekeeping CPU's (6.1: time steps back; 6.12: a huge delta, whose
+# normalisation loop the watchdog stops).
+patch=$("$make_patch" "$t61" no-negative-motion-clamp "$tmp")
+expect clamp_removed_61 1 "FAIL: " -- run "$scen/skewed-cpus.toml" \
+  --kernel-tree="$t61" --patch="$patch" --replay-out="$tmp/clamp61.toml"
+expect clamp_removed_61_replays 1 "REPRODUCED" -- replay "$tmp/clamp61.toml"
+patch=$("$make_patch" "$t612" no-negative-motion-clamp "$tmp")
+expect clamp_removed_612 1 "FAIL: " -- run "$scen/skewed-cpus.toml" \
+  --kernel-tree="$t612" --patch="$patch" --call-timeout=300ms \
+  --replay-out="$tmp/clamp612.toml"
+expect clamp_removed_612_replays 1 "REPRODUCED" -- \
+  replay "$tmp/clamp612.toml" --call-timeout=300ms
+
+# Bad input: a compile error names the tree's file and line; a patch that
+# does not apply and a tree that does not exist are refused.
+read -r bad line < <("$make_patch" "$t612" compile-error "$tmp")
+expect compile_error 2 "lib/vdso/gettimeofday.c:$line" -- \
+  run "$scen/baseline.toml" --kernel-tree="$t612" --patch="$bad"
+printf -- '--- a/nothing.c\n+++ b/nothing.c\n@@ -1 +1 @@\n-x\n+y\n' \
+  > "$tmp/bogus.diff"
+expect patch_does_not_apply 2 "bogus.diff" -- \
+  run "$scen/baseline.toml" --kernel-tree="$t612" --patch="$tmp/bogus.diff"
+expect no_such_tree 2 "--kernel-tree=/nonexistent" -- \
+  run "$scen/baseline.toml" --kernel-tree=/nonexistent
+
+exit $failures
