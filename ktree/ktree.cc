@@ -1,5 +1,7 @@
 #include "ktree/ktree.h"
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <map>
 
@@ -324,8 +326,11 @@ absl::StatusOr<std::string> DefaultCacheDir() {
   if (const char* h = std::getenv("HOME"); h && *h) {
     return JoinPath(h, ".cache/vdsolab");
   }
-  return absl::FailedPreconditionError(
-      "no cache directory: set VDSOLAB_CACHE_DIR (or HOME)");
+  // No home (a Bazel test's sandbox): the test's own scratch, else /tmp.
+  if (const char* t = std::getenv("TEST_TMPDIR"); t && *t) {
+    return JoinPath(t, "vdsolab-cache");
+  }
+  return absl::StrFormat("/tmp/vdsolab-cache-%d", getuid());
 }
 
 absl::StatusOr<BuiltVariant> BuildTreeVariant(const BuildOptions& options) {

@@ -9,10 +9,14 @@
 // Four properties, one per regime, so that Bazel's sharding spreads them.
 //
 // The variant under test is upstream; VDSOLAB_VARIANT names another (see
-// `vdsolab variants`), and VDSOLAB_VARIANT_SO loads a plugin first
-// (docs/plugins.md), e.g. with these Bazel flags:
+// `vdsolab variants`), VDSOLAB_VARIANT_SO loads a plugin first
+// (docs/plugins.md), and VDSOLAB_KERNEL_TREE (with VDSOLAB_PATCHES, a
+// colon-separated list) builds a kernel tree's own vDSO code
+// (docs/kernel-trees.md), e.g. with these Bazel flags:
 //   --test_env=VDSOLAB_VARIANT_SO=/abs/libmine.so
 //   --test_env=VDSOLAB_VARIANT=mine
+//   --test_env=VDSOLAB_KERNEL_TREE=/usr/src/linux-source-6.12.tar.xz
+//   --test_env=VDSOLAB_PATCHES=/abs/fix.diff
 
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
@@ -24,6 +28,9 @@
 #include <fstream>
 
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "ktree/ktree.h"
+#include "ktree/load.h"
 #include "sim/engine.h"
 #include "sim/scenario_toml.h"
 #include "tests/scenario_generators.h"
@@ -49,6 +56,21 @@ const auto* const kReadCounter =
 // with the reason when it cannot.
 const variants::Variant& VariantUnderTest() {
   static const variants::Variant* variant = [] {
+    if (const char* tree = std::getenv("VDSOLAB_KERNEL_TREE")) {
+      ktree::BuildOptions options;
+      options.tree = tree;
+      if (const char* patches = std::getenv("VDSOLAB_PATCHES")) {
+        options.patches = absl::StrSplit(patches, ':', absl::SkipEmpty());
+      }
+      absl::StatusOr<const variants::Variant*> v =
+          ktree::BuildAndLoadTreeVariant(options);
+      if (!v.ok()) {
+        std::fprintf(stderr, "VDSOLAB_KERNEL_TREE: %s\n",
+                     std::string(v.status().message()).c_str());
+        std::exit(2);
+      }
+      if (std::getenv("VDSOLAB_VARIANT") == nullptr) return *v;
+    }
     if (const char* so = std::getenv("VDSOLAB_VARIANT_SO")) {
       absl::StatusOr<const variants::Variant*> v =
           variants::LoadPluginVariant(so);
