@@ -189,6 +189,48 @@ else
     failures=$((failures + 1)); fi
 fi
 
+# Output for scripts: every command's JSON parses and carries the envelope;
+# TAP has one test point per property; pictures are well-formed.
+if command -v python3 >/dev/null; then
+  json_ok() {  # json_ok NAME WANT_COMMAND WANT_EXIT -- ARGS...
+    local name=$1 cmd=$2 want=$3
+    shift 4
+    "$bin" "$@" > "$tmp/$name.json" 2>/dev/null
+    local rc=$?
+    if [ $rc -eq "$want" ] && python3 - "$tmp/$name.json" "$cmd" "$want" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["command"] == sys.argv[2], d["command"]
+assert d["exit"] == int(sys.argv[3]), d["exit"]
+assert d["schema"] == 1 and d["vdsolab"]
+PY
+    then echo "ok   $name"; else
+      echo "FAIL $name: exit $rc"; head -c 300 "$tmp/$name.json"
+      failures=$((failures + 1)); fi
+  }
+  json_ok json_default check 0 -- --duration=1s --format=json
+  json_ok json_run run 0 -- run "$scen/baseline.toml" --format=json
+  json_ok json_run_fail run 1 -- run "$scen/coarse-step-back.toml" \
+    --format=json --replay-out="$tmp/cs.replay.toml"
+  json_ok json_replay replay 1 -- replay "$tmp/cs.replay.toml" --format=json
+  json_ok json_variants variants 0 -- variants --format=json
+  json_ok json_compare compare 0 -- compare --variant=6.10 \
+    --scenarios="$tmp/one" --out="$tmp/cmp1" --format=json
+fi
+"$bin" run "$scen/coarse-step-back.toml" --format=tap > "$tmp/tap.out"
+if [ "$(grep -cE '^(not )?ok [0-9]+ - ' "$tmp/tap.out")" -eq 9 ] &&
+   grep -q '^not ok 2 - monotonic' "$tmp/tap.out" &&
+   head -1 "$tmp/tap.out" | grep -qx 'TAP version 13'; then
+  echo "ok   tap_run"; else
+  echo "FAIL tap_run"; cat "$tmp/tap.out"; failures=$((failures + 1)); fi
+expect accept_known 0 "ok 2 - monotonic" -- \
+  run "$scen/coarse-step-back.toml" --format=tap --accept=known
+expect replay_pictures 1 "REPRODUCED" -- replay "$tmp/cs.replay.toml" \
+  --svg="$tmp/cs.svg" --trace="$tmp/cs.trace.json"
+if grep -q '^<svg ' "$tmp/cs.svg" && grep -q '"traceEvents"' "$tmp/cs.trace.json"; then
+  echo "ok   replay_picture_files"; else
+  echo "FAIL replay_picture_files"; failures=$((failures + 1)); fi
+
 a=$("$bin" --duration=1s --seed=9 --reads_per_tick=3)
 b=$("$bin" --duration=1s --seed=9 --reads_per_tick=3)
 if [ "$a" == "$b" ]; then echo "ok   deterministic"; else
