@@ -28,7 +28,6 @@ expect short_run 0 "PASS: every read matched" -- --duration=1s --reads_per_tick=
 expect bad_hz 2 "--hz=0: want 10 .. 10000" -- --hz=0
 expect bad_ppm 2 "--ntp-freq-ppm=900" -- --ntp_freq_ppm=900
 expect negative_duration 2 "--duration=-1s" -- --duration=-1s
-expect long_duration 2 "--duration=25h: at most 24h" -- --duration=25h
 expect ntp_after_end 2 "--ntp-at=5s" -- --duration=1s --ntp_at=5s
 expect bad_flag_value 2 "--hz=lots: want a decimal integer" -- --hz=lots
 expect unknown_flag 2 "unknown flag --nosuchflag" -- --nosuchflag=1
@@ -75,6 +74,36 @@ expect replay_needs_replay_section 2 "no [replay] section" -- \
 expect run_missing_file 2 "cannot open scenario file" -- run "$tmp/nope.toml"
 printf 'name = "x"\n[kernel]\nhz = 3\n' > "$tmp/bad.toml"
 expect run_bad_file 2 "kernel.hz = 3" -- run "$tmp/bad.toml"
+# Bad input is refused naming the file, line and field.
+expect run_device 2 "/dev/zero: not a scenario file" -- run /dev/zero
+expect run_directory 2 "not a scenario file (a directory)" -- run "$tmp"
+: > "$tmp/empty.toml"
+expect run_empty 2 "empty.toml: empty" -- run "$tmp/empty.toml"
+printf 'name = "x"\nbogus = 1\n' > "$tmp/top.toml"
+expect run_unknown_top_key 2 'top.toml:2:1: unknown key "bogus"' -- \
+  run "$tmp/top.toml"
+printf 'name = "x"\n[kernel]\ntimekeeping_cpu = 5\n' > "$tmp/sem.toml"
+expect run_semantic_error_has_line 2 "sem.toml:3:" -- run "$tmp/sem.toml"
+printf 'name = "x"\n[run]\nduration = "169h"\n' > "$tmp/long.toml"
+expect run_one_duration_limit 2 "longer than 7 days" -- run "$tmp/long.toml"
+expect default_one_duration_limit 2 "--duration=169h: at most 168h" -- \
+  --duration=169h
+printf 'name = "x"\n[run]\nduration = "1s"\n[[event]]\nkind = "pause"\nat = "500ms"\nduration = "10s"\n' \
+  > "$tmp/pause.toml"
+expect run_pause_past_end_warns 0 "lasts past the run's end" -- \
+  run "$tmp/pause.toml"
+mkdir -p "$tmp/mixed" && cp "$scen/baseline.toml" "$tmp/mixed/" &&
+  cp "$tmp/sem.toml" "$tmp/mixed/"
+expect compare_names_the_bad_file 2 "mixed/sem.toml:3:" -- \
+  compare --scenarios="$tmp/mixed"
+cp "$scen/exhaustive-monotonic.toml" "$tmp/badreplay.toml"
+printf '\n[replay]\nreader = 0\ncall = 0\nproperty = "torn"\ndecisions = [99, 0]\n' \
+  >> "$tmp/badreplay.toml"
+expect replay_bad_decisions 2 "replay.decisions: decision 0 is 99" -- \
+  replay "$tmp/badreplay.toml"
+sed -i 's/property = "torn"/property = "bogus"/' "$tmp/badreplay.toml"
+expect replay_bad_property 2 'replay.property = "bogus": want one of' -- \
+  replay "$tmp/badreplay.toml"
 expect run_usage 2 "missing SCENARIO (usage: vdsolab run SCENARIO" -- run
 expect run_bad_seed 2 "--seed=x1" -- run "$scen/baseline.toml" --seed=x1
 expect run_seed_override 0 "seed 42," -- run "$scen/baseline.toml" --seed=42

@@ -11,13 +11,14 @@
 #include "cli/commands.h"
 #include "cli/variant_flags.h"
 #include "common/json.h"
+#include "common/limits.h"
 #include "sim/oracle_run.h"
 #include "sim/scenario_toml.h"
 
 namespace vdsolab::cli {
 namespace {
 
-constexpr double kDayNs = 86400e9;
+constexpr double kMaxNs = static_cast<double>(kMaxSimulatedNs);
 
 std::string Duration(uint64_t ns) {
   return absl::FormatDuration(absl::Nanoseconds(static_cast<int64_t>(ns)));
@@ -184,8 +185,8 @@ Command DefaultCommand() {
           "seed for everything random; the same seed gives the same report",
           "1"),
       MakeFlag("duration", FlagKind::kDuration, "DURATION",
-               "simulated time to run, e.g. 10s, 1500ms, 2m (at most 24h)",
-               "10s", 0, kDayNs),
+               "simulated time to run, e.g. 10s, 1500ms, 2m (at most 7 days)",
+               "10s", 0, kMaxNs),
       MakeFlag(
           "tsc-hz", FlagKind::kUint, "HZ",
           "true TSC frequency; the kernel model calibrates it to whole kHz as "
@@ -198,12 +199,12 @@ Command DefaultCommand() {
                500),
       MakeFlag("ntp-at", FlagKind::kDuration, "DURATION",
                "when the adjtimex() call happens, in simulated time", "300ms",
-               0, kDayNs),
+               0, kMaxNs),
       MakeFlag("reads-per-tick", FlagKind::kUint, "N",
                "reads sampled between consecutive timekeeper events", "40", 1,
                1000000),
       MakeFlag("tick-jitter", FlagKind::kDuration, "DURATION",
-               "each tick lands up to this late", "20us", 0, kDayNs),
+               "each tick lands up to this late", "20us", 0, kMaxNs),
       MakeFlag("boot-realtime", FlagKind::kString, "SECONDS[.NANOSECONDS]",
                "CLOCK_REALTIME at boot, e.g. 1764460800.000000000",
                "drawn from the seed"),

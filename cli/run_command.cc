@@ -91,6 +91,10 @@ int Run(const ParsedFlags& flags) {
   if (std::optional<uint64_t> seed = flags.Uint("seed")) {
     scenario->run.seed = *seed;
   }
+  for (const std::string& warning : sim::ScenarioWarnings(*scenario)) {
+    std::fprintf(stderr, "vdsolab: warning: %s: %s\n", path.c_str(),
+                 warning.c_str());
+  }
   absl::StatusOr<std::vector<const variants::Variant*>> chosen =
       ChooseVariants(flags, false, scenario->run.reader);
   if (!chosen.ok()) {

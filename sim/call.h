@@ -28,7 +28,7 @@ struct TraceStep {
     kFallback,  // The syscall fallback.
     kPreempt,
     kMigrate,
-    kFault,     // The call crashed or spun (foreign code).
+    kFault,  // The call crashed or spun (foreign code).
   };
   uint64_t t_ns = 0;
   int cpu = 0;

@@ -44,7 +44,8 @@ class RandomHooks : public vdso::AccessHooks {
     Step(t_.load_ns);
     const uint64_t value = loads_.OnLoad(w_.page, offset, size, now_, rec_);
     if (tracing_) {
-      TraceStep& t = Trace(loads_.Describe(offset, value), TraceStep::Kind::kLoad);
+      TraceStep& t =
+          Trace(loads_.Describe(offset, value), TraceStep::Kind::kLoad);
       t.field = w_.variant->layout->DescribeOffset(offset);
       t.value = value;
       t.seq = loads_.IsSeq(offset);
@@ -72,9 +73,9 @@ class RandomHooks : public vdso::AccessHooks {
     rec_->counter_ns = at;
     if (tracing_) {
       page_at_counter_ = w_.variant->layout->DescribePage(w_.page, true);
-      Trace(absl::StrFormat("counter read on CPU %d at %d ns = %#x", cpu_, at,
-                            c),
-            TraceStep::Kind::kCounter)
+      Trace(
+          absl::StrFormat("counter read on CPU %d at %d ns = %#x", cpu_, at, c),
+          TraceStep::Kind::kCounter)
           .value = c;
     }
     return c;
@@ -173,11 +174,11 @@ class RandomHooks : public vdso::AccessHooks {
     if (tracing_ && n != 0) {
       for (size_t i = before; i < before + n; ++i) {
         const TimedStore& s = w_.writer->pending()[i];
-        TraceStep& t = Trace(
-            absl::StrFormat("  writer (update %d) at %d ns: %s", s.update,
-                            s.visible_ns,
-                            w_.variant->layout->DescribeStore(s.store)),
-            TraceStep::Kind::kStore);
+        TraceStep& t =
+            Trace(absl::StrFormat("  writer (update %d) at %d ns: %s", s.update,
+                                  s.visible_ns,
+                                  w_.variant->layout->DescribeStore(s.store)),
+                  TraceStep::Kind::kStore);
         t.field = w_.variant->layout->DescribeOffset(s.store.offset);
         t.value = s.store.value;
         t.update = s.update;

@@ -106,7 +106,8 @@ class ScriptedHooks : public vdso::AccessHooks {
         loads_.OnLoad(w_->page->data(), offset, size, Now(), rec_);
     if (loads_.IsSeq(offset)) applied_at_seq_ = Applied();
     if (tracing_) {
-      TraceStep& t = Trace(loads_.Describe(offset, value), TraceStep::Kind::kLoad);
+      TraceStep& t =
+          Trace(loads_.Describe(offset, value), TraceStep::Kind::kLoad);
       t.field = variant_.layout->DescribeOffset(offset);
       t.value = value;
       t.seq = loads_.IsSeq(offset);

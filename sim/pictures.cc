@@ -278,8 +278,8 @@ std::string DivergenceSvg(const std::string& title, const Divergence& d) {
       "</svg>\n",
       kW, kH, Xml(title), Xml(title), kL, py(0), kW - kR, py(0), kL, kT, kL,
       kH - kB, points, kL - 6, kT + 4, max_y, kL - 6, kH - kB, min_y, kL,
-      kH - kB + 16, kW - kR, kH - kB + 16, max_x / 1e9, kL, kH - 10,
-      d.samples, d.ppb());
+      kH - kB + 16, kW - kR, kH - kB + 16, max_x / 1e9, kL, kH - 10, d.samples,
+      d.ppb());
 }
 
 }  // namespace vdsolab::sim

@@ -199,6 +199,11 @@ struct Scenario {
 // Checks every field's range; the message names the field and the value.
 absl::Status ValidateScenario(const Scenario& scenario);
 
+// What a valid scenario probably does not mean: an event after the run's
+// end (it never happens), a pause that outlasts the run (no reader runs
+// after it starts). One line each, for stderr.
+std::vector<std::string> ScenarioWarnings(const Scenario& scenario);
+
 // A reader's id: its `id` field, or its index when that is -1.
 int ReaderId(const Scenario& scenario, size_t index);
 
