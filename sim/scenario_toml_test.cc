@@ -169,8 +169,8 @@ TEST(ScenarioToml, ErrorsNameTheFileTheLineAndTheKey) {
 // Found by fuzz/scenario_fuzzer: a duration formatted in ns with more than
 // 12 digits (a replay file's) was rejected when read back.
 TEST(ParseDurationNs, ReadsBackEveryFormattedDuration) {
-  for (uint64_t ns : {46666666666664ull, kMaxSimulatedNs, 1ull,
-                      999999999999ull, 1000000000001ull}) {
+  for (uint64_t ns : {uint64_t{46666666666664}, kMaxSimulatedNs, uint64_t{1},
+                      uint64_t{999999999999}, uint64_t{1000000000001}}) {
     const absl::StatusOr<uint64_t> back = ParseDurationNs(FormatDurationNs(ns));
     ASSERT_TRUE(back.ok()) << FormatDurationNs(ns) << ": " << back.status();
     EXPECT_EQ(*back, ns);
