@@ -7,22 +7,8 @@ bin="${TEST_SRCDIR:-.}/vdsolab/cli/vdsolab"
 [ -x "$bin" ] || bin="$(dirname "$0")/vdsolab"
 failures=0
 
-expect() {  # expect NAME WANT_EXIT WANT_TEXT -- ARGS...
-  local name=$1 want_exit=$2 want_text=$3
-  shift 4
-  local out rc
-  out=$("$bin" "$@" 2>&1)
-  rc=$?
-  if [ "$rc" -ne "$want_exit" ]; then
-    echo "FAIL $name: exit $rc, want $want_exit"; echo "$out" | tail -5
-    failures=$((failures + 1))
-  elif ! grep -qF -- "$want_text" <<<"$out"; then
-    echo "FAIL $name: output lacks '$want_text'"; echo "$out" | tail -5
-    failures=$((failures + 1))
-  else
-    echo "ok   $name"
-  fi
-}
+# shellcheck source=testing/cli_expect.sh
+source "${TEST_SRCDIR:-.}/vdsolab/testing/cli_expect.sh"
 
 expect short_run 0 "PASS: every read matched" -- --duration=1s --reads_per_tick=5
 expect bad_hz 2 "--hz=0: want 10 .. 10000" -- --hz=0
@@ -162,7 +148,7 @@ expect compare_bad_dir 2 "--scenarios=/nonexistent" -- \
   compare --scenarios=/nonexistent
 expect compare_table 1 "| perf-mmap | n/a |" -- \
   compare --variant=upstream,perf-mmap --scenarios="$scen" --out="$tmp/cmp"
-expect compare_replays 1 "replay: \`vdsolab replay $tmp/cmp/upstream--coarse-step-back" \
+expect compare_replays 1 "replay: \`vdsolab replay $tmp/cmp/upstream--coarse-step-back--" \
   -- compare --variant=upstream --scenarios="$scen" --out="$tmp/cmp"
 mkdir -p "$tmp/one" && cp "$scen/baseline.toml" "$tmp/one/"
 expect compare_pass 0 "| 6.10 | pass" -- \
@@ -259,6 +245,21 @@ expect replay_pictures 1 "REPRODUCED" -- replay "$tmp/cs.replay.toml" \
 if grep -q '^<svg ' "$tmp/cs.svg" && grep -q '"traceEvents"' "$tmp/cs.trace.json"; then
   echo "ok   replay_picture_files"; else
   echo "FAIL replay_picture_files"; failures=$((failures + 1)); fi
+
+# Every replay docs/compare.md references is in the repository and shows
+# its failure again.
+docs="${TEST_SRCDIR:-.}/vdsolab"
+replays=$(grep -o 'vdsolab replay [^`]*' "$docs/docs/compare.md" | awk '{print $3}')
+missing=0
+for r in $replays; do
+  if [ ! -f "$docs/$r" ]; then
+    echo "FAIL docs_replay_missing: $r"; missing=$((missing + 1)); continue; fi
+  "$bin" replay "$docs/$r" > /dev/null 2>&1
+  [ $? -eq 1 ] || { echo "FAIL docs_replay_not_reproduced: $r"; missing=$((missing + 1)); }
+done
+if [ -n "$replays" ] && [ $missing -eq 0 ]; then
+  echo "ok   docs_replays ($(wc -w <<<"$replays") reproduced)"; else
+  failures=$((failures + missing + 1)); fi
 
 a=$("$bin" --duration=1s --seed=9 --reads_per_tick=3)
 b=$("$bin" --duration=1s --seed=9 --reads_per_tick=3)

@@ -139,13 +139,16 @@ bool HasNote(const VariantResult& r, const std::string& property) {
   return false;
 }
 
+// One file per variant, scenario and property: several properties can fail
+// first in the same scenario, each with its own minimal replay.
 std::string WriteReplayFile(const std::string& out_dir,
                             const sim::Scenario& replay,
                             const std::string& variant,
                             const std::string& scenario) {
   mkdir(ResolveOutputPath(out_dir).c_str(), 0755);
   const std::string rel =
-      absl::StrFormat("%s/%s--%s.replay.toml", out_dir, variant, scenario);
+      absl::StrFormat("%s/%s--%s--%s.replay.toml", out_dir, variant, scenario,
+                      replay.replay.property);
   std::ofstream file(ResolveOutputPath(rel));
   file << sim::ScenarioToToml(replay);
   file.close();
@@ -295,9 +298,9 @@ std::string FormatTable(const std::vector<VariantResult>& results,
   absl::StrAppendFormat(
       &o,
       "# vdsolab compare: %d variants x %d scenarios\n\n"
-      "Made by `vdsolab compare`. docs/variants.md is this output for the "
+      "Made by `vdsolab compare`. docs/compare.md is this output for the "
       "built-in scenarios: `./bazelw run //:vdsolab -- compare "
-      "--out=docs/variants-replays > docs/variants.md`.\n\n"
+      "--out=docs/compare-replays > docs/compare.md`.\n\n"
       "Scenarios: %s. Each cell sums a property over every scenario: "
       "\"pass\", \"FAIL n\" (defects), \"known n\" (a documented kernel or "
       "era behaviour), \"pre n\" (a violated precondition of the design), "
@@ -547,7 +550,7 @@ Command CompareCommand() {
       "prints a variants x properties table, the first minimal replay file "
       "of each failure, the divergence of clocks without a kernel oracle "
       "from CLOCK_MONOTONIC_RAW, and each variant's claims against what the "
-      "runs measured (docs/variants.md).\n\n"
+      "runs measured (docs/compare.md).\n\n"
       "Exit status: 0 every property held for every variant, 1 a property "
       "failed somewhere (the table says where) or a run could not run, 2 "
       "bad input.";
