@@ -242,6 +242,17 @@ expect accept_known 0 "ok 2 - monotonic" -- \
   run "$scen/coarse-step-back.toml" --format=tap --accept=known
 expect replay_pictures 1 "REPRODUCED" -- replay "$tmp/cs.replay.toml" \
   --svg="$tmp/cs.svg" --trace="$tmp/cs.trace.json"
+expect compare_plots 0 "perf_time" -- compare --variant=perf-mmap \
+  --scenarios="$tmp/one" --out="$tmp/cmp2" --svg="$tmp/plots"
+if command -v python3 >/dev/null &&
+   python3 -c 'import sys, xml.etree.ElementTree as E
+plot, call = (E.parse(f).getroot() for f in sys.argv[1:])
+assert plot.tag.endswith("svg") and call.tag.endswith("svg")
+assert any(e.tag.endswith("polyline") for e in plot.iter())
+assert any(e.get("class") == "load" for e in call.iter())' \
+     "$tmp/plots/perf-mmap--perf_time.svg" "$tmp/cs.svg"; then
+  echo "ok   svg_files_parse"; else
+  echo "FAIL svg_files_parse"; failures=$((failures + 1)); fi
 if grep -q '^<svg ' "$tmp/cs.svg" && grep -q '"traceEvents"' "$tmp/cs.trace.json"; then
   echo "ok   replay_picture_files"; else
   echo "FAIL replay_picture_files"; failures=$((failures + 1)); fi
