@@ -67,7 +67,14 @@ void AfterHostCall(GuardState& g);
 // the foreign call that a jump past it would leak.
 template <class Fn>
 std::optional<vdso::CallFault> RunContained(Fn&& fn) {
-  call_guard_internal::GuardState& g = call_guard_internal::ThisThread();
+  return RunContained(call_guard_internal::ThisThread(), fn);
+}
+
+// The same with this thread's guard state already at hand (ThisThread()),
+// for callers that also hand it to their callbacks' HostCallScope.
+template <class Fn>
+std::optional<vdso::CallFault> RunContained(call_guard_internal::GuardState& g,
+                                            Fn&& fn) {
   // savemask 0: no sigprocmask syscall per call; the handlers are
   // SA_NODEFER, so a jump out of one leaves no signal blocked.
   const int code = sigsetjmp(g.env, 0);
@@ -86,7 +93,9 @@ std::optional<vdso::CallFault> RunContained(Fn&& fn) {
 // waits until the callback returns.
 class HostCallScope {
  public:
-  HostCallScope() : g_(call_guard_internal::ThisThread()) {
+  HostCallScope() : HostCallScope(call_guard_internal::ThisThread()) {}
+  // With the calling thread's state at hand: no thread-local lookup.
+  explicit HostCallScope(call_guard_internal::GuardState& g) : g_(g) {
     g_.in_host.store(1, std::memory_order_relaxed);
   }
   ~HostCallScope() {
