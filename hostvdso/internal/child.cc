@@ -24,9 +24,6 @@ namespace {
 
 constexpr size_t kPage = vdso::kPageSize;
 constexpr size_t kAliasBytes = vdso::VvarPage::kPages * kPage;
-// Polls before sleeping: the parent answers a hook in about a microsecond
-// when it is running.
-constexpr int kSpins = 4000;
 constexpr int64_t kSliceNs = 200000000;  // Check the parent this often.
 constexpr uint64_t kTrapFlag = 0x100;    // EFLAGS.TF
 constexpr long kSysClockGettime = 228;   // x86-64 __NR_clock_gettime
@@ -53,7 +50,7 @@ Mailbox* Mb() { return g_setup->mailbox; }
 
 // Waits for the turn; a parent that went away ends the child.
 void AwaitTurn() {
-  while (!TakeTurn(Mb(), kChildTurn, kSpins, kSliceNs)) {
+  while (!TakeTurn(Mb(), kChildTurn, g_setup->spins, kSliceNs)) {
     if (getppid() != g_setup->parent) _exit(0);
   }
 }

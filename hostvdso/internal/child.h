@@ -66,6 +66,7 @@ struct ChildSetup {
   Mailbox* mailbox = nullptr;  // Shared with the parent.
   int socket = -1;             // Receives the memfds (SCM_RIGHTS).
   pid_t parent = 0;
+  int spins = 0;  // Polls of the mailbox before sleeping (mailbox.h).
 };
 
 // The child's main loop; never returns.
