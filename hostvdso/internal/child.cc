@@ -103,7 +103,7 @@ bool EmulatePlainLoad(greg_t* regs, const host::X86Insn& insn,
   return true;
 }
 
-extern "C" void OnSegv(int sig, siginfo_t* info, void* context) {
+void OnSegv(int sig, siginfo_t* info, void* context) {
   auto* uc = static_cast<ucontext_t*>(context);
   greg_t* regs = uc->uc_mcontext.gregs;
   const auto addr = reinterpret_cast<uint64_t>(info->si_addr);
@@ -143,7 +143,7 @@ extern "C" void OnSegv(int sig, siginfo_t* info, void* context) {
   g_stepping = 1;
 }
 
-extern "C" void OnTrap(int sig, siginfo_t* info, void* context) {
+void OnTrap(int sig, siginfo_t* info, void* context) {
   auto* uc = static_cast<ucontext_t*>(context);
   greg_t* regs = uc->uc_mcontext.gregs;
   if (g_stepping == 0) {
@@ -167,7 +167,7 @@ int32_t WriteTimespec(uint64_t dst, int64_t sec, int64_t nsec) {
   return n == static_cast<long>(sizeof ts) ? 0 : -kEfault;
 }
 
-extern "C" void OnSigill(int sig, siginfo_t* info, void* context) {
+void OnSigill(int sig, siginfo_t* info, void* context) {
   auto* uc = static_cast<ucontext_t*>(context);
   greg_t* regs = uc->uc_mcontext.gregs;
   const auto rip = static_cast<uint64_t>(regs[REG_RIP]);
@@ -209,7 +209,7 @@ extern "C" void OnSigill(int sig, siginfo_t* info, void* context) {
   regs[REG_RIP] = static_cast<greg_t>(rip + site->length);
 }
 
-extern "C" void OnFatal(int sig, siginfo_t* info, void* context) {
+void OnFatal(int sig, siginfo_t* info, void* context) {
   auto* uc = static_cast<ucontext_t*>(context);
   Crash(sig, reinterpret_cast<uint64_t>(info->si_addr),
         static_cast<uint64_t>(uc->uc_mcontext.gregs[REG_RIP]));
