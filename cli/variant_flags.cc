@@ -94,6 +94,12 @@ absl::StatusOr<const variants::Variant*> LoadImage(const std::string& path) {
                  std::string((*v)->name).c_str(), info->version.c_str(),
                  info->era.c_str(), info->probe_calls, info->sites.size(),
                  info->geometry.c_str());
+    if (!info->probe_fault.empty()) {
+      std::fprintf(stderr,
+                   "vdsolab: note: on the probe the image misbehaved: %s; "
+                   "the run reports such calls as findings\n",
+                   info->probe_fault.c_str());
+    }
   }
   sim::VariantSource source;
   source.present = true;

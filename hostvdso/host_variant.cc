@@ -190,16 +190,21 @@ absl::StatusOr<const variants::Variant*> LoadHostVariant(
   }
   const std::string sha = Sha256::Of(std::string_view(
       reinterpret_cast<const char*>(img->file.data()), img->file.size()));
-  const std::string name =
-      running ? std::string("host") : "host-" + img->Version();
+  std::string name = running ? std::string("host") : "host-" + img->Version();
 
   std::lock_guard<std::mutex> lock(g_mu);
   for (int i = 0; i < g_loaded; ++i) {
-    if (g_slots[i].variant->name != name) continue;
-    if (g_slots[i].info.sha256 == sha) return g_slots[i].variant;
+    if (g_slots[i].info.sha256 == sha &&
+        running == (g_slots[i].info.source == kRunningImage)) {
+      return g_slots[i].variant;  // The same image again.
+    }
+  }
+  // Another image of the same version (a patched build, say): its name
+  // says which by its content.
+  if (variants::FindVariant(name).ok()) name += "-" + sha.substr(0, 8);
+  if (variants::FindVariant(name).ok()) {
     return Bad(
-        absl::StrFormat("%s: a different image named %s is loaded already (%s)",
-                        what, name, g_slots[i].info.source));
+        absl::StrFormat("%s: a variant named %s exists already", what, name));
   }
   if (g_loaded == kMaxImages) {
     return Bad(absl::StrFormat("%s: at most %d vDSO images", what, kMaxImages));
@@ -216,10 +221,14 @@ absl::StatusOr<const variants::Variant*> LoadHostVariant(
   absl::StatusOr<std::unique_ptr<PreparedImage>> prepared =
       Prepare(*img, **era, what, &info);
   if (!prepared.ok()) return prepared.status();
-  absl::StatusOr<int> probe = internal::ProbeImage(
+  absl::StatusOr<internal::ProbeResult> probe = internal::ProbeImage(
       prepared->get(), **era, what + " (Linux " + img->Version() + ")");
   if (!probe.ok()) return Bad(std::string(probe.status().message()));
-  info.probe_calls = *probe;
+  if (probe->agreed == 0 && probe->fault.empty()) {
+    return Bad(what + ": the probe made no comparison");
+  }
+  info.probe_calls = probe->agreed;
+  info.probe_fault = probe->fault;
 
   const int slot = g_loaded;
   auto* v = new variants::Variant(**era);  // Lives as long as the process.

@@ -37,9 +37,9 @@ inline constexpr char kRunningImage[] = "[vdso]";
 
 // Loads the image at `image_path` ("" or kRunningImage: the running
 // kernel's) and registers it: variant "host" for the running kernel's
-// image, "host-<version>" for a file ("host-6.18.44"). Loading the same
-// image again returns the variant already loaded; another image of the
-// same name is refused. Errors are InvalidArgument with a message a user
+// image, "host-<version>" for a file ("host-6.18.44"; another image of the
+// same version adds its sha256's first 8 digits). Loading the same image
+// again returns the variant already loaded. Errors are InvalidArgument with a message a user
 // can act on (no vDSO, not x86-64, unknown layout, a file that is not a
 // vDSO, an image that does not read its era's layout).
 absl::StatusOr<const variants::Variant*> LoadHostVariant(
@@ -54,6 +54,9 @@ struct HostImageInfo {
   std::string geometry;  // Where the data pages are, and how that was found.
   std::vector<std::string> sites;  // "0xb43 (5 bytes): alternative: ...".
   int probe_calls = 0;             // Probe calls that agreed with `era`.
+  // The image's first crash or spin during the probe ("" if none): loaded
+  // anyway, as the simulation reports such calls as findings.
+  std::string probe_fault;
 };
 
 // The info of a variant LoadHostVariant returned; nullptr for others.

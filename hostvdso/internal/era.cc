@@ -1,5 +1,6 @@
 #include "hostvdso/internal/era.h"
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -107,12 +108,14 @@ uint32_t FirstRecordOffset(const variants::Layout& layout) {
   return first == ~0u ? 0 : first;
 }
 
-absl::StatusOr<int> ProbeImage(const PreparedImage* image,
-                               const variants::Variant& era,
-                               const std::string& what) {
+absl::StatusOr<ProbeResult> ProbeImage(const PreparedImage* image,
+                                       const variants::Variant& era,
+                                       const std::string& what) {
   absl::Status error;
   std::unique_ptr<ImageProcess> proc = AcquireProcess(image, &error);
   if (proc == nullptr) return error;
+  ProbeResult result;
+  std::vector<ClockId> faulted;
   absl::StatusOr<std::unique_ptr<vdso::VvarPage>> page =
       vdso::VvarPage::Create();
   if (!page.ok()) return page.status();
@@ -125,7 +128,6 @@ absl::StatusOr<int> ProbeImage(const PreparedImage* image,
   tk.Init(now, Timespec64{1764460800, 250000000}, Timespec64{5, 0});
   const uint64_t ci = tk.timekeeper().cycle_interval;
   std::unique_ptr<variants::SimReader> reader = era.make_sim_reader();
-  int agreed = 0;
   std::vector<ClockId> clocks(std::begin(kVdsoServedClocks),
                               std::end(kVdsoServedClocks));
   clocks.push_back(kClockProcessCputimeId);  // Never from the page.
@@ -144,6 +146,13 @@ absl::StatusOr<int> ProbeImage(const PreparedImage* image,
     const uint64_t last = tk.timekeeper().tkr_mono.cycle_last;
     for (uint64_t counter : {last, last + ci / 3, last + 5 * ci / 2}) {
       for (ClockId clock : clocks) {
+        if (std::find(faulted.begin(), faulted.end(), clock) != faulted.end()) {
+          continue;
+        }
+        if (proc == nullptr || !proc->alive()) {
+          proc = AcquireProcess(image, &error);
+          if (proc == nullptr) return error;
+        }
         ProbeHooks ih(&tk, counter), bh(&tk, counter);
         vdso::HookedAccess ia((*page)->data(), &ih), ba((*page)->data(), &bh);
         const std::optional<ClockResult> got =
@@ -151,9 +160,14 @@ absl::StatusOr<int> ProbeImage(const PreparedImage* image,
         const std::optional<ClockResult> want =
             reader->Call(ba, (*page)->data(), clock);
         if (ih.fault) {
-          return absl::InvalidArgumentError(absl::StrFormat(
-              "%s: clock_gettime(%s) %s on a probe page", what,
-              ClockName(clock), vdso::DescribeFault(*ih.fault)));
+          if (result.fault.empty()) {
+            result.fault =
+                absl::StrFormat("clock_gettime(%s) %s", ClockName(clock),
+                                vdso::DescribeFault(*ih.fault));
+          }
+          if (ih.fault->kind == vdso::CallFault::Kind::kSpin) return result;
+          faulted.push_back(clock);
+          continue;
         }
         const bool from_page = bh.fallbacks == 0;
         if (got != want || (ih.fallbacks == 0) != from_page ||
@@ -166,12 +180,12 @@ absl::StatusOr<int> ProbeImage(const PreparedImage* image,
               what, era.name, ClockName(clock), counter, Result(got), ih.loads,
               ih.fallbacks, era.name, Result(want), bh.fallbacks));
         }
-        ++agreed;
+        ++result.agreed;
       }
     }
   }
   ReleaseProcess(std::move(proc));
-  return agreed;
+  return result;
 }
 
 }  // namespace vdsolab::hostvdso::internal

@@ -28,13 +28,21 @@ absl::StatusOr<const variants::Variant*> EraVariantFor(int major, int minor,
 // vdso_data, 0 for struct vdso_time_data).
 uint32_t FirstRecordOffset(const variants::Layout& layout);
 
+struct ProbeResult {
+  int agreed = 0;  // Calls whose answer was the built-in reader's.
+  // The image's own misbehaviour on the probe (a crash or a spin), which
+  // is not a layout question: the simulation reports it as a finding. A
+  // clock that faulted is not probed again; a spin ends the probe.
+  std::string fault;  // "" if none.
+};
+
 // Runs the image on pages `era`'s writer published (a 2.6 GHz TSC, HZ 250,
 // ticks and an NTP frequency change) at counters in range, for every clock
-// id it serves and an invalid one, and compares with `era`'s reader. The
-// answer is how many calls agreed; an error names the first difference.
-absl::StatusOr<int> ProbeImage(const PreparedImage* image,
-                               const variants::Variant& era,
-                               const std::string& what);
+// id it serves and an invalid one, and compares with `era`'s reader. An
+// error names the first difference: the image does not read that layout.
+absl::StatusOr<ProbeResult> ProbeImage(const PreparedImage* image,
+                                       const variants::Variant& era,
+                                       const std::string& what);
 
 }  // namespace vdsolab::hostvdso::internal
 

@@ -28,8 +28,7 @@ double Run(const variants::Variant& v, vdsolab::testing::PublishBed& bed,
     vdso::HookedAccess a(bed.page().data(), &h);
     if (!reader->Call(a, bed.page().data(), clock)) std::abort();
   }
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                       start)
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
       .count();
 }
 
@@ -51,8 +50,7 @@ int Main(int argc, char** argv) {
   const double h = Run(**host, bed, clock, calls);
   const internal::ProcessStats after = internal::Stats();
   const double b = Run(builtin, bed, clock, calls * 10);
-  const double hooks =
-      static_cast<double>(after.hooks - before.hooks) / calls;
+  const double hooks = static_cast<double>(after.hooks - before.hooks) / calls;
   std::printf(
       "clock %d: host %.0f calls/s (%.1f us/call, %.1f hooks/call, %.2f "
       "us/hook), built-in %s %.0f calls/s (%.3f us/call)\n",
