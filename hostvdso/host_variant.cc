@@ -180,7 +180,10 @@ absl::StatusOr<const variants::Variant*> LoadHostVariant(
   const bool running = image_path.empty() || image_path == kRunningImage;
   absl::StatusOr<host::VdsoImage> img =
       running ? RunningImage() : host::ReadVdsoImageFile(image_path);
-  if (!img.ok()) return Bad(std::string(img.status().message()));
+  if (!img.ok()) {
+    return Bad((running ? "" : "--vdso-image=") +
+               std::string(img.status().message()));
+  }
   const std::string what =
       running ? "the running kernel's vDSO" : "--vdso-image=" + image_path;
   if (!img->linux_version_code) {
