@@ -270,6 +270,21 @@ bool X86Insn::addresses_memory() const {
   return true;
 }
 
+int X86Insn::base() const {
+  if (!has_modrm || mod() == 3 || rip_relative) return -1;
+  if (has_sib) {
+    if ((sib & 7) == 5 && mod() == 0) return -1;
+    return (sib & 7) | ((rex & 1) << 3);
+  }
+  return (modrm & 7) | ((rex & 1) << 3);
+}
+
+int X86Insn::index() const {
+  if (!has_sib || mod() == 3) return -1;
+  const int i = ((sib >> 3) & 7) | ((rex & 2) << 2);
+  return i == 4 ? -1 : i;  // rsp as index means none.
+}
+
 std::optional<X86Insn> DecodeX86(const uint8_t* p, size_t avail) {
   constexpr size_t kMaxLength = 15;
   const size_t limit = avail < kMaxLength ? avail : kMaxLength;
@@ -345,6 +360,7 @@ std::optional<X86Insn> DecodeX86(const uint8_t* p, size_t avail) {
   if (info.modrm) {
     if (i >= limit) return std::nullopt;
     insn.has_modrm = true;
+    insn.modrm_at = static_cast<uint8_t>(i);
     insn.modrm = p[i++];
     const uint8_t mod = insn.modrm >> 6;
     const uint8_t rm = insn.modrm & 7;
@@ -353,12 +369,16 @@ std::optional<X86Insn> DecodeX86(const uint8_t* p, size_t avail) {
       if (rm == 4) {  // SIB
         if (i >= limit) return std::nullopt;
         const uint8_t sib = p[i++];
+        insn.has_sib = true;
+        insn.sib = sib;
         if ((sib & 7) == 5 && mod == 0) disp_size = 4;
       } else if (rm == 5 && mod == 0) {
         insn.rip_relative = true;
         disp_size = 4;
       }
       if (i + disp_size > limit) return std::nullopt;
+      insn.disp_at = static_cast<uint8_t>(i);
+      insn.disp_size = static_cast<uint8_t>(disp_size);
       if (disp_size == 1) {
         insn.disp = static_cast<int8_t>(p[i]);
       } else if (disp_size == 4) {

@@ -35,6 +35,11 @@ struct X86Insn {
   uint8_t rep = 0;      // F2 or F3 (the last one), else 0.
   bool has_modrm = false;
   uint8_t modrm = 0;
+  uint8_t modrm_at = 0;  // Offset of the ModRM byte in the instruction.
+  bool has_sib = false;
+  uint8_t sib = 0;
+  uint8_t disp_at = 0;  // Offset and size of the displacement.
+  uint8_t disp_size = 0;
   bool rip_relative = false;  // ModRM addresses [rip + disp32].
   int32_t disp = 0;           // The displacement (rip_relative: from the
                               // end of the instruction).
@@ -46,6 +51,11 @@ struct X86Insn {
     return static_cast<uint8_t>(((modrm >> 3) & 7) | ((rex & 4) << 1));
   }
   bool rex_w() const { return (rex & 8) != 0; }
+  // The base register of a memory operand (with REX.B), or -1 for none
+  // (RIP-relative, or SIB without a base).
+  int base() const;
+  // The SIB index register (with REX.X), or -1 for none.
+  int index() const;
   // A memory operand in the ModRM byte (not LEA's address computation).
   bool addresses_memory() const;
   bool Is(uint8_t m, uint8_t op) const {

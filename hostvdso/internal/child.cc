@@ -36,6 +36,15 @@ uint8_t* g_view = nullptr;  // The view of the vvar pages...
 size_t g_view_bytes = 0;
 uint8_t* g_image = nullptr;        // ...and the image right after it.
 const uint8_t* g_alias = nullptr;  // The simulated pages, readable.
+// Trampolines: a load instruction copied to run on the readable mapping
+// (hostvdso/internal/child.h). One slot per (instruction, view page).
+constexpr size_t kSlotBytes = 64;
+constexpr int kSlots = static_cast<int>(kPage / kSlotBytes);
+uint8_t* g_tramp = nullptr;       // kPage bytes, RWX; nullptr if refused.
+uint8_t* g_tramp_base = nullptr;  // Where the trampoline page is.
+uint64_t g_slot_rip[kSlots];
+uint64_t g_slot_page[kSlots];
+int g_slots_used = 0;
 sigjmp_buf g_env;
 volatile sig_atomic_t g_in_call = 0;
 volatile sig_atomic_t g_stepping = 0;
@@ -103,6 +112,88 @@ bool EmulatePlainLoad(greg_t* regs, const host::X86Insn& insn,
   return true;
 }
 
+void Put32(uint8_t* p, int32_t v) { std::memcpy(p, &v, 4); }
+
+// lea disp32(%reg), %reg: moves the register without touching the flags.
+size_t Lea(uint8_t* p, int reg, int32_t disp) {
+  size_t n = 0;
+  p[n++] = static_cast<uint8_t>(0x48 | (reg >= 8 ? 0x05 : 0));
+  p[n++] = 0x8d;
+  p[n++] = static_cast<uint8_t>(0x80 | ((reg & 7) << 3) | (reg & 7));
+  if ((reg & 7) == 4) p[n++] = 0x24;  // r12 needs a SIB byte.
+  Put32(p + n, disp);
+  return n + 4;
+}
+
+// Whether the instruction may run relocated with its memory operand moved
+// onto the readable mapping: not a branch or stack operation, and writing
+// no register its address uses (the base is moved there and back).
+bool Relocatable(const host::X86Insn& insn) {
+  if (insn.vex || !insn.addresses_memory()) return false;
+  if (insn.Is(0, 0xff) || insn.Is(0, 0x8f) || insn.Is(1, 0xb0) ||
+      insn.Is(1, 0xb1) || insn.Is(1, 0xc7)) {
+    return false;
+  }
+  if (insn.rip_relative) return insn.disp_size == 4;
+  const int base = insn.base(), index = insn.index();
+  if (base < 0 || base == 4 || index == base) return false;
+  const int reg = insn.reg();
+  if (reg == base || reg == index) return false;
+  // mul/div (F6/F7) write rax and rdx besides their operands.
+  if ((insn.Is(0, 0xf6) || insn.Is(0, 0xf7)) &&
+      (base == 0 || base == 2 || index == 0 || index == 2)) {
+    return false;
+  }
+  return true;
+}
+
+// The trampoline for the load at `rip` (faulting at `addr`, which is page
+// offset `offset` of the simulated pages): nullptr if none can be made.
+const uint8_t* Trampoline(const host::X86Insn& insn, uint64_t rip,
+                          uint64_t addr, uint32_t offset) {
+  if (g_tramp == nullptr || g_alias == nullptr || !Relocatable(insn)) {
+    return nullptr;
+  }
+  const uint64_t page = (addr - reinterpret_cast<uint64_t>(g_view)) / kPage;
+  for (int i = 0; i < g_slots_used; ++i) {
+    if (g_slot_rip[i] == rip && g_slot_page[i] == page) {
+      return g_tramp + static_cast<size_t>(i) * kSlotBytes;
+    }
+  }
+  if (g_slots_used == kSlots) return nullptr;
+  uint8_t* slot = g_tramp + static_cast<size_t>(g_slots_used) * kSlotBytes;
+  const auto* code = reinterpret_cast<const uint8_t*>(rip);
+  const int64_t delta =
+      static_cast<int64_t>(reinterpret_cast<uint64_t>(g_alias) + offset) -
+      static_cast<int64_t>(addr);
+  size_t n = 0;
+  if (insn.rip_relative) {
+    // The same instruction with its displacement aimed at the mapping.
+    std::memcpy(slot, code, insn.length);
+    const int64_t target =
+        static_cast<int64_t>(reinterpret_cast<uint64_t>(g_alias) + offset);
+    const int64_t end =
+        static_cast<int64_t>(reinterpret_cast<uint64_t>(slot) + insn.length);
+    Put32(slot + insn.disp_at, static_cast<int32_t>(target - end));
+    n = insn.length;
+  } else {
+    n += Lea(slot + n, insn.base(), static_cast<int32_t>(delta));
+    std::memcpy(slot + n, code, insn.length);
+    n += insn.length;
+    n += Lea(slot + n, insn.base(), static_cast<int32_t>(-delta));
+  }
+  // jmp rel32 back to the instruction after the original.
+  slot[n] = 0xe9;
+  const int64_t back =
+      static_cast<int64_t>(rip + insn.length) -
+      static_cast<int64_t>(reinterpret_cast<uint64_t>(slot) + n + 5);
+  Put32(slot + n + 1, static_cast<int32_t>(back));
+  g_slot_rip[g_slots_used] = rip;
+  g_slot_page[g_slots_used] = page;
+  ++g_slots_used;
+  return slot;
+}
+
 void OnSegv(int sig, siginfo_t* info, void* context) {
   auto* uc = static_cast<ucontext_t*>(context);
   greg_t* regs = uc->uc_mcontext.gregs;
@@ -135,12 +226,22 @@ void OnSegv(int sig, siginfo_t* info, void* context) {
     g_in_call = 0;
     siglongjmp(g_env, 1);
   }
-  if (EmulatePlainLoad(regs, *insn, offset)) return;
-  // Any other instruction runs itself: the view readable for one step.
+  if (EmulatePlainLoad(regs, *insn, offset)) {
+    ++mb->emulated;
+    return;
+  }
+  // Any other load runs itself, relocated next to the readable mapping...
+  if (const uint8_t* tramp = Trampoline(*insn, rip, addr, offset)) {
+    regs[REG_RIP] = static_cast<greg_t>(reinterpret_cast<uint64_t>(tramp));
+    ++mb->relocated;
+    return;
+  }
+  // ...or in place, with the view readable for one step.
   mprotect(g_view, g_view_bytes, PROT_READ);
   regs[REG_EFL] =
       static_cast<greg_t>(static_cast<uint64_t>(regs[REG_EFL]) | kTrapFlag);
   g_stepping = 1;
+  ++mb->stepped;
 }
 
 void OnTrap(int sig, siginfo_t* info, void* context) {
@@ -264,11 +365,10 @@ int MapPages(int fd) {
       return errno;
     }
   }
-  if (g_alias != nullptr) {
-    munmap(const_cast<uint8_t*>(g_alias), kAliasBytes);
-    g_alias = nullptr;
-  }
-  void* alias = mmap(nullptr, kAliasBytes, PROT_READ, MAP_SHARED, fd, 0);
+  // The readable mapping sits just below the trampolines, so that a
+  // relocated instruction reaches it with a 32-bit displacement.
+  void* alias = mmap(g_tramp_base - kAliasBytes, kAliasBytes, PROT_READ,
+                     MAP_SHARED | MAP_FIXED, fd, 0);
   if (alias == MAP_FAILED) return errno;
   g_alias = static_cast<const uint8_t*>(alias);
   return 0;
@@ -314,13 +414,22 @@ void RunChild(const ChildSetup* setup) {
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
 
+  // One area: [readable mapping][trampolines][view][image].
   g_view_bytes = static_cast<size_t>(setup->view_pages) * kPage;
   const size_t image_bytes = (setup->image_size + kPage - 1) / kPage * kPage;
-  void* area = mmap(nullptr, g_view_bytes + image_bytes, PROT_NONE,
-                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  void* area =
+      mmap(nullptr, kAliasBytes + kPage + g_view_bytes + image_bytes, PROT_NONE,
+           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (area == MAP_FAILED) Crash(0, 0, 0);
-  g_view = static_cast<uint8_t*>(area);
+  g_tramp_base = static_cast<uint8_t*>(area) + kAliasBytes;
+  g_view = g_tramp_base + kPage;
   g_image = g_view + g_view_bytes;
+  // Trampolines are written by the handler and run: RWX. Where the system
+  // refuses that, loads are single-stepped instead.
+  if (mmap(g_tramp_base, kPage, PROT_READ | PROT_WRITE | PROT_EXEC,
+           MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != MAP_FAILED) {
+    g_tramp = g_tramp_base;
+  }
   if (mprotect(g_image, image_bytes, PROT_READ | PROT_WRITE) != 0) {
     Crash(0, 0, 0);
   }

@@ -34,7 +34,7 @@ namespace {
 int Spins() {
   static const int spins = [] {
     const char* s = std::getenv("VDSOLAB_HOSTVDSO_SPINS");
-    return s != nullptr ? std::atoi(s) : 64;
+    return s != nullptr ? std::atoi(s) : 16;
   }();
   return spins;
 }
@@ -42,6 +42,7 @@ constexpr int64_t kSliceNs = 20000000;  // Check the child this often.
 constexpr double kStartLimit = 10.0;    // Seconds for a child to be ready.
 
 std::atomic<uint64_t> g_spawned{0}, g_calls{0}, g_hooks{0};
+std::atomic<uint64_t> g_emulated{0}, g_relocated{0}, g_stepped{0};
 
 double Now() {
   struct timespec ts;
@@ -91,6 +92,9 @@ ProcessStats Stats() {
   s.spawned = g_spawned.load();
   s.calls = g_calls.load();
   s.hooks = g_hooks.load();
+  s.emulated = g_emulated.load();
+  s.relocated = g_relocated.load();
+  s.stepped = g_stepped.load();
   return s;
 }
 
@@ -317,6 +321,12 @@ std::optional<ClockResult> ImageProcess::Call(vdso::HookedAccess& access,
         break;
       }
       case Msg::kDone:
+        g_emulated += mb_->emulated - seen_[0];
+        g_relocated += mb_->relocated - seen_[1];
+        g_stepped += mb_->stepped - seen_[2];
+        seen_[0] = mb_->emulated;
+        seen_[1] = mb_->relocated;
+        seen_[2] = mb_->stepped;
         if (mb_->ret != 0) return ClockResult::Error(mb_->ret);
         return ClockResult::Ok(Timespec64{mb_->sec, mb_->nsec});
       case Msg::kAbandoned:

@@ -49,6 +49,10 @@ struct ProcessStats {
   uint64_t spawned = 0;
   uint64_t calls = 0;
   uint64_t hooks = 0;  // Loads, counter reads and syscalls asked.
+  // How the children let the loads happen (mailbox.h).
+  uint64_t emulated = 0;
+  uint64_t relocated = 0;
+  uint64_t stepped = 0;
 };
 ProcessStats Stats();
 
@@ -90,6 +94,7 @@ class ImageProcess {
   int socket_ = -1;
   uint64_t mapped_id_ = 0;  // The VvarPage the view maps (0: none).
   int died_of_ = 0;         // The signal that ended the child, if any.
+  uint64_t seen_[3] = {};   // The child's load counts already added.
 };
 
 // Idle processes by image.

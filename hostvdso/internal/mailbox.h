@@ -74,6 +74,10 @@ struct Mailbox {
   uint64_t addr = 0;
   uint64_t rip = 0;
   int32_t map_error = 0;  // errno of a failed mmap, 0 if mapped.
+  // How the child let each load happen, counted since it started.
+  uint64_t emulated = 0;   // A plain mov emulated from the mapping.
+  uint64_t relocated = 0;  // The instruction run on a trampoline.
+  uint64_t stepped = 0;    // The instruction single-stepped in place.
 
   // Parent to child.
   Cmd cmd = Cmd::kNone;

@@ -51,6 +51,10 @@ int Main(int argc, char** argv) {
   const internal::ProcessStats after = internal::Stats();
   const double b = Run(builtin, bed, clock, calls * 10);
   const double hooks = static_cast<double>(after.hooks - before.hooks) / calls;
+  std::printf("loads per call: %.1f emulated, %.1f relocated, %.1f stepped\n",
+              static_cast<double>(after.emulated - before.emulated) / calls,
+              static_cast<double>(after.relocated - before.relocated) / calls,
+              static_cast<double>(after.stepped - before.stepped) / calls);
   std::printf(
       "clock %d: host %.0f calls/s (%.1f us/call, %.1f hooks/call, %.2f "
       "us/hook), built-in %s %.0f calls/s (%.3f us/call)\n",
