@@ -70,12 +70,26 @@ void Ask() {
   AwaitTurn();
 }
 
+// An address in the view or the image as the image's link address (the
+// view below 0, as the image's own symbols have it: vvar_page =
+// 0xffffffffffffc000), so that reports do not depend on where this
+// process mapped it.
+uint64_t LinkAddress(uint64_t addr) {
+  const auto view = reinterpret_cast<uint64_t>(g_view);
+  const auto image = reinterpret_cast<uint64_t>(g_image);
+  if (g_image == nullptr || addr < view ||
+      addr >= image + g_setup->image_size) {
+    return addr;
+  }
+  return addr - image;
+}
+
 [[noreturn]] void Crash(int sig, uint64_t addr, uint64_t rip) {
   Mailbox* mb = Mb();
   mb->msg = Msg::kFault;
   mb->signal = sig;
-  mb->addr = addr;
-  mb->rip = rip;
+  mb->addr = LinkAddress(addr);
+  mb->rip = LinkAddress(rip);
   GiveTurn(mb, kParentTurn);
   _exit(0x7f);
 }

@@ -36,7 +36,8 @@ enum class Msg : uint32_t {
   kSyscall,    // clock_gettime(`clock`) reached the system call.
   kDone,       // The call returned `ret` and `sec`/`nsec`.
   kAbandoned,  // The call was abandoned as the parent asked.
-  kFault,      // The image crashed: `signal` at `addr` (ip `rip`).
+  kFault,      // The image crashed: `signal` at `addr` (ip `rip`), both
+               // as link addresses where they are in the view or image.
 };
 
 // Parent to child.
