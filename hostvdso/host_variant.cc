@@ -64,6 +64,7 @@ struct Slot {
   const PreparedImage* image = nullptr;
   const variants::Variant* variant = nullptr;
   HostImageInfo info;
+  std::string name, provenance, summary;
 };
 std::array<Slot, kMaxImages> g_slots;
 int g_loaded = 0;
@@ -234,29 +235,31 @@ absl::StatusOr<const variants::Variant*> LoadHostVariant(
   info.probe_fault = probe->fault;
 
   const int slot = g_loaded;
+  Slot& sl = g_slots[static_cast<size_t>(slot)];
   auto* v = new variants::Variant(**era);  // Lives as long as the process.
-  auto* provenance = new std::string(absl::StrFormat(
+  // The variant's string_views point into the slot (a static array).
+  sl.name = name;
+  sl.provenance = absl::StrFormat(
       "%s: Linux %s's compiled vDSO (sha256 %s), run as machine code in a "
       "child process; page layout and writer of built-in %s",
       running ? "the running kernel's [vdso]" : image_path, info.version,
-      sha.substr(0, 16), info.era));
-  auto* summary = new std::string(absl::StrFormat(
+      sha.substr(0, 16), info.era);
+  sl.summary = absl::StrFormat(
       "compiled x86-64 vDSO of Linux %s: every page load a preemption point "
-      "(fault and step), %d counter/syscall sites intercepted",
-      info.version, prepared->get()->setup.num_sites));
-  auto* name_storage = new std::string(name);
-  v->name = *name_storage;
-  v->provenance = *provenance;
-  v->summary = *summary;
+      "(a fault into the hooks), %d counter/syscall sites intercepted",
+      info.version, prepared->get()->setup.num_sites);
+  v->name = sl.name;
+  v->provenance = sl.provenance;
+  v->summary = sl.summary;
   v->semantics = variants::SemanticsOfKernel(img->major(), img->minor());
   v->counter_read = MainCounterRead(**prepared);
   v->native_loop = nullptr;  // Its native speed is the host's own vDSO's.
   v->make_sim_reader = kMakers[static_cast<size_t>(slot)];
   v->claims.clear();
   v->patches = "";
-  g_slots[slot].image = prepared->release();
-  g_slots[slot].variant = v;
-  g_slots[slot].info = std::move(info);
+  sl.image = prepared->release();
+  sl.variant = v;
+  sl.info = std::move(info);
   if (absl::Status s = variants::RegisterVariant(v); !s.ok()) {
     return Bad(what + ": " + std::string(s.message()));
   }
