@@ -40,6 +40,8 @@ int Spins() {
 }
 constexpr int64_t kSliceNs = 20000000;  // Check the child this often.
 constexpr double kStartLimit = 10.0;    // Seconds for a child to be ready.
+// A call's wall time past this many times the CPU-time bound ends it too.
+constexpr double kWallBackstop = 30.0;
 
 std::atomic<uint64_t> g_spawned{0}, g_calls{0}, g_hooks{0};
 std::atomic<uint64_t> g_emulated{0}, g_relocated{0}, g_stepped{0};
@@ -138,6 +140,9 @@ absl::StatusOr<std::unique_ptr<ImageProcess>> ImageProcess::Spawn(
   if (pid == 0) RunChild(&setup);
   close(sv[1]);
   p->pid_ = pid;
+  if (clock_getcpuclockid(pid, &p->cpu_clock_) != 0) {
+    p->cpu_clock_ = CLOCK_MONOTONIC;  // Then the bound is wall time.
+  }
   {
     Children& c = LiveChildren();
     std::lock_guard<std::mutex> lock(c.mu);
@@ -193,7 +198,11 @@ int ImageProcess::Kill() {
 ImageProcess::Turn ImageProcess::Exchange(double* child_seconds, double limit) {
   GiveTurn(mb_, kChildTurn);
   if (TakeTurn(mb_, kParentTurn, Spins(), kSliceNs)) return Turn::kAnswered;
+  // The bound is on the child's CPU time, not the wall clock: on a loaded
+  // machine a child waiting for a CPU has not spun. A wall-clock backstop
+  // still ends a child that neither runs nor answers.
   const double start = Now();
+  const double cpu_start = ChildCpuSeconds();
   for (;;) {
     int status = 0;
     if (waitpid(pid_, &status, WNOHANG) == pid_) {
@@ -208,16 +217,23 @@ ImageProcess::Turn ImageProcess::Exchange(double* child_seconds, double limit) {
       died_of_ = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
       return Turn::kDied;
     }
-    const double ran = Now() - start;
-    if (limit > 0 && *child_seconds + ran > limit) {
+    const double ran = ChildCpuSeconds() - cpu_start;
+    if (limit > 0 && (*child_seconds + ran > limit ||
+                      Now() - start > kWallBackstop * limit)) {
       *child_seconds += ran;
       return Turn::kTimedOut;
     }
     if (TakeTurn(mb_, kParentTurn, 0, kSliceNs)) {
-      *child_seconds += Now() - start;
+      *child_seconds += ChildCpuSeconds() - cpu_start;
       return Turn::kAnswered;
     }
   }
+}
+
+double ImageProcess::ChildCpuSeconds() const {
+  struct timespec ts;
+  if (clock_gettime(cpu_clock_, &ts) != 0) return 0;
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
 }
 
 absl::Status ImageProcess::MapPage(const uint8_t* page) {

@@ -6,7 +6,7 @@
 // hook the child asks for is answered by the simulation's access policy.
 //
 // Containment: a crash of the image ends only the child (reported as a
-// vdso::CallFault crash); a call whose child has run longer than
+// vdso::CallFault crash); a call whose child has used more CPU time than
 // variants::CallTimeLimit() is stopped (SIGKILL) and reported as a spin.
 // Either way the process is gone and the next call starts another.
 //
@@ -20,6 +20,7 @@
 #define VDSOLAB_HOSTVDSO_INTERNAL_IMAGE_PROCESS_H_
 
 #include <sys/types.h>
+#include <time.h>
 
 #include <cstdint>
 #include <memory>
@@ -80,16 +81,19 @@ class ImageProcess {
 
   ImageProcess() = default;
   // Hands the turn to the child and waits for its message.
-  // `child_seconds` accumulates the time the child ran (the slow path
-  // only: polls that succeed take microseconds); past `limit` (> 0) the
-  // call has spun.
+  // `child_seconds` accumulates the CPU time the child used meanwhile (the
+  // slow path only: polls that succeed take microseconds); past `limit`
+  // (> 0) the call has spun.
   Turn Exchange(double* child_seconds, double limit);
+  // The CPU time the child has used.
+  double ChildCpuSeconds() const;
   // Ends the child (SIGKILL) and reaps it; the signal it died of.
   int Kill();
   absl::Status MapPage(const uint8_t* page);
 
   const PreparedImage* image_ = nullptr;
   pid_t pid_ = -1;
+  clockid_t cpu_clock_ = CLOCK_MONOTONIC;  // The child's CPU-time clock.
   struct Mailbox* mb_ = nullptr;
   int socket_ = -1;
   uint64_t mapped_id_ = 0;  // The VvarPage the view maps (0: none).
