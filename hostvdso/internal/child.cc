@@ -168,6 +168,9 @@ const uint8_t* Trampoline(const host::X86Insn& insn, uint64_t rip,
   if (g_tramp == nullptr || g_alias == nullptr || !Relocatable(insn)) {
     return nullptr;
   }
+  // The readable mapping has the simulated pages in their order, the view
+  // in the image's: a load across a page boundary runs in place.
+  if ((addr % kPage) + host::MemoryOperandSize(insn) > kPage) return nullptr;
   const uint64_t page = (addr - reinterpret_cast<uint64_t>(g_view)) / kPage;
   for (int i = 0; i < g_slots_used; ++i) {
     if (g_slot_rip[i] == rip && g_slot_page[i] == page) {

@@ -7,15 +7,20 @@
 // Its memory: one area holding the view of the vvar pages (the simulated
 // page's memfd, mapped page by page where the image expects each page,
 // PROT_NONE) followed by the patched image (PROT_READ | PROT_EXEC), so the
-// code's RIP-relative references reach the simulated pages. A second,
-// readable mapping of the memfd lets the handler emulate plain loads.
+// code's RIP-relative references reach the simulated pages; below them a
+// second, readable mapping of the memfd and a page of trampolines, within
+// reach of 32-bit displacements.
 //
 // How the image's actions reach the parent (each a turn of the mailbox):
 //   - a load from the view faults (SIGSEGV): the handler asks the parent
 //     (kLoad, with the page offset and the size the decoded instruction
-//     reads); on kGo it emulates a plain mov from the readable mapping,
-//     or makes the view readable, sets the trap flag and lets the
-//     instruction run, re-protecting the view on the SIGTRAP after it;
+//     reads); on kGo it emulates a plain mov from the readable mapping;
+//     runs any other instruction relocated to a trampoline whose copy
+//     addresses the readable mapping (the base register moved there and
+//     back with lea, which keeps the flags; or the RIP-relative
+//     displacement re-aimed), then jumps back; or, for what cannot be
+//     relocated, makes the view readable, sets the trap flag and lets the
+//     instruction run in place, re-protecting the view on the SIGTRAP;
 //   - a counter-read or syscall site (patched to ud2) raises SIGILL: the
 //     handler asks the parent for the counter value (kCounter) or the
 //     clock_gettime system call's answer (kSyscall) and steps over the
