@@ -108,5 +108,34 @@ TEST(HostSim, ARacingRandomRunPassesWithRacesAndRetries) {
   EXPECT_EQ(c.livelocks, 0u);
 }
 
+// With a livelock budget of 2 the simulation abandons calls that spin or
+// retry more: the child leaves the image from its fault handler
+// (siglongjmp) where the parent's retry points say no, and exactly the
+// calls the built-in reader abandons are abandoned.
+TEST(HostSim, ALivelockBudgetAbandonsTheCallsTheBuiltInReaderAbandons) {
+  VDSOLAB_HOST_VARIANT_OR_SKIP(host);
+  sim::Scenario s = Load("preempted-readers.toml");
+  s.run.duration_ns = 300000000;
+  s.checks.livelock_budget = 2;
+  s.run.reader = std::string(host->name);
+  absl::StatusOr<sim::Outcome> got = sim::Run(s, *host);
+  ASSERT_TRUE(got.ok()) << got.status();
+  absl::StatusOr<sim::Outcome> want = sim::Run(s, BuiltIn(host));
+  ASSERT_TRUE(want.ok()) << want.status();
+  const sim::Coverage& c = got->random->coverage;
+  const sim::Coverage& b = want->random->coverage;
+  std::printf(
+      "livelock budget 2: host abandoned %llu of %llu calls, built-in "
+      "%llu of %llu\n",
+      static_cast<unsigned long long>(c.livelocks),
+      static_cast<unsigned long long>(c.calls),
+      static_cast<unsigned long long>(b.livelocks),
+      static_cast<unsigned long long>(b.calls));
+  EXPECT_GT(c.livelocks, 0u);
+  EXPECT_EQ(c.livelocks, b.livelocks);
+  EXPECT_EQ(c.calls, b.calls);
+  EXPECT_EQ(c.crashes, 0u);
+}
+
 }  // namespace
 }  // namespace vdsolab::hostvdso
