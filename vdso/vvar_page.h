@@ -41,12 +41,26 @@ struct VvarUpdate {
 // The vvar area in the x86-64 6.13+ arrangement (vdso/datapage.h): four
 // data pages, the time data page first, then the pvclock and Hyper-V pages;
 // page-aligned, zero-filled, writable only through Store()/Apply().
+//
+// The area is a memfd mapped shared, so that another process can map the
+// same pages (the compiled vDSO's child process maps them next to its
+// copy of the vDSO text, with its own protections: hostvdso/). Nothing is
+// copied: a store here is visible there at once.
 class VvarPage {
  public:
   static constexpr size_t kPages = 6;  // kVvarDataPages + kVvarVclockPages
 
   static absl::StatusOr<std::unique_ptr<VvarPage>> Create();
   ~VvarPage();
+
+  // The memfd behind this area (owned by the page; valid while it lives).
+  int fd() const { return fd_; }
+  // A number no other page of this process has had: another process that
+  // mapped this page's fd can tell whether it still maps the current one.
+  uint64_t id() const { return id_; }
+  // The live page whose data() is `data`, or nullptr (readers get only the
+  // data pointer; this finds the fd behind it).
+  static const VvarPage* Find(const uint8_t* data);
   VvarPage(const VvarPage&) = delete;
   VvarPage& operator=(const VvarPage&) = delete;
 
@@ -71,8 +85,11 @@ class VvarPage {
   std::vector<uint8_t> Snapshot() const;
 
  private:
-  explicit VvarPage(uint8_t* base) : base_(base) {}
+  VvarPage(uint8_t* base, int fd, uint64_t id)
+      : base_(base), fd_(fd), id_(id) {}
   uint8_t* base_;
+  int fd_;
+  uint64_t id_;
 };
 
 // "clock_data[0].basetime[CLOCK_MONOTONIC].nsec" for a page offset in the
