@@ -183,9 +183,9 @@ std::vector<FlagSpec> VariantFlags(bool many) {
                "runs the running kernel's (docs/host-variant.md)",
                ""),
       MakeFlag("call-timeout", FlagKind::kDuration, "DURATION",
-               "a call of a plugin or kernel tree that has not returned after "
-               "this much wall time is stopped and reported as spinning (0: "
-               "never)",
+               "a call of a plugin, kernel tree or vDSO image that has not "
+               "returned after this much CPU time (or 30 times it of wall "
+               "time) is stopped and reported as spinning (0: never)",
                "1s", 0, 3600e9),
   };
 }
