@@ -16,6 +16,22 @@ std::optional<std::string> Checker::BrokenPrecondition(const Seen& s) const {
   const uint64_t when = s.read_counter ? s.counter_ns : s.end_ns;
   const CpuCounterSpec& cpu =
       scenario_.machine.cpus[static_cast<size_t>(cpu_index)];
+  // A global counter (HPET, ACPI PM after a clocksource change) reads the
+  // same everywhere and steadily: only its wraps can break the design.
+  if (s.source != CounterSource::kMachine) {
+    if (!s.read_counter) return std::nullopt;
+    const __int128 elapsed =
+        writer_->sources().Ideal(s.source, tk_cpu, s.counter_ns) -
+        s.cycle_last_ideal;
+    const uint64_t mask = writer_->sources().Mask(s.source);
+    if (elapsed > static_cast<__int128>((mask >> 1) + (mask >> 2) +
+                                        (mask >> 3))) {
+      return std::string(
+          "the global counter ran more than 7/8 of its range since the "
+          "timekeeper last accumulated: the timekeeper cannot see the wraps");
+    }
+    return std::nullopt;
+  }
   bool stepped = false;
   for (const CounterStep& step : cpu.steps) stepped |= step.at_ns <= when;
   const bool unsteady =
