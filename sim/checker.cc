@@ -99,10 +99,10 @@ void Checker::OnAuxCall(const CallRecord& call) {
   // A fallback read the newest state; settime/ADJ_SETOFFSET on the aux
   // clock bump its clock_was_set_seq.
   const timekeeper::Timekeeper* aux = writer_->AuxStatesAt(call.end_ns);
-  seen.generation =
-      state != nullptr ? state->tk.clock_was_set_seq
-      : aux != nullptr ? aux[call.clock - kClockAux].clock_was_set_seq
-                       : 0;
+  seen.generation = state != nullptr ? state->tk.clock_was_set_seq
+                    : aux != nullptr
+                        ? aux[call.clock - kClockAux].clock_was_set_seq
+                        : 0;
   seen.read_counter = call.read_counter;
   seen.counter = call.counter;
   seen.counter_cpu = call.counter_cpu;
@@ -132,7 +132,9 @@ void Checker::OnCall(const CallRecord& call) {
       call.counter_cpu != scenario_.kernel.timekeeping_cpu) {
     ++coverage_.cross_cpu_reads;
   }
-  if (call.read_counter && call.counter < boot_counter_) {
+  if (call.read_counter && call.counter < boot_counter_ &&
+      writer_->LatestStartedAt(call.counter_ns).source ==
+          CounterSource::kMachine) {
     ++coverage_.counter_wrapped;
   }
 
@@ -196,7 +198,8 @@ void Checker::OnCall(const CallRecord& call) {
   bool negative_motion = false;
   if (state != nullptr && call.read_counter && IsHres(call.clock)) {
     const uint64_t mask = state->tk.tkr_mono.mask;
-    const uint64_t delta = (call.counter - state->tk.tkr_mono.cycle_last) & mask;
+    const uint64_t delta =
+        (call.counter - state->tk.tkr_mono.cycle_last) & mask;
     if (delta > (mask >> 1)) {
       ++coverage_.negative_motion;
       negative_motion = true;

@@ -11,9 +11,9 @@ namespace vdsolab::sim {
 
 const AuxRecord* Checker::CheckAuxExactAndTorn(const CallRecord& call) {
   const int aux = call.clock - kClockAux;
-  const AuxRecord* state =
-      (call.begin_seq & 1) == 0 ? writer_->AuxUpdate(aux, call.begin_seq / 2)
-                                : nullptr;
+  const AuxRecord* state = (call.begin_seq & 1) == 0
+                               ? writer_->AuxUpdate(aux, call.begin_seq / 2)
+                               : nullptr;
   if (!call.read_counter) return state;
   const ClockResult& got = *call.result;
   bool validated_gives_it = false;

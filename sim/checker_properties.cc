@@ -233,9 +233,9 @@ void Checker::CheckRawRate(const CallRecord& call, const Seen& seen,
          state->raw_epoch_nsec) >>
         raw.shift;
     // timekeeping_init() starts MONOTONIC_RAW at zero.
-    const __int128 want = static_cast<__int128>(ns) +
-                          static_cast<__int128>(state->raw_epoch_sec) *
-                              1000000000;
+    const __int128 want =
+        static_cast<__int128>(ns) +
+        static_cast<__int128>(state->raw_epoch_sec) * 1000000000;
     if (ToNs(r.ts) != want) {
       // Exactness needs the timekeeper's own counter to have run steadily.
       Seen timekeeper_side = seen;
@@ -263,8 +263,8 @@ void Checker::CheckRawRate(const CallRecord& call, const Seen& seen,
   // Only reads from one CPU, neither clamped by negative motion, compare:
   // otherwise the values do not follow from the counters alone.
   const uint64_t mask = state->tk.tkr_mono.mask;
-  const uint64_t since_last = (call.counter - state->tk.tkr_mono.cycle_last) &
-                              mask;
+  const uint64_t since_last =
+      (call.counter - state->tk.tkr_mono.cycle_last) & mask;
   const bool usable = since_last <= (mask >> 1);
   auto it = rate_anchor_.find(call.reader);
   if (it == rate_anchor_.end() ||

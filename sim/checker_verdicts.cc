@@ -24,8 +24,8 @@ std::optional<std::string> Checker::BrokenPrecondition(const Seen& s) const {
         writer_->sources().Ideal(s.source, tk_cpu, s.counter_ns) -
         s.cycle_last_ideal;
     const uint64_t mask = writer_->sources().Mask(s.source);
-    if (elapsed > static_cast<__int128>((mask >> 1) + (mask >> 2) +
-                                        (mask >> 3))) {
+    if (elapsed >
+        static_cast<__int128>((mask >> 1) + (mask >> 2) + (mask >> 3))) {
       return std::string(
           "the global counter ran more than 7/8 of its range since the "
           "timekeeper last accumulated: the timekeeper cannot see the wraps");

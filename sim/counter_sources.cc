@@ -28,8 +28,9 @@ CounterSource SourceNamed(const MachineSpec& machine, const std::string& name) {
   return name == "hpet" ? CounterSource::kHpet : CounterSource::kAcpiPm;
 }
 
-absl::StatusOr<timekeeper::Clocksource> RegisterSource(
-    const MachineSpec& m, CounterSource source, bool nonstop) {
+absl::StatusOr<timekeeper::Clocksource> RegisterSource(const MachineSpec& m,
+                                                       CounterSource source,
+                                                       bool nonstop) {
   if (source == CounterSource::kMachine) {
     const uint64_t hz = m.calibrated_hz != 0 ? m.calibrated_hz : m.counter_hz;
     const uint64_t mask = timekeeper::ClocksourceMask(m.width_bits);

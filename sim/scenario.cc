@@ -119,11 +119,10 @@ absl::Status ValidateNewEvent(const Scenario& s, size_t i) {
     return Bad(absl::StrFormat("event[%d].expect_readback: %s", i,
                                rb.status().message()));
   }
-  const bool aux_event = e.kind == EventKind::kAuxEnable ||
-                         e.kind == EventKind::kAuxDisable ||
-                         e.kind == EventKind::kAuxSettime ||
-                         (e.kind == EventKind::kAdjtimex &&
-                          e.clock != kClockRealtime);
+  const bool aux_event =
+      e.kind == EventKind::kAuxEnable || e.kind == EventKind::kAuxDisable ||
+      e.kind == EventKind::kAuxSettime ||
+      (e.kind == EventKind::kAdjtimex && e.clock != kClockRealtime);
   if (aux_event && !k.aux_clocks) {
     return Bad(absl::StrFormat(
         "event[%d] (%s) uses an aux clock: set kernel.aux_clocks = true", i,
@@ -151,8 +150,8 @@ absl::Status ValidateNewEvent(const Scenario& s, size_t i) {
     case EventKind::kSetOffset:
       if (e.offset_time.tv_nsec < 0 ||
           e.offset_time.tv_nsec >= static_cast<int64_t>(kNsecPerSec)) {
-        return Bad(absl::StrFormat("event[%d].offset: not a normalised time",
-                                   i));
+        return Bad(
+            absl::StrFormat("event[%d].offset: not a normalised time", i));
       }
       break;
     case EventKind::kLeap:
@@ -164,8 +163,8 @@ absl::Status ValidateNewEvent(const Scenario& s, size_t i) {
       break;
     case EventKind::kSuspend:
       if (e.duration_ns == 0 || e.duration_ns > kMaxDurationNs) {
-        return Bad(absl::StrFormat(
-            "event[%d].duration: want > 0 and <= 7 days", i));
+        return Bad(
+            absl::StrFormat("event[%d].duration: want > 0 and <= 7 days", i));
       }
       break;
     case EventKind::kClocksource:
@@ -187,8 +186,8 @@ absl::Status ValidateNewEvent(const Scenario& s, size_t i) {
     case EventKind::kAuxDisable:
     case EventKind::kAuxSettime:
       if (e.aux < 0 || e.aux >= kMaxAuxClocks) {
-        return Bad(absl::StrFormat("event[%d].aux = %d: want 0 .. 7", i,
-                                   e.aux));
+        return Bad(
+            absl::StrFormat("event[%d].aux = %d: want 0 .. 7", i, e.aux));
       }
       break;
     case EventKind::kResume:
@@ -267,8 +266,7 @@ absl::Status ValidateScenario(const Scenario& s) {
         k.timekeeping_cpu, m.cpus.size() - 1));
   }
   if (k.hrtimer_res_ns == 0) return Bad("kernel.hrtimer_res_ns must be >= 1");
-  absl::StatusOr<timekeeper::TimekeeperProfile> profile =
-      KernelProfile(k);
+  absl::StatusOr<timekeeper::TimekeeperProfile> profile = KernelProfile(k);
   if (!profile.ok()) return profile.status();
   if (k.aux_clocks && !profile->aux_clocks) {
     return Bad(absl::StrFormat(

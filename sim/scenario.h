@@ -106,15 +106,15 @@ enum class EventKind {
   kSetTime,            // clock_settime(CLOCK_REALTIME, realtime)
   kIdle,               // NO_HZ: no ticks for `duration_ns`
   kPause,              // VM pause: no ticks and no reader calls
-  kAdjtimex,    // adjtimex()/clock_adjtime() with any modes and fields
-  kSetTai,      // adjtimex(ADJ_TAI, tai)
-  kSetOffset,   // adjtimex(ADJ_SETOFFSET | ADJ_NANO, offset)
-  kLeap,        // adjtimex(ADJ_STATUS, STA_INS or STA_DEL): `leap`
-  kSuspend,     // suspend to RAM for `duration_ns`, then resume
-  kClocksource,  // switch the timekeeper to `clocksource`
-  kAuxEnable,   // /sys/kernel/time/aux_clocks/<aux>/aux_clock_enable = 1
-  kAuxDisable,  // ... = 0
-  kAuxSettime,  // clock_settime(CLOCK_AUX + aux, realtime)
+  kAdjtimex,           // adjtimex()/clock_adjtime() with any modes and fields
+  kSetTai,             // adjtimex(ADJ_TAI, tai)
+  kSetOffset,          // adjtimex(ADJ_SETOFFSET | ADJ_NANO, offset)
+  kLeap,               // adjtimex(ADJ_STATUS, STA_INS or STA_DEL): `leap`
+  kSuspend,            // suspend to RAM for `duration_ns`, then resume
+  kClocksource,        // switch the timekeeper to `clocksource`
+  kAuxEnable,          // /sys/kernel/time/aux_clocks/<aux>/aux_clock_enable = 1
+  kAuxDisable,         // ... = 0
+  kAuxSettime,         // clock_settime(CLOCK_AUX + aux, realtime)
   // Not in scenario files: the resume the writer schedules for kSuspend.
   kResume,
 };
@@ -146,11 +146,11 @@ struct EventSpec {
   // "freq=6553600", "status=8193"); a mismatch fails the run.
   int64_t expect_ret = kNoExpectedRet;
   std::vector<std::string> expect_readback;
-  int32_t tai = 0;           // kSetTai: 0 .. 100000.
-  Timespec64 offset_time;    // kSetOffset: signed, tv_nsec in [0, 1e9).
+  int32_t tai = 0;              // kSetTai: 0 .. 100000.
+  Timespec64 offset_time;       // kSetOffset: signed, tv_nsec in [0, 1e9).
   std::string leap = "insert";  // kLeap: "insert" or "delete".
-  std::string clocksource;   // kClocksource: "tsc", "hpet", "acpi_pm".
-  int aux = 0;               // kAux*: the aux clock, 0..7.
+  std::string clocksource;      // kClocksource: "tsc", "hpet", "acpi_pm".
+  int aux = 0;                  // kAux*: the aux clock, 0..7.
 
   friend bool operator==(const EventSpec&, const EventSpec&) = default;
 };

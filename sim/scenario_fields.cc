@@ -133,8 +133,8 @@ toml_table::Field<S> Flags(
         const std::optional<uint32_t> bits =
             timekeeper::FlagsFromNames(table, items, &unknown);
         if (!bits) {
-          return where.Bad(node, absl::StrFormat("unknown name \"%s\": %s",
-                                                 unknown, want));
+          return where.Bad(
+              node, absl::StrFormat("unknown name \"%s\": %s", unknown, want));
         }
         out = static_cast<T>(*bits);
         return absl::OkStatus();
@@ -154,8 +154,7 @@ toml_table::Field<S> Flags(
 // A signed offset: "[-]SECONDS[.FRACTION]", normalised to tv_nsec in
 // [0, 1e9) ("-2.75" is {-3, 250000000}), or an integer of seconds.
 template <class S>
-toml_table::Field<S> SignedTime(const std::string& key,
-                                Timespec64 S::*member) {
+toml_table::Field<S> SignedTime(const std::string& key, Timespec64 S::*member) {
   const std::string want = "want \"[-]SECONDS[.FRACTION]\"";
   return toml_table::Value(
       key, member, want,
@@ -172,8 +171,8 @@ toml_table::Field<S> SignedTime(const std::string& key,
         if (negative) text = text.substr(1);
         absl::StatusOr<Timespec64> ts = ParseSecondsFraction(text);
         if (!ts.ok()) return where.Bad(node, ts.status().message());
-        out = negative ? SetNormalizedTimespec64(-ts->tv_sec, -ts->tv_nsec)
-                       : *ts;
+        out =
+            negative ? SetNormalizedTimespec64(-ts->tv_sec, -ts->tv_nsec) : *ts;
         return absl::OkStatus();
       },
       [](const Timespec64& ts) {
@@ -181,8 +180,7 @@ toml_table::Field<S> SignedTime(const std::string& key,
         if (ts.tv_sec >= 0) {
           return absl::StrFormat("\"%d.%09d\"", ts.tv_sec, ts.tv_nsec);
         }
-        const Timespec64 mag =
-            SetNormalizedTimespec64(-ts.tv_sec, -ts.tv_nsec);
+        const Timespec64 mag = SetNormalizedTimespec64(-ts.tv_sec, -ts.tv_nsec);
         return absl::StrFormat("\"-%d.%09d\"", mag.tv_sec, mag.tv_nsec);
       });
 }
@@ -283,8 +281,7 @@ const Fields<EventSpec>& EventFields() {
           .When(KindIs<K::kAdjtimexFrequency>),
       Int("tick", &E::tick_usec, INT64_MIN, INT64_MAX)
           .When(KindIs<K::kAdjtimexTick, K::kAdjtimex>),
-      Time("realtime", &E::realtime)
-          .When(KindIs<K::kSetTime, K::kAuxSettime>),
+      Time("realtime", &E::realtime).When(KindIs<K::kSetTime, K::kAuxSettime>),
       Duration("duration", &E::duration_ns)
           .When(KindIs<K::kIdle, K::kPause, K::kSuspend>),
       Flags("modes", &E::modes, timekeeper::AdjModeNames())

@@ -161,8 +161,8 @@ bool Writer::InPause(uint64_t t_ns) const {
       return true;
     }
     if (e.kind == EventKind::kSuspend) {
-      const uint64_t from = e.at_ns > kFreezeMarginNs ? e.at_ns - kFreezeMarginNs
-                                                      : 0;
+      const uint64_t from =
+          e.at_ns > kFreezeMarginNs ? e.at_ns - kFreezeMarginNs : 0;
       if (t_ns >= from && t_ns < e.at_ns + e.duration_ns + kFreezeMarginNs) {
         return true;
       }
@@ -178,8 +178,8 @@ uint64_t Writer::PauseEnd(uint64_t t_ns) const {
       return e.at_ns + e.duration_ns;
     }
     if (e.kind == EventKind::kSuspend) {
-      const uint64_t from = e.at_ns > kFreezeMarginNs ? e.at_ns - kFreezeMarginNs
-                                                      : 0;
+      const uint64_t from =
+          e.at_ns > kFreezeMarginNs ? e.at_ns - kFreezeMarginNs : 0;
       const uint64_t to = e.at_ns + e.duration_ns + kFreezeMarginNs;
       if (t_ns >= from && t_ns < to) return to;
     }
@@ -189,8 +189,7 @@ uint64_t Writer::PauseEnd(uint64_t t_ns) const {
 
 bool Writer::InNoTickWindow(uint64_t t_ns) const {
   for (const EventSpec& e : events_) {
-    if (IsWindow(e.kind) && t_ns >= e.at_ns &&
-        t_ns - e.at_ns < e.duration_ns) {
+    if (IsWindow(e.kind) && t_ns >= e.at_ns && t_ns - e.at_ns < e.duration_ns) {
       return true;
     }
   }
@@ -253,8 +252,7 @@ void Writer::RunOperation(const std::string& cause, uint64_t t_ns,
   // clocksource_delta() cannot tell how many times a narrow counter wrapped
   // since cycle_last: past max_raw_delta the kernel loses that time. A
   // resume re-bases instead.
-  const bool rebases =
-      event != nullptr && event->kind == EventKind::kResume;
+  const bool rebases = event != nullptr && event->kind == EventKind::kResume;
   if (!rebases && sources_.Ideal(source_, tk_cpu, start) - cycle_last_ideal_ >
                       static_cast<__int128>(tk_->clocksource().max_raw_delta)) {
     ++wrap_losses_;
@@ -278,8 +276,9 @@ void Writer::RunOperation(const std::string& cause, uint64_t t_ns,
       source_ != source_before) {
     coarse_sec_ = tk_->timekeeper().xtime_sec;
     // cycle_last trails `counter` by the cycles not yet accumulated.
-    const uint64_t behind = (counter_now - tk_->timekeeper().tkr_mono.cycle_last) &
-                            sources_.Mask(source_);
+    const uint64_t behind =
+        (counter_now - tk_->timekeeper().tkr_mono.cycle_last) &
+        sources_.Mask(source_);
     cycle_last_ideal_ = sources_.Ideal(source_, tk_cpu, start) - behind;
   }
   Publish(cause, start, counter_now);
@@ -314,9 +313,8 @@ void Writer::Publish(const std::string& cause, uint64_t start,
       record.end_ns = t;
       updates_.push_back(std::move(record));
     } else {
-      aux_records_[static_cast<size_t>(b.aux)].push_back(
-          AuxRecord{b.aux, aux_published_[static_cast<size_t>(b.aux)], start,
-                    t, b.tk});
+      aux_records_[static_cast<size_t>(b.aux)].push_back(AuxRecord{
+          b.aux, aux_published_[static_cast<size_t>(b.aux)], start, t, b.tk});
     }
   }
   built.clear();

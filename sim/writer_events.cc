@@ -102,11 +102,11 @@ void Writer::RunEvent(const EventSpec& e, uint64_t start, uint64_t counter) {
       txc.modes = timekeeper::kAdjSetoffset | timekeeper::kAdjNano;
       txc.time = {e.offset_time.tv_sec, e.offset_time.tv_nsec};
       const int ret = tk_->Adjtimex(&txc, counter);
-      RecordOutcome(e, start,
-                    absl::StrFormat("adjtimex(ADJ_SETOFFSET, %d s + %d ns)",
-                                    e.offset_time.tv_sec,
-                                    e.offset_time.tv_nsec),
-                    ret, &txc);
+      RecordOutcome(
+          e, start,
+          absl::StrFormat("adjtimex(ADJ_SETOFFSET, %d s + %d ns)",
+                          e.offset_time.tv_sec, e.offset_time.tv_nsec),
+          ret, &txc);
       return;
     }
     case EventKind::kLeap: {

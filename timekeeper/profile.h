@@ -72,6 +72,12 @@ struct TimekeeperProfile {
   bool vsyscall_boottime_timespec = true;
   // 6.17+: POSIX aux clocks (CLOCK_AUX 16..23) can be enabled.
   bool aux_clocks = true;
+  // b7befd6d9120 "timekeeping: Account for monotonicity adjustment in
+  // ntp_error" (tip, July 2026; in the stable trees Debian's 6.1 and 6.12
+  // sources come from): timekeeping_apply_adjustment() adds the xtime_nsec
+  // correction to ntp_error. The model has always had it; false gives
+  // timekeeping_apply_adjustment() as mainline 4.19-7.0 released it.
+  bool apply_adjustment_ntp_error = true;
   TimekeepingDefects defects;
   NtpQuirks ntp;
 

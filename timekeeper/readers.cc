@@ -84,7 +84,7 @@ std::optional<Ktime> KtimeGetAux(const Timekeeper& tk, uint64_t cycles) {
 }
 
 Ktime KtimeGetUpdateOffsetsNow(const Timekeeper& tk, uint64_t cycles,
-                               HrtimerOffsets* offsets) {
+                               HrtimerOffsets* offsets, bool leap_adjust) {
   const Ktime base =
       static_cast<Ktime>(static_cast<uint64_t>(tk.tkr_mono.base) +
                          TimekeepingCyclesToNs(tk.tkr_mono, cycles));
@@ -95,7 +95,7 @@ Ktime KtimeGetUpdateOffsetsNow(const Timekeeper& tk, uint64_t cycles,
     offsets->offs_tai = tk.offs_tai;
   }
   // Handle leap second insertion adjustments.
-  if (base >= tk.next_leap_ktime) {
+  if (leap_adjust && base >= tk.next_leap_ktime) {
     offsets->offs_real = tk.offs_real - int64_t{1000000000};
   }
   return base;

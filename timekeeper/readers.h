@@ -51,8 +51,11 @@ struct HrtimerOffsets {
   Ktime offs_boot = 0;
   Ktime offs_tai = 0;
 };
+// `leap_adjust` false models kernels before 4.2's "time: Prevent early
+// expiry of hrtimers[CLOCK_REALTIME] at the leap second edge".
 Ktime KtimeGetUpdateOffsetsNow(const Timekeeper& tk, uint64_t cycles,
-                               HrtimerOffsets* offsets);
+                               HrtimerOffsets* offsets,
+                               bool leap_adjust = true);
 
 // Before 6.15 the coarse clocks read tk_xtime(): xtime_sec and
 // tkr_mono.xtime_nsec >> shift at the last update (no coarse_nsec). The

@@ -305,8 +305,10 @@ void Timekeeping::ApplyAdjustment(Timekeeper& tk, int64_t offset,
   tk.tkr_mono.mult += static_cast<uint32_t>(mult_adj);
   tk.xtime_interval += static_cast<uint64_t>(interval);
   tk.tkr_mono.xtime_nsec -= static_cast<uint64_t>(offset);
-  tk.ntp_error +=
-      static_cast<int64_t>(static_cast<uint64_t>(offset) << tk.ntp_error_shift);
+  if (profile_.apply_adjustment_ntp_error) {
+    tk.ntp_error += static_cast<int64_t>(static_cast<uint64_t>(offset)
+                                         << tk.ntp_error_shift);
+  }
 }
 
 // Models timekeeping_adjust(): pick mult for the current NTP tick length,

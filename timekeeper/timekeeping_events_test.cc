@@ -122,7 +122,8 @@ TEST_F(Events, LeapSecondInsertionRepeatsASecondOfRealtimeOnly) {
   const uint64_t past = now_ + Cycles(2000000);
   EXPECT_GE(tk_->GetRealTs64(past).tv_sec, midnight);
   HrtimerOffsets offs;
-  const Ktime mono_now = KtimeGetUpdateOffsetsNow(tk_->timekeeper(), past, &offs);
+  const Ktime mono_now =
+      KtimeGetUpdateOffsetsNow(tk_->timekeeper(), past, &offs);
   EXPECT_LT(mono_now + offs.offs_real, midnight * kBillion);
 
   const Timespec64 mono_before = tk_->GetTs64(past);
@@ -198,8 +199,8 @@ TEST_F(Events, AClocksourceChangeKeepsTimeAndClearsNtp) {
   TickTo(Cycles(1000000000));
   const uint64_t c = now_ + Cycles(1000000);
   const Timespec64 mono = tk_->GetTs64(c), raw = tk_->GetRawTs64(c);
-  auto hpet = ClocksourceRegisterScale("hpet", ClocksourceMask(32), 1,
-                                       14318180, kVdsoClockmodeNone, 250);
+  auto hpet = ClocksourceRegisterScale("hpet", ClocksourceMask(32), 1, 14318180,
+                                       kVdsoClockmodeNone, 250);
   ASSERT_TRUE(hpet.ok());
   const uint8_t changes = tk_->timekeeper().cs_was_changed_seq;
   tk_->ChangeClocksource(*hpet, c, 4242);
@@ -219,8 +220,8 @@ TEST_F(Events, AClocksourceChangeKeepsTimeAndClearsNtp) {
 TEST_F(Events, Before613NegativeMotionWasTheMsb) {
   // A 24-bit counter: deltas between 1/2 and 7/8 of the mask are forward
   // motion since Dec 2024 and negative (zero) before.
-  auto pm = ClocksourceRegisterScale("acpi_pm", ClocksourceMask(24), 1,
-                                     3579545, kVdsoClockmodeNone, 200);
+  auto pm = ClocksourceRegisterScale("acpi_pm", ClocksourceMask(24), 1, 3579545,
+                                     kVdsoClockmodeNone, 200);
   ASSERT_TRUE(pm.ok());
   const uint64_t gap = (uint64_t{1} << 23) + 1000;
   for (const char* era : {"6.10", "6.13"}) {

@@ -24,14 +24,22 @@ const std::vector<std::pair<std::string, uint32_t>>& AdjModeNames() {
 
 const std::vector<std::pair<std::string, uint32_t>>& StaNames() {
   static const auto* names = new std::vector<std::pair<std::string, uint32_t>>{
-      {"PLL", kStaPll},           {"PPSFREQ", kStaPpsfreq},
-      {"PPSTIME", kStaPpstime},   {"FLL", kStaFll},
-      {"INS", kStaIns},           {"DEL", kStaDel},
-      {"UNSYNC", kStaUnsync},     {"FREQHOLD", kStaFreqhold},
-      {"PPSSIGNAL", kStaPpssignal}, {"PPSJITTER", kStaPpsjitter},
-      {"PPSWANDER", kStaPpswander}, {"PPSERROR", kStaPpserror},
-      {"CLOCKERR", kStaClockerr}, {"NANO", kStaNano},
-      {"MODE", kStaMode},         {"CLK", kStaClk},
+      {"PLL", kStaPll},
+      {"PPSFREQ", kStaPpsfreq},
+      {"PPSTIME", kStaPpstime},
+      {"FLL", kStaFll},
+      {"INS", kStaIns},
+      {"DEL", kStaDel},
+      {"UNSYNC", kStaUnsync},
+      {"FREQHOLD", kStaFreqhold},
+      {"PPSSIGNAL", kStaPpssignal},
+      {"PPSJITTER", kStaPpsjitter},
+      {"PPSWANDER", kStaPpswander},
+      {"PPSERROR", kStaPpserror},
+      {"CLOCKERR", kStaClockerr},
+      {"NANO", kStaNano},
+      {"MODE", kStaMode},
+      {"CLK", kStaClk},
   };
   return *names;
 }
@@ -74,8 +82,8 @@ std::optional<std::vector<std::string>> NamesOfFlags(
 
 const std::vector<std::string>& TimexFieldNames() {
   static const auto* names = new std::vector<std::string>{
-      "offset",    "freq",     "maxerror",  "esterror", "status", "constant",
-      "precision", "tolerance", "time_sec", "time_usec", "tick",  "tai"};
+      "offset",    "freq",      "maxerror", "esterror",  "status", "constant",
+      "precision", "tolerance", "time_sec", "time_usec", "tick",   "tai"};
   return *names;
 }
 

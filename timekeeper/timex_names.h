@@ -32,8 +32,7 @@ std::optional<uint32_t> FlagsFromNames(
 // The names whose bits make up `flags` exactly, or nullopt if some bits
 // have no name.
 std::optional<std::vector<std::string>> NamesOfFlags(
-    const std::vector<std::pair<std::string, uint32_t>>& table,
-    uint32_t flags);
+    const std::vector<std::pair<std::string, uint32_t>>& table, uint32_t flags);
 
 // A struct timex field by name ("offset", "freq", "maxerror", "esterror",
 // "status", "constant", "precision", "tolerance", "time_sec",

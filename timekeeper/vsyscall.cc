@@ -160,8 +160,11 @@ vdso::VvarUpdate BuildUpdateAux(const Timekeeper& tk, uint32_t seq) {
   return out.Take();
 }
 
-VvarPublisher::VvarPublisher(vdso::VvarPage* page, uint32_t hrtimer_res)
-    : page_(page), hrtimer_res_(hrtimer_res) {
+VvarPublisher::VvarPublisher(vdso::VvarPage* page, uint32_t hrtimer_res,
+                             bool boottime_shift_overflow)
+    : page_(page),
+      hrtimer_res_(hrtimer_res),
+      boottime_shift_overflow_(boottime_shift_overflow) {
   seq_[0] = static_cast<uint32_t>(
       page->Load(ClockDataOffset(kCsHresCoarse) + vdso::kVcSeq, 4));
   seq_[1] = static_cast<uint32_t>(
@@ -181,7 +184,8 @@ void VvarPublisher::UpdateAux(const Timekeeper& tk) {
 }
 
 void VvarPublisher::UpdateVsyscall(const Timekeeper& tk) {
-  page_->Apply(BuildUpdateVsyscall(tk, seq_[0], seq_[1], hrtimer_res_));
+  page_->Apply(BuildUpdateVsyscall(tk, seq_[0], seq_[1], hrtimer_res_,
+                                   boottime_shift_overflow_));
   seq_[0] += 2;
   seq_[1] += 2;
   ++updates_published_;

@@ -41,8 +41,10 @@ vdso::VvarUpdate BuildUpdateAux(const Timekeeper& tk, uint32_t seq);
 // one at a time, publishes through the variant's writer: sim/writer.h.)
 class VvarPublisher : public VsyscallSink {
  public:
-  // hrtimer_res: 1 ns with high-resolution timers, else TICK_NSEC.
-  VvarPublisher(vdso::VvarPage* page, uint32_t hrtimer_res);
+  // hrtimer_res: 1 ns with high-resolution timers, else TICK_NSEC;
+  // boottime_shift_overflow: BuildUpdateVsyscall()'s 5.3 BOOTTIME.
+  VvarPublisher(vdso::VvarPage* page, uint32_t hrtimer_res,
+                bool boottime_shift_overflow = false);
 
   void UpdateVsyscall(const Timekeeper& tk) override;
   void UpdateAux(const Timekeeper& tk) override;
@@ -52,6 +54,7 @@ class VvarPublisher : public VsyscallSink {
  private:
   vdso::VvarPage* page_;
   uint32_t hrtimer_res_;
+  bool boottime_shift_overflow_;
   uint32_t seq_[2];  // The writer's view of both records' seq.
   uint32_t aux_seq_[kMaxAuxClocks] = {};
   uint64_t updates_published_ = 0;
