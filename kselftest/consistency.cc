@@ -18,7 +18,8 @@ bool InOrder(const Timespec64& a, const Timespec64& b) {
 
 ConsistencyResult ConsistencyTest(SimHost& host, ClockId clock, int64_t seconds,
                                   uint64_t max_gap_ns, uint64_t seed,
-                                  const std::function<void()>& between) {
+                                  const std::function<void()>& between,
+                                  const std::function<uint64_t()>& next_event) {
   ConsistencyResult out;
   ClockResult first = host.Gettime(clock);
   if (first.ret != 0) {
@@ -40,7 +41,12 @@ ConsistencyResult ConsistencyTest(SimHost& host, ClockId clock, int64_t seconds,
                                     ClockName(clock), seconds, seconds * 10);
       return out;
     }
-    for (Timespec64& ts : list) ts = host.Gettime(clock).ts;
+    for (Timespec64& ts : list) {
+      // skew_consistency.c flips the frequency from another process: a
+      // flip can land between any two reads.
+      if (between) between();
+      ts = host.Gettime(clock).ts;
+    }
     out.reads += kCallsPerLoop;
     ++out.loops;
     for (int i = 0; i + 1 < kCallsPerLoop; ++i) {
@@ -60,8 +66,18 @@ ConsistencyResult ConsistencyTest(SimHost& host, ClockId clock, int64_t seconds,
       }
     }
     now = list[0].tv_sec;
-    if (between) between();
-    host.Sleep(rng.InRange(0, max_gap_ns));
+    uint64_t gap = rng.InRange(0, max_gap_ns);
+    if (next_event) {
+      // Start the next loop just before the event, so that it lands
+      // among the loop's reads.
+      const uint64_t at = next_event();
+      const uint64_t span = kCallsPerLoop * host.options().read_cost_ns;
+      if (at > host.now_ns() && host.now_ns() + gap + span > at) {
+        const uint64_t before = rng.InRange(0, span - 1);
+        gap = at - host.now_ns() > before ? at - host.now_ns() - before : 0;
+      }
+    }
+    host.Sleep(gap);
   }
   return out;
 }

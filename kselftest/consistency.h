@@ -6,8 +6,8 @@
 // repeated until the clock itself has run `seconds`. The kernel's test
 // loops without pause (about 10^8 reads in 10 s); here the loops are a
 // seeded random gap apart (`max_gap_ns`), so that a run crosses every
-// phase of the tick in seconds of wall time. `between` runs after each
-// loop (skew_consistency.c's frequency flips).
+// phase of the tick in seconds of wall time. `between` runs before each
+// read (skew_consistency.c's frequency flips, which land anywhere).
 
 #ifndef VDSOLAB_KSELFTEST_CONSISTENCY_H_
 #define VDSOLAB_KSELFTEST_CONSISTENCY_H_
@@ -31,9 +31,13 @@ struct ConsistencyResult {
   std::string failure;  // The out-of-order pair, as the test prints it.
 };
 
-ConsistencyResult ConsistencyTest(SimHost& host, ClockId clock, int64_t seconds,
-                                  uint64_t max_gap_ns, uint64_t seed,
-                                  const std::function<void()>& between = {});
+// `next_event` (optional) gives the true time `between` acts next: a gap
+// never skips over it, so that it lands inside a loop as it does when the
+// other process runs concurrently.
+ConsistencyResult ConsistencyTest(
+    SimHost& host, ClockId clock, int64_t seconds, uint64_t max_gap_ns,
+    uint64_t seed, const std::function<void()>& between = {},
+    const std::function<uint64_t()>& next_event = {});
 
 // a and b in order, as inconsistency-check.c's in_order().
 bool InOrder(const Timespec64& a, const Timespec64& b);

@@ -184,6 +184,7 @@ FreqStepResult RunFreqStep(const SimHostOptions& options, uint32_t seed,
     }
   }
   run.SetFrequency(0.0);
+  out.simulated_ns = run.host().now_ns();
   return out;
 }
 

@@ -29,7 +29,8 @@ struct FreqStepResult {
   double worst_stddev = 0;      // s
   int runs = 0;
   int fails = 0;
-  std::string table;  // The test's printed table.
+  uint64_t simulated_ns = 0;  // How long the test ran in simulated time.
+  std::string table;          // The test's printed table.
 };
 
 FreqStepResult RunFreqStep(const SimHostOptions& options, uint32_t seed,
