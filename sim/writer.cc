@@ -253,8 +253,12 @@ void Writer::RunOperation(const std::string& cause, uint64_t t_ns,
   // since cycle_last: past max_raw_delta the kernel loses that time. A
   // resume re-bases instead.
   const bool rebases = event != nullptr && event->kind == EventKind::kResume;
+  // (The counter's own range: a clocksource registered with a wrong
+  // max_raw_delta does not make the hardware wrap sooner.)
+  const uint64_t range =
+      clocksources_[static_cast<size_t>(source_)].max_raw_delta;
   if (!rebases && sources_.Ideal(source_, tk_cpu, start) - cycle_last_ideal_ >
-                      static_cast<__int128>(tk_->clocksource().max_raw_delta)) {
+                      static_cast<__int128>(range)) {
     ++wrap_losses_;
   }
   if (event != nullptr) ++ntp_generation_;
