@@ -119,15 +119,6 @@ absl::Status ValidateNewEvent(const Scenario& s, size_t i) {
     return Bad(absl::StrFormat("event[%d].expect_readback: %s", i,
                                rb.status().message()));
   }
-  const bool aux_event =
-      e.kind == EventKind::kAuxEnable || e.kind == EventKind::kAuxDisable ||
-      e.kind == EventKind::kAuxSettime ||
-      (e.kind == EventKind::kAdjtimex && e.clock != kClockRealtime);
-  if (aux_event && !k.aux_clocks) {
-    return Bad(absl::StrFormat(
-        "event[%d] (%s) uses an aux clock: set kernel.aux_clocks = true", i,
-        EventKindName(e.kind)));
-  }
   switch (e.kind) {
     case EventKind::kAdjtimex:
       if (e.clock != kClockRealtime &&
@@ -195,6 +186,15 @@ absl::Status ValidateNewEvent(const Scenario& s, size_t i) {
           "event[%d]: \"resume\" follows a suspend by itself", i));
     default:
       break;
+  }
+  const bool aux_event =
+      e.kind == EventKind::kAuxEnable || e.kind == EventKind::kAuxDisable ||
+      e.kind == EventKind::kAuxSettime ||
+      (e.kind == EventKind::kAdjtimex && e.clock != kClockRealtime);
+  if (aux_event && !k.aux_clocks) {
+    return Bad(absl::StrFormat(
+        "event[%d] (%s) uses an aux clock: set kernel.aux_clocks = true", i,
+        EventKindName(e.kind)));
   }
   return absl::OkStatus();
 }
