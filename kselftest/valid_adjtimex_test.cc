@@ -122,8 +122,9 @@ TEST(ValidAdjtimex, TheOtherModesAcceptRefuseAndClampAsTheKernelDoes) {
     EXPECT_EQ(txc.tick, tick);
   }
   txc = Timex{};
-  txc.modes = tk::kAdjAdjtime;  // Without the singleshot bit.
-  EXPECT_EQ(host.Adjtimex(&txc), -kEinval);
+  txc.modes = tk::kAdjAdjtime;  // Without the offset bit: still adjtime().
+  txc.offset = 0;
+  EXPECT_GE(host.Adjtimex(&txc), 0);
   txc = Timex{};
   txc.modes = tk::kAdjMaxerror | tk::kAdjEsterror;
   txc.maxerror = -5;

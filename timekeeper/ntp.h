@@ -62,6 +62,8 @@ struct NtpData {
   int64_t ntp_tick_adj = 0;            // Boot parameter ntp_tick_adj=, << 32.
   int64_t next_leap_sec = kTime64Max;  // ntp_next_leap_sec
   bool aux = false;  // An aux clock's NTP (6.17+): never a leap second.
+
+  friend bool operator==(const NtpData&, const NtpData&) = default;
 };
 
 class Ntp {

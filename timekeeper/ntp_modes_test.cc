@@ -230,12 +230,21 @@ TEST(NtpModes, AdjtimeSlewsAtMostHalfAMillisecondPerSecond) {
   EXPECT_EQ(ntp.data().time_adjust, 0);  // Read-only.
 }
 
-TEST(NtpModes, AdjtimeFlagWithoutSingleshotIsEinval) {
+// timekeeping_validate_timex() tests modes & ADJ_OFFSET_SINGLESHOT, which
+// ADJ_ADJTIME always satisfies: the kernel accepts 0x8000 as adjtime().
+TEST(NtpModes, AdjtimeFlagWithoutOffsetBitIsStillAdjtime) {
   Timex txc;
   txc.modes = kAdjAdjtime;
-  EXPECT_EQ(ValidateTimex(txc, false), -kEinval);
+  EXPECT_EQ(ValidateTimex(txc, false), 0);
   txc.modes = kAdjAdjtime | kAdjFrequency;
-  EXPECT_EQ(ValidateTimex(txc, false), -kEinval);
+  EXPECT_EQ(ValidateTimex(txc, false), 0);
+  Ntp ntp(250);
+  Timex set;
+  set.modes = kAdjAdjtime;
+  set.offset = 1234;
+  Call(ntp, &set);
+  EXPECT_EQ(ntp.data().time_adjust, 1234);
+  EXPECT_EQ(set.offset, 0);  // The slew pending before.
 }
 
 TEST(NtpModes, SetoffsetNeedsANormalisedFraction) {

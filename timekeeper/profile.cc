@@ -58,6 +58,7 @@ absl::StatusOr<TimekeeperProfile> ProfileForEra(std::string_view era) {
   p.coarse_nsec = false;  // 6.15
   if (era == "6.13") return p;
   p.negative_motion = NegativeMotion::kMsb;  // 6.13 (Dec 2024)
+  p.set_error_restores_shadow = false;       // 6.13
   if (era == "6.10") return p;
   p.chunked_forward = false;  // 6.10
   if (era == "6.1") return p;

@@ -70,6 +70,12 @@ struct TimekeeperProfile {
   // 5.4+: update_vsyscall() publishes BOOTTIME from monotonic_to_boot; 5.3
   // shifted offs_boot (vsyscall_boottime_shift_overflow).
   bool vsyscall_boottime_timespec = true;
+  // 6.13+ (the shadow timekeeper rework of do_settimeofday64() and
+  // timekeeping_inject_offset()): a refused settime or offset injection
+  // restores the shadow and changes nothing. Before, the error path still
+  // published the forwarded timekeeper with TK_CLEAR_NTP | TK_MIRROR |
+  // TK_CLOCK_WAS_SET, so a refused call cleared the NTP state.
+  bool set_error_restores_shadow = true;
   // 6.17+: POSIX aux clocks (CLOCK_AUX 16..23) can be enabled.
   bool aux_clocks = true;
   // b7befd6d9120 "timekeeping: Account for monotonicity adjustment in

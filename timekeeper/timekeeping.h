@@ -218,6 +218,7 @@ class Timekeeping {
   unsigned AccumulateNsecsToSecs(TkData& tkd);  // accumulate_nsecs_to_secs()
   void Adjust(TkData& tkd, int64_t offset);     // timekeeping_adjust()
   void ApplyAdjustment(Timekeeper& tk, int64_t offset, int32_t mult_adj);
+  void SetError(TkData& tkd);
   int InjectOffsetTkd(TkData& tkd, const Timespec64& offset, uint64_t now);
   int DoAdjtimex(TkData& tkd, Timex* txc, uint64_t now);
   void InjectSleeptime(Timekeeper& tk, const Timespec64& delta);

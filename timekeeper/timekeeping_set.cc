@@ -10,6 +10,18 @@ namespace vdsolab::timekeeper {
 using tk_internal::kTkClockWasSet;
 using tk_internal::kTkUpdateAll;
 
+// The error path of do_settimeofday64() and timekeeping_inject_offset()
+// after the timekeeper was forwarded: 6.13+ drops the shadow's changes;
+// before, the kernel published them (with TK_CLEAR_NTP, TK_CLOCK_WAS_SET)
+// since the time had been forwarded anyway.
+void Timekeeping::SetError(TkData& tkd) {
+  if (profile_.set_error_restores_shadow) {
+    RestoreShadow(tkd);
+  } else {
+    UpdateFromShadow(tkd, kTkUpdateAll);
+  }
+}
+
 // Models do_settimeofday64().
 int Timekeeping::SetTimeOfDay(const Timespec64& ts, uint64_t now) {
   if (!tk_internal::Timespec64ValidSettod(ts)) return -kEinval;
@@ -18,7 +30,7 @@ int Timekeeping::SetTimeOfDay(const Timespec64& ts, uint64_t now) {
   const Timespec64 ts_delta = Timespec64Sub(ts, tk_internal::TkXtime(tks));
   // MONOTONIC = REALTIME + wall_to_monotonic must not go negative.
   if (Timespec64Compare(tks.wall_to_monotonic, ts_delta) > 0) {
-    RestoreShadow(core_);
+    SetError(core_);
     return -kEinval;
   }
   tk_internal::TkSetWallToMono(tks,
@@ -44,7 +56,7 @@ int Timekeeping::InjectOffsetTkd(TkData& tkd, const Timespec64& offset,
         tk_internal::Timespec64AddWrap(tk_internal::TkXtime(tks), offset);
     if (Timespec64Compare(tks.wall_to_monotonic, offset) > 0 ||
         !tk_internal::Timespec64ValidSettod(tmp)) {
-      RestoreShadow(tkd);
+      SetError(tkd);
       return -kEinval;
     }
     tk_internal::TkXtimeAdd(tks, offset);
