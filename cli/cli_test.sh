@@ -57,6 +57,35 @@ expect replay_shows_page 1 "    clock_data[0].cycle_last" -- \
   replay "$tmp/coarse.replay.toml"
 expect replay_needs_replay_section 2 "no [replay] section" -- \
   replay "$scen/baseline.toml"
+# The kernel's timer selftests as scenarios (docs/kselftest-map.md).
+for s in leap-a-day skew-consistency set-tai valid-adjtimex set-2038 \
+         suspend-resume clocksource-switch; do
+  expect "run_kselftest_$s" 0 "PASS: every property held." -- \
+    run "$scen/kselftest/$s.toml"
+done
+expect run_kselftest_aux 1 "[known kernel behaviour] exact" -- \
+  run "$scen/kselftest/aux-clocks.toml" --replay_out="$tmp/aux.replay.toml"
+expect replay_aux 1 "REPRODUCED" -- replay "$tmp/aux.replay.toml"
+# Defects the kernel shipped: caught with the defect, clean without it.
+for s in coarse-back-6.14 boottime-shift-5.3 suspend-without-forward \
+         max-raw-delta-zero ntp-input-2024; do
+  expect "run_history_$s" 1 "FAIL: " -- run "$scen/history/$s.toml" \
+    --replay_out="$tmp/$s.replay.toml"
+  grep -v -e '^defects' -e '^era' "$scen/history/$s.toml" \
+    > "$tmp/$s-fixed.toml"
+  expect "run_history_${s}_fixed" 0 "PASS: every property held" -- \
+    run "$tmp/$s-fixed.toml"
+done
+printf 'name = "x"\n[kernel]\nera = "6.2"\n' > "$tmp/bad-era.toml"
+expect run_bad_era 2 'unknown kernel era "6.2"' -- run "$tmp/bad-era.toml"
+printf 'name = "x"\n[[event]]\nkind = "set_tai"\ntai = -1\n' \
+  > "$tmp/bad-tai.toml"
+expect run_bad_tai 2 "the kernel ignores ADJ_TAI outside" -- \
+  run "$tmp/bad-tai.toml"
+printf 'name = "x"\n[[event]]\nkind = "aux_enable"\n' > "$tmp/no-aux.toml"
+expect run_aux_needs_config 2 "set kernel.aux_clocks = true" -- \
+  run "$tmp/no-aux.toml"
+
 expect run_missing_file 2 "cannot open scenario file" -- run "$tmp/nope.toml"
 printf 'name = "x"\n[kernel]\nhz = 3\n' > "$tmp/bad.toml"
 expect run_bad_file 2 "kernel.hz = 3" -- run "$tmp/bad.toml"

@@ -84,6 +84,43 @@ uint32_t Checker::Generation(ClockId clock, const UpdateRecord* state) const {
   return (state != nullptr && IsSettable(clock)) ? state->clock_was_set_seq : 0;
 }
 
+// An aux clock's answer: its own states and checks (checker_aux.cc), then
+// sanity and monotonicity within one setting of the clock.
+void Checker::OnAuxCall(const CallRecord& call) {
+  const ClockResult& r = *call.result;
+  const AuxRecord* state =
+      call.fell_back ? nullptr : CheckAuxExactAndTorn(call);
+  Seen seen;
+  seen.value_ns = ToNs(r.ts);
+  seen.call_index = call.index;
+  seen.reader = call.reader;
+  seen.reader_call = call.reader_call;
+  seen.end_ns = call.end_ns;
+  // A fallback read the newest state; settime/ADJ_SETOFFSET on the aux
+  // clock bump its clock_was_set_seq.
+  const timekeeper::Timekeeper* aux = writer_->AuxStatesAt(call.end_ns);
+  seen.generation = state != nullptr ? state->tk.clock_was_set_seq
+                    : aux != nullptr
+                        ? aux[call.clock - kClockAux].clock_was_set_seq
+                        : 0;
+  seen.read_counter = call.read_counter;
+  seen.counter = call.counter;
+  seen.counter_cpu = call.counter_cpu;
+  seen.counter_ns = call.counter_ns;
+  seen.clock = call.clock;
+  PropertyStats& sane = stats_[static_cast<int>(Property::kSane) - 1];
+  ++sane.checked;
+  if (r.ts.tv_nsec < 0 || r.ts.tv_nsec >= 1000000000 || r.ts.tv_sec < 0 ||
+      r.ts.tv_sec > kKtimeSecMax) {
+    Report(Property::kSane, Verdict::kDefect, "out of range",
+           absl::StrFormat("%s returned %s", Name(call.clock),
+                           FormatTimespec(r.ts)),
+           call);
+  }
+  CheckMonotonic(call, seen);
+  CheckCausal(call, seen);
+}
+
 void Checker::OnCall(const CallRecord& call) {
   ++coverage_.calls;
   if (call.iterations > 1) ++coverage_.retries;
@@ -95,7 +132,9 @@ void Checker::OnCall(const CallRecord& call) {
       call.counter_cpu != scenario_.kernel.timekeeping_cpu) {
     ++coverage_.cross_cpu_reads;
   }
-  if (call.read_counter && call.counter < boot_counter_) {
+  if (call.read_counter && call.counter < boot_counter_ &&
+      writer_->LatestStartedAt(call.counter_ns).source ==
+          CounterSource::kMachine) {
     ++coverage_.counter_wrapped;
   }
 
@@ -148,17 +187,23 @@ void Checker::OnCall(const CallRecord& call) {
     return;
   }
 
+  if (checker_internal::IsAux(call.clock) &&
+      Kind(call.clock) == variants::ClockKind::kKernel) {
+    OnAuxCall(call);
+    return;
+  }
   const uint32_t state_id =
       call.fell_back ? call.fallback_update : call.begin_seq / 2;
   const UpdateRecord* state = writer_->Update(state_id);
   bool negative_motion = false;
   if (state != nullptr && call.read_counter && IsHres(call.clock)) {
+    const uint64_t mask = state->tk.tkr_mono.mask;
     const uint64_t delta =
-        (call.counter - state->tk.tkr_mono.cycle_last) & machine_->mask();
-    if (delta > (machine_->mask() >> 1)) {
+        (call.counter - state->tk.tkr_mono.cycle_last) & mask;
+    if (delta > (mask >> 1)) {
       ++coverage_.negative_motion;
       negative_motion = true;
-    } else if (delta > writer_->clocksource().max_cycles) {
+    } else if (delta > state->tk.tkr_mono.clock->max_cycles) {
       ++coverage_.beyond_max_cycles;
     }
   }
@@ -194,6 +239,7 @@ void Checker::OnCall(const CallRecord& call) {
         oracle_.ExplainAnswer(state->tk, call.clock, call.counter, r);
   }
   seen.ntp_generation = state != nullptr ? state->ntp_generation : 0;
+  seen.source = state != nullptr ? state->source : CounterSource::kMachine;
 
   // 4: sane values (a clock that encodes a count by design is not a
   // timespec: not checked).

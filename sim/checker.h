@@ -96,6 +96,7 @@ class Checker {
     // nullptr.
     const char* era_why = nullptr;
     uint32_t ntp_generation = 0;  // adjtimex()/settime calls before it.
+    CounterSource source = CounterSource::kMachine;  // What `counter` is.
   };
   struct LaterFirst {
     bool operator()(const Seen& a, const Seen& b) const {
@@ -119,6 +120,7 @@ class Checker {
 
   void Report(Property p, Verdict v, std::string why, std::string detail,
               const CallRecord& call);
+  void OnAuxCall(const CallRecord& call);
   void CheckExactAndTorn(const CallRecord& call, const UpdateRecord* state);
   void CheckMonotonic(const CallRecord& call, const Seen& seen);
   void CheckCausal(const CallRecord& call, const Seen& seen);
@@ -134,6 +136,9 @@ class Checker {
   std::optional<std::string> BrokenPrecondition(const Seen& s) const;
   void MeasureDivergence(const CallRecord& call, const Seen& seen);
   void CheckVdsoError(const CallRecord& call);
+  // checker_aux.cc: exact and torn for an aux clock's page answer; the
+  // aux state it validated, or nullptr.
+  const AuxRecord* CheckAuxExactAndTorn(const CallRecord& call);
   std::string Name(ClockId clock) const;
   variants::ClockKind Kind(ClockId clock) const;
   uint32_t Generation(ClockId clock, const UpdateRecord* state) const;

@@ -39,8 +39,9 @@ inline bool IsSettable(ClockId c) {
   return c == kClockRealtime || c == kClockRealtimeCoarse || c == kClockTai ||
          c == kClockRealtimeAlarm;
 }
+inline bool IsAux(ClockId c) { return c >= kClockAux && c <= kClockAuxLast; }
 inline bool IsMonotonicFamily(ClockId c) {
-  return c == kClockRealtime || c == kClockMonotonic ||
+  return IsAux(c) || c == kClockRealtime || c == kClockMonotonic ||
          c == kClockMonotonicRaw || c == kClockRealtimeCoarse ||
          c == kClockMonotonicCoarse || c == kClockBoottime || c == kClockTai ||
          c == kClockRealtimeAlarm || c == kClockBoottimeAlarm ||

@@ -25,8 +25,9 @@ void Checker::CheckVdsoError(const CallRecord& call) {
   }
   const UpdateRecord& u = writer_->LatestStartedAt(call.end_ns);
   timekeeper::SyscallContext ctx;
-  ctx.cycles = machine_->Counter(call.cpu_end, call.end_ns);
+  ctx.cycles = writer_->SyscallCounter(u, call.cpu_end, call.end_ns);
   ctx.has_rtc = scenario_.kernel.has_rtc;
+  ctx.aux_timekeepers = writer_->AuxStatesAt(call.end_ns);
   const ClockResult want = variants::VariantSyscall(
       *variant_, writer_->publish_context(), u.tk, call.clock, ctx);
   PropertyStats& s = stats_[static_cast<int>(Property::kExact) - 1];
@@ -46,6 +47,7 @@ void Checker::MeasureDivergence(const CallRecord& call, const Seen& seen) {
   // RAW at the same counter value, from the state current then (RAW does
   // not depend on which state once cycle_last is behind the counter).
   const UpdateRecord& state = writer_->LatestStartedAt(call.counter_ns);
+  if (state.source != CounterSource::kMachine) return;  // Not this counter.
   timekeeper::SyscallContext ctx;
   ctx.cycles = call.counter;
   const ClockResult raw =
@@ -223,16 +225,22 @@ void Checker::CheckRawRate(const CallRecord& call, const Seen& seen,
   const timekeeper::TkReadBase& raw = state->tk.tkr_raw;
   if (call.clock == kClockMonotonicRaw) {
     // Without negative motion, RAW is exactly the counter's distance from
-    // boot at the clocksource's own mult/shift, whatever NTP did.
+    // the RAW epoch (boot; a resume or clocksource change starts a new one)
+    // at the clocksource's own mult/shift, whatever NTP did.
+    if (raw.mask != ~0ull) return;  // A narrow counter wraps: not exact.
     const uint64_t since_last = call.counter - raw.cycle_last;
-    const uint64_t since_boot = call.counter - boot_counter_;
-    if (since_last > (1ull << 62) || since_boot > (1ull << 62)) return;
+    const uint64_t since_epoch = call.counter - state->raw_epoch_counter;
+    if (since_last > (1ull << 62) || since_epoch > (1ull << 62)) return;
     PropertyStats& s = stats_[static_cast<int>(Property::kRawRate) - 1];
     ++s.checked;
     const unsigned __int128 ns =
-        (static_cast<unsigned __int128>(since_boot) * raw.mult) >> raw.shift;
+        (static_cast<unsigned __int128>(since_epoch) * raw.mult +
+         state->raw_epoch_nsec) >>
+        raw.shift;
     // timekeeping_init() starts MONOTONIC_RAW at zero.
-    const __int128 want = static_cast<__int128>(ns);
+    const __int128 want =
+        static_cast<__int128>(ns) +
+        static_cast<__int128>(state->raw_epoch_sec) * 1000000000;
     if (ToNs(r.ts) != want) {
       // Exactness needs the timekeeper's own counter to have run steadily.
       Seen timekeeper_side = seen;
@@ -259,9 +267,10 @@ void Checker::CheckRawRate(const CallRecord& call, const Seen& seen,
   // within one NTP setting.
   // Only reads from one CPU, neither clamped by negative motion, compare:
   // otherwise the values do not follow from the counters alone.
+  const uint64_t mask = state->tk.tkr_mono.mask;
   const uint64_t since_last =
-      (call.counter - state->tk.tkr_mono.cycle_last) & machine_->mask();
-  const bool usable = since_last <= (machine_->mask() >> 1);
+      (call.counter - state->tk.tkr_mono.cycle_last) & mask;
+  const bool usable = since_last <= (mask >> 1);
   auto it = rate_anchor_.find(call.reader);
   if (it == rate_anchor_.end() ||
       it->second.generation != state->ntp_generation ||
@@ -272,8 +281,8 @@ void Checker::CheckRawRate(const CallRecord& call, const Seen& seen,
     return;
   }
   const RateAnchor& a = it->second;
-  const uint64_t dc = call.counter - a.counter;
-  if (dc > (1ull << 62)) return;  // Backwards; monotonic covers it.
+  const uint64_t dc = (call.counter - a.counter) & mask;
+  if (dc > (mask >> 2) + 1) return;  // Backwards; monotonic covers it.
   const unsigned __int128 raw_ns =
       (static_cast<unsigned __int128>(dc) * raw.mult) >> raw.shift;
   if (raw_ns < 1000000000) return;

@@ -104,8 +104,9 @@ class RandomHooks : public vdso::AccessHooks {
       Step(0);
     }
     timekeeper::SyscallContext ctx;
-    ctx.cycles = w_.machine->Counter(cpu_, now_);
+    ctx.cycles = w_.writer->SyscallCounter(u, cpu_, now_);
     ctx.has_rtc = w_.scenario->kernel.has_rtc;
+    ctx.aux_timekeepers = w_.writer->AuxStatesAt(now_);
     ctx.thread_cputime_ns = static_cast<int64_t>(now_ / 4);
     ctx.process_cputime_ns = static_cast<int64_t>(now_ / 2);
     rec_->read_counter = true;
@@ -366,7 +367,11 @@ absl::StatusOr<RunResult> RunRandom(const Scenario& scenario,
   result.violations = checker.violations();
   result.divergence = checker.divergence();
   result.updates = writer->latest_update();
+  result.outcomes = writer->outcomes();
   result.failed = checker.HasFailure();
+  for (const EventOutcome& o : result.outcomes) {
+    if (!o.mismatches.empty()) result.failed = true;
+  }
   return result;
 }
 

@@ -24,6 +24,7 @@
 #include "sim/call.h"
 #include "sim/checker.h"
 #include "sim/scenario.h"
+#include "sim/writer.h"
 #include "variants/variant.h"
 #include "vdso/access.h"
 
@@ -64,7 +65,11 @@ struct RunResult {
   bool stopped_early = false;
   // Why it stopped early, if not by request ("3 calls spun ...").
   std::string stop_reason;
-  bool failed = false;               // A defect or known-kernel violation.
+  // The syscall events the writer ran (adjtimex() and the like), with
+  // what they returned; one that missed its expectation fails the run.
+  std::vector<EventOutcome> outcomes;
+  bool failed = false;  // A defect, known-kernel violation or missed
+                        // expectation.
   std::optional<CallRecord> traced;  // The call named in trace_call.
   std::string traced_page;           // Its page state at the counter read.
 };

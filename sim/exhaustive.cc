@@ -157,8 +157,9 @@ class ScriptedHooks : public vdso::AccessHooks {
     }
     const UpdateRecord& u = w_->writer->LatestStartedAt(Now());
     timekeeper::SyscallContext ctx;
-    ctx.cycles = w_->machine->Counter(s_.readers[0].cpu, Now());
+    ctx.cycles = w_->writer->SyscallCounter(u, s_.readers[0].cpu, Now());
     ctx.has_rtc = s_.kernel.has_rtc;
+    ctx.aux_timekeepers = w_->writer->AuxStatesAt(Now());
     rec_->read_counter = true;
     rec_->counter = ctx.cycles;
     rec_->counter_cpu = s_.readers[0].cpu;

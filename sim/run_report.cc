@@ -31,6 +31,13 @@ std::string SignedSeconds(__int128 ns) {
                          static_cast<uint64_t>(m % 1000000000));
 }
 
+bool FailedOnlyOnExpectations(const RunResult& r) {
+  for (const PropertyStats& s : r.stats) {
+    if (s.defects != 0 || s.known_kernel != 0) return false;
+  }
+  return true;
+}
+
 bool HasKnown(const std::array<PropertyStats, kNumProperties>& stats) {
   for (const PropertyStats& s : stats) {
     if (s.known_kernel != 0) return true;
@@ -84,6 +91,18 @@ std::string FormatRunReport(const Scenario& s, const RunResult& r) {
                           st.checked, st.defects, st.preconditions,
                           st.known_kernel);
   }
+  if (!r.outcomes.empty()) {
+    // The syscall events, as the kernel answered them.
+    absl::StrAppendFormat(&o, "\nsyscall events:\n");
+    for (const EventOutcome& e : r.outcomes) {
+      absl::StrAppendFormat(&o, "  %s s  event[%d] %s = %d%s\n",
+                            Seconds(e.at_ns), e.event, e.what, e.ret,
+                            e.mismatches.empty() ? "" : "  [MISMATCH]");
+      for (const std::string& mismatch : e.mismatches) {
+        absl::StrAppendFormat(&o, "      %s\n", mismatch);
+      }
+    }
+  }
   if (!r.divergence.empty()) {
     absl::StrAppendFormat(&o,
                           "\nclocks without a kernel oracle, against "
@@ -130,7 +149,11 @@ std::string FormatRunReport(const Scenario& s, const RunResult& r) {
   }
   absl::StrAppendFormat(
       &o, "\n%s\n",
-      r.failed ? "FAIL: the run found defects or known kernel behaviours."
+      r.failed ? (FailedOnlyOnExpectations(r)
+                      ? "FAIL: a syscall event did not return what the "
+                        "scenario expects."
+                      : "FAIL: the run found defects or known kernel "
+                        "behaviours.")
       : HasKnown(r.stats)
           ? "PASS: no defects (known kernel behaviours accepted)."
           : (r.violations.empty()

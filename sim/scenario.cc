@@ -1,10 +1,15 @@
 #include "sim/scenario.h"
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "common/limits.h"
 #include "common/math64.h"
 #include "sim/durations.h"
+#include "timekeeper/profile.h"
+#include "timekeeper/timex_names.h"
 
 namespace vdsolab::sim {
 namespace {
@@ -34,6 +39,26 @@ const char* EventKindName(EventKind kind) {
       return "idle";
     case EventKind::kPause:
       return "pause";
+    case EventKind::kAdjtimex:
+      return "adjtimex";
+    case EventKind::kSetTai:
+      return "set_tai";
+    case EventKind::kSetOffset:
+      return "set_offset";
+    case EventKind::kLeap:
+      return "leap";
+    case EventKind::kSuspend:
+      return "suspend";
+    case EventKind::kClocksource:
+      return "clocksource";
+    case EventKind::kAuxEnable:
+      return "aux_enable";
+    case EventKind::kAuxDisable:
+      return "aux_disable";
+    case EventKind::kAuxSettime:
+      return "aux_settime";
+    case EventKind::kResume:
+      return "resume";
   }
   return "?";
 }
@@ -47,6 +72,136 @@ std::string ClockShortName(ClockId clock) {
   if (absl::StartsWith(name, "CLOCK_")) return name.substr(6);
   return absl::StrFormat("%d", clock);
 }
+
+absl::StatusOr<timekeeper::TimekeeperProfile> KernelProfile(
+    const KernelSpec& kernel) {
+  absl::StatusOr<timekeeper::TimekeeperProfile> p =
+      timekeeper::ProfileForEra(kernel.era);
+  if (!p.ok()) {
+    return Bad(absl::StrCat("kernel.era: ", p.status().message()));
+  }
+  for (const std::string& d : kernel.defects) {
+    if (absl::Status st = timekeeper::EnableDefect(d, &*p); !st.ok()) {
+      return Bad(absl::StrCat("kernel.defects: ", st.message()));
+    }
+  }
+  return p;
+}
+
+absl::StatusOr<std::vector<std::pair<std::string, int64_t>>> ParseReadback(
+    const std::vector<std::string>& items) {
+  std::vector<std::pair<std::string, int64_t>> out;
+  for (const std::string& item : items) {
+    const size_t eq = item.find('=');
+    int64_t value = 0;
+    const std::string name = item.substr(0, eq);
+    if (eq == std::string::npos ||
+        !absl::SimpleAtoi(item.substr(eq + 1), &value) ||
+        !timekeeper::TimexField(timekeeper::Timex{}, name)) {
+      return Bad(absl::StrFormat(
+          "\"%s\": want \"FIELD=INTEGER\" with FIELD one of %s", item,
+          absl::StrJoin(timekeeper::TimexFieldNames(), ", ")));
+    }
+    out.emplace_back(name, value);
+  }
+  return out;
+}
+
+namespace {
+
+// The checks of the timekeeper events (kAdjtimex and after): what the
+// kernel refuses with -EINVAL at any time is refused here, by name; what
+// depends on the state at the time is left to the run, which records it.
+absl::Status ValidateNewEvent(const Scenario& s, size_t i) {
+  const EventSpec& e = s.events[i];
+  const KernelSpec& k = s.kernel;
+  if (absl::StatusOr<std::vector<std::pair<std::string, int64_t>>> rb =
+          ParseReadback(e.expect_readback);
+      !rb.ok()) {
+    return Bad(absl::StrFormat("event[%d].expect_readback: %s", i,
+                               rb.status().message()));
+  }
+  switch (e.kind) {
+    case EventKind::kAdjtimex:
+      if (e.clock != kClockRealtime &&
+          (e.clock < kClockAux || e.clock > kClockAuxLast)) {
+        return Bad(absl::StrFormat(
+            "event[%d].clock = %s: clock_adjtime() here takes REALTIME or "
+            "an aux clock (AUX+0 .. AUX+7)",
+            i, ClockShortName(e.clock)));
+      }
+      break;
+    case EventKind::kSetTai:
+      if (e.tai < 0 || e.tai > timekeeper::kMaxTaiOffset) {
+        return Bad(absl::StrFormat(
+            "event[%d].tai = %d: the kernel ignores ADJ_TAI outside 0 .. "
+            "100000 (use kind = \"adjtimex\" with modes = [\"TAI\"] to "
+            "try it)",
+            i, e.tai));
+      }
+      break;
+    case EventKind::kSetOffset:
+      if (e.offset_time.tv_nsec < 0 ||
+          e.offset_time.tv_nsec >= static_cast<int64_t>(kNsecPerSec)) {
+        return Bad(
+            absl::StrFormat("event[%d].offset: not a normalised time", i));
+      }
+      break;
+    case EventKind::kLeap:
+      if (e.leap != "insert" && e.leap != "delete") {
+        return Bad(absl::StrFormat(
+            "event[%d].leap = \"%s\": want \"insert\" or \"delete\"", i,
+            e.leap));
+      }
+      break;
+    case EventKind::kSuspend:
+      if (e.duration_ns == 0 || e.duration_ns > kMaxDurationNs) {
+        return Bad(
+            absl::StrFormat("event[%d].duration: want > 0 and <= 7 days", i));
+      }
+      break;
+    case EventKind::kClocksource:
+      if (s.machine.clocksource != "tsc") {
+        return Bad(absl::StrFormat(
+            "event[%d]: clocksource changes need machine.clocksource = "
+            "\"tsc\" (the others are modelled as fixed global counters)",
+            i));
+      }
+      if (e.clocksource != "tsc" && e.clocksource != "hpet" &&
+          e.clocksource != "acpi_pm") {
+        return Bad(absl::StrFormat(
+            "event[%d].clocksource = \"%s\": want \"tsc\", \"hpet\" or "
+            "\"acpi_pm\"",
+            i, e.clocksource));
+      }
+      break;
+    case EventKind::kAuxEnable:
+    case EventKind::kAuxDisable:
+    case EventKind::kAuxSettime:
+      if (e.aux < 0 || e.aux >= kMaxAuxClocks) {
+        return Bad(
+            absl::StrFormat("event[%d].aux = %d: want 0 .. 7", i, e.aux));
+      }
+      break;
+    case EventKind::kResume:
+      return Bad(absl::StrFormat(
+          "event[%d]: \"resume\" follows a suspend by itself", i));
+    default:
+      break;
+  }
+  const bool aux_event =
+      e.kind == EventKind::kAuxEnable || e.kind == EventKind::kAuxDisable ||
+      e.kind == EventKind::kAuxSettime ||
+      (e.kind == EventKind::kAdjtimex && e.clock != kClockRealtime);
+  if (aux_event && !k.aux_clocks) {
+    return Bad(absl::StrFormat(
+        "event[%d] (%s) uses an aux clock: set kernel.aux_clocks = true", i,
+        EventKindName(e.kind)));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
 
 absl::Status ValidateScenario(const Scenario& s) {
   const MachineSpec& m = s.machine;
@@ -113,6 +268,14 @@ absl::Status ValidateScenario(const Scenario& s) {
         k.timekeeping_cpu, m.cpus.size() - 1));
   }
   if (k.hrtimer_res_ns == 0) return Bad("kernel.hrtimer_res_ns must be >= 1");
+  absl::StatusOr<timekeeper::TimekeeperProfile> profile = KernelProfile(k);
+  if (!profile.ok()) return profile.status();
+  if (k.aux_clocks && !profile->aux_clocks) {
+    return Bad(absl::StrFormat(
+        "kernel.aux_clocks: the aux clocks came with 6.17 (kernel.era = "
+        "\"%s\")",
+        k.era));
+  }
   const TimingSpec& t = s.timing;
   const uint64_t tick_ns = kNsecPerSec / static_cast<uint64_t>(k.hz);
   if (t.tick_jitter_ns >= tick_ns) {
@@ -182,6 +345,7 @@ absl::Status ValidateScenario(const Scenario& s) {
       return Bad(absl::StrFormat("event[%d].realtime = %s is not a valid time",
                                  i, FormatTimespec(e.realtime)));
     }
+    if (absl::Status st = ValidateNewEvent(s, i); !st.ok()) return st;
   }
   if (s.readers.empty() || s.readers.size() > 64) {
     return Bad(

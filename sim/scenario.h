@@ -8,13 +8,16 @@
 #ifndef VDSOLAB_SIM_SCENARIO_H_
 #define VDSOLAB_SIM_SCENARIO_H_
 
+#include <climits>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "common/clockid.h"
 #include "common/timespec.h"
+#include "timekeeper/profile.h"
 
 namespace vdsolab::sim {
 
@@ -63,6 +66,20 @@ struct KernelSpec {
   uint32_t hrtimer_res_ns = 1;
   int timekeeping_cpu = 0;  // Whose counter the timekeeper reads.
   bool has_rtc = false;
+  // The timekeeper's era (timekeeper/profile.h): "5.3" .. "6.18".
+  std::string era = "6.18";
+  // Shipped defects switched back on (timekeeper/profile.h KnownDefects()),
+  // for the history tests.
+  std::vector<std::string> defects;
+  // CONFIG_POSIX_AUX_CLOCKS (6.17+): the aux clocks exist (disabled ones
+  // answer -ENODEV instead of -EINVAL); events enable them.
+  bool aux_clocks = false;
+  // The TSC keeps counting in suspend (X86_FEATURE_NONSTOP_TSC_S3): resume
+  // measures the sleep with it.
+  bool tsc_nonstop = false;
+  // read_persistent_clock64() works (x86's CMOS RTC): suspend and resume
+  // read it, in whole seconds of true time since boot_realtime.
+  bool persistent_clock = true;
 
   friend bool operator==(const KernelSpec&, const KernelSpec&) = default;
 };
@@ -89,15 +106,51 @@ enum class EventKind {
   kSetTime,            // clock_settime(CLOCK_REALTIME, realtime)
   kIdle,               // NO_HZ: no ticks for `duration_ns`
   kPause,              // VM pause: no ticks and no reader calls
+  kAdjtimex,           // adjtimex()/clock_adjtime() with any modes and fields
+  kSetTai,             // adjtimex(ADJ_TAI, tai)
+  kSetOffset,          // adjtimex(ADJ_SETOFFSET | ADJ_NANO, offset)
+  kLeap,               // adjtimex(ADJ_STATUS, STA_INS or STA_DEL): `leap`
+  kSuspend,            // suspend to RAM for `duration_ns`, then resume
+  kClocksource,        // switch the timekeeper to `clocksource`
+  kAuxEnable,          // /sys/kernel/time/aux_clocks/<aux>/aux_clock_enable = 1
+  kAuxDisable,         // ... = 0
+  kAuxSettime,         // clock_settime(CLOCK_AUX + aux, realtime)
+  // Not in scenario files: the resume the writer schedules for kSuspend.
+  kResume,
 };
+
+// EventSpec::expect_ret when nothing is expected.
+inline constexpr int64_t kNoExpectedRet = INT64_MIN;
 
 struct EventSpec {
   EventKind kind = EventKind::kAdjtimexFrequency;
   uint64_t at_ns = 0;
   int64_t freq_scaled_ppm = 0;  // kAdjtimexFrequency: ppm << 16.
-  int64_t tick_usec = 10000;    // kAdjtimexTick.
-  Timespec64 realtime;          // kSetTime.
-  uint64_t duration_ns = 0;     // kIdle, kPause.
+  int64_t tick_usec = 10000;    // kAdjtimexTick, kAdjtimex.
+  Timespec64 realtime;          // kSetTime, kAuxSettime.
+  uint64_t duration_ns = 0;     // kIdle, kPause, kSuspend.
+  // kAdjtimex: struct timex as the caller fills it (modes says which
+  // fields the kernel reads), on CLOCK_REALTIME or an aux clock.
+  uint32_t modes = 0;
+  int64_t offset = 0;
+  int64_t freq = 0;  // Scaled ppm, unclamped: the kernel validates.
+  int64_t maxerror = 0;
+  int64_t esterror = 0;
+  int32_t status = 0;
+  int64_t constant = 0;
+  int64_t time_sec = 0;
+  int64_t time_usec = 0;
+  ClockId clock = kClockRealtime;
+  // kAdjtimex and the other syscall events: what the call must return,
+  // and read-back fields as "name=value" (timekeeper/timex.h names:
+  // "freq=6553600", "status=8193"); a mismatch fails the run.
+  int64_t expect_ret = kNoExpectedRet;
+  std::vector<std::string> expect_readback;
+  int32_t tai = 0;              // kSetTai: 0 .. 100000.
+  Timespec64 offset_time;       // kSetOffset: signed, tv_nsec in [0, 1e9).
+  std::string leap = "insert";  // kLeap: "insert" or "delete".
+  std::string clocksource;      // kClocksource: "tsc", "hpet", "acpi_pm".
+  int aux = 0;                  // kAux*: the aux clock, 0..7.
 
   friend bool operator==(const EventSpec&, const EventSpec&) = default;
 };
@@ -208,6 +261,14 @@ absl::Status ValidateScenario(const Scenario& scenario);
 // end (it never happens), a pause that outlasts the run (no reader runs
 // after it starts). One line each, for stderr.
 std::vector<std::string> ScenarioWarnings(const Scenario& scenario);
+
+// The timekeeper profile kernel.era and kernel.defects name.
+absl::StatusOr<timekeeper::TimekeeperProfile> KernelProfile(
+    const KernelSpec& kernel);
+
+// EventSpec::expect_readback as (field, value) pairs.
+absl::StatusOr<std::vector<std::pair<std::string, int64_t>>> ParseReadback(
+    const std::vector<std::string>& items);
 
 // A reader's id: its `id` field, or its index when that is -1.
 int ReaderId(const Scenario& scenario, size_t index);

@@ -13,6 +13,7 @@
 #include "common/clockid.h"
 #include "common/escape.h"
 #include "sim/toml_values.h"
+#include "timekeeper/timex_names.h"
 
 namespace vdsolab::sim {
 namespace {
@@ -34,7 +35,8 @@ using toml_table::Time;
 using toml_table::Where;
 
 absl::StatusOr<ClockId> ParseClockName(const std::string& name) {
-  for (ClockId id = 0; id < kVdsoBases; ++id) {
+  for (ClockId id = 0; id <= kClockAuxLast; ++id) {
+    if (id >= kVdsoBases && id < kClockAux) continue;
     if (ClockShortName(id) == name || ClockName(id) == name) return id;
   }
   int64_t v;
@@ -78,6 +80,108 @@ toml_table::Field<S> Clocks(const std::string& key,
         std::vector<std::string> names;
         for (ClockId c : clocks) names.push_back(TomlQuote(ClockShortName(c)));
         return absl::StrCat("[", absl::StrJoin(names, ", "), "]");
+      });
+}
+
+// One clock by name, as in Clocks().
+template <class S>
+toml_table::Field<S> OneClock(const std::string& key, ClockId S::*member) {
+  const std::string want = "want a clock name (\"REALTIME\", \"AUX+0\")";
+  return toml_table::Value(
+      key, member, want,
+      [want](const toml::node& node, const Where& where,
+             ClockId& out) -> absl::Status {
+        if (!node.is_string()) return where.Bad(node, want);
+        absl::StatusOr<ClockId> id = ParseClockName(*node.value<std::string>());
+        if (!id.ok()) return where.Bad(node, id.status().message());
+        out = *id;
+        return absl::OkStatus();
+      },
+      [](const ClockId& c) { return TomlQuote(ClockShortName(c)); });
+}
+
+// Bits given as a list of names from `table`, or as an integer; written
+// as names when every bit has one.
+template <class S, class T>
+toml_table::Field<S> Flags(
+    const std::string& key, T S::*member,
+    const std::vector<std::pair<std::string, uint32_t>>& table) {
+  std::vector<std::string> quoted_names;
+  for (const auto& [n, bits] : table) quoted_names.push_back(TomlQuote(n));
+  const std::string want = absl::StrCat(
+      "want a list of ", absl::StrJoin(quoted_names, ", "), ", or an integer");
+  return toml_table::Value(
+      key, member, want,
+      [want, &table](const toml::node& node, const Where& where,
+                     T& out) -> absl::Status {
+        if (const std::optional<int64_t> v =
+                toml_hardened::IntegerValue(node)) {
+          if (*v < INT32_MIN || *v > UINT32_MAX) {
+            return where.Bad(node, "does not fit 32 bits");
+          }
+          out = static_cast<T>(*v);
+          return absl::OkStatus();
+        }
+        const toml::array* array = node.as_array();
+        if (array == nullptr) return where.Bad(node, want);
+        std::vector<std::string> items;
+        for (const toml::node& item : *array) {
+          if (!item.is_string()) return where.Bad(item, want);
+          items.push_back(*item.value<std::string>());
+        }
+        std::string unknown;
+        const std::optional<uint32_t> bits =
+            timekeeper::FlagsFromNames(table, items, &unknown);
+        if (!bits) {
+          return where.Bad(
+              node, absl::StrFormat("unknown name \"%s\": %s", unknown, want));
+        }
+        out = static_cast<T>(*bits);
+        return absl::OkStatus();
+      },
+      [&table](const T& v) {
+        const std::optional<std::vector<std::string>> names =
+            timekeeper::NamesOfFlags(table, static_cast<uint32_t>(v));
+        if (!names || static_cast<int64_t>(v) < 0) {
+          return absl::StrFormat("%d", v);
+        }
+        std::vector<std::string> quoted;
+        for (const std::string& n : *names) quoted.push_back(TomlQuote(n));
+        return absl::StrCat("[", absl::StrJoin(quoted, ", "), "]");
+      });
+}
+
+// A signed offset: "[-]SECONDS[.FRACTION]", normalised to tv_nsec in
+// [0, 1e9) ("-2.75" is {-3, 250000000}), or an integer of seconds.
+template <class S>
+toml_table::Field<S> SignedTime(const std::string& key, Timespec64 S::*member) {
+  const std::string want = "want \"[-]SECONDS[.FRACTION]\"";
+  return toml_table::Value(
+      key, member, want,
+      [want](const toml::node& node, const Where& where,
+             Timespec64& out) -> absl::Status {
+        if (const std::optional<int64_t> v =
+                toml_hardened::IntegerValue(node)) {
+          out = Timespec64{*v, 0};
+          return absl::OkStatus();
+        }
+        if (!node.is_string()) return where.Bad(node, want);
+        std::string text = *node.value<std::string>();
+        const bool negative = !text.empty() && text[0] == '-';
+        if (negative) text = text.substr(1);
+        absl::StatusOr<Timespec64> ts = ParseSecondsFraction(text);
+        if (!ts.ok()) return where.Bad(node, ts.status().message());
+        out =
+            negative ? SetNormalizedTimespec64(-ts->tv_sec, -ts->tv_nsec) : *ts;
+        return absl::OkStatus();
+      },
+      [](const Timespec64& ts) {
+        // Written as the normalised sum, so that it reads back the same.
+        if (ts.tv_sec >= 0) {
+          return absl::StrFormat("\"%d.%09d\"", ts.tv_sec, ts.tv_nsec);
+        }
+        const Timespec64 mag = SetNormalizedTimespec64(-ts.tv_sec, -ts.tv_nsec);
+        return absl::StrFormat("\"-%d.%09d\"", mag.tv_sec, mag.tv_nsec);
       });
 }
 
@@ -134,6 +238,11 @@ const Fields<KernelSpec>& KernelFields() {
       Int("hrtimer_res_ns", &K::hrtimer_res_ns, 0, 1000000000),
       Int("timekeeping_cpu", &K::timekeeping_cpu, 0, 1000),
       Bool("has_rtc", &K::has_rtc),
+      String("era", &K::era).OmitDefault(),
+      toml_table::StringList("defects", &K::defects).OmitDefault(),
+      Bool("aux_clocks", &K::aux_clocks).OmitDefault(),
+      Bool("tsc_nonstop", &K::tsc_nonstop).OmitDefault(),
+      Bool("persistent_clock", &K::persistent_clock).OmitDefault(),
   };
   return *fields;
 }
@@ -161,16 +270,51 @@ const Fields<EventSpec>& EventFields() {
   static const auto* fields = new Fields<E>{
       Enum("kind", &E::kind,
            {K::kAdjtimexFrequency, K::kAdjtimexTick, K::kSetTime, K::kIdle,
-            K::kPause},
+            K::kPause, K::kAdjtimex, K::kSetTai, K::kSetOffset, K::kLeap,
+            K::kSuspend, K::kClocksource, K::kAuxEnable, K::kAuxDisable,
+            K::kAuxSettime},
            EventKindName)
           .Required()
           .Decides(),
       Duration("at", &E::at_ns),
       Ppm("freq_ppm", &E::freq_scaled_ppm, 500)
           .When(KindIs<K::kAdjtimexFrequency>),
-      Int("tick", &E::tick_usec, 0, 1000000).When(KindIs<K::kAdjtimexTick>),
-      Time("realtime", &E::realtime).When(KindIs<K::kSetTime>),
-      Duration("duration", &E::duration_ns).When(KindIs<K::kIdle, K::kPause>),
+      Int("tick", &E::tick_usec, INT64_MIN, INT64_MAX)
+          .When(KindIs<K::kAdjtimexTick, K::kAdjtimex>),
+      Time("realtime", &E::realtime).When(KindIs<K::kSetTime, K::kAuxSettime>),
+      Duration("duration", &E::duration_ns)
+          .When(KindIs<K::kIdle, K::kPause, K::kSuspend>),
+      Flags("modes", &E::modes, timekeeper::AdjModeNames())
+          .When(KindIs<K::kAdjtimex>),
+      Int("offset", &E::offset, INT64_MIN, INT64_MAX)
+          .When(KindIs<K::kAdjtimex>),
+      Int("freq", &E::freq, INT64_MIN, INT64_MAX).When(KindIs<K::kAdjtimex>),
+      Int("maxerror", &E::maxerror, INT64_MIN, INT64_MAX)
+          .When(KindIs<K::kAdjtimex>),
+      Int("esterror", &E::esterror, INT64_MIN, INT64_MAX)
+          .When(KindIs<K::kAdjtimex>),
+      Flags("status", &E::status, timekeeper::StaNames())
+          .When(KindIs<K::kAdjtimex>),
+      Int("constant", &E::constant, INT64_MIN, INT64_MAX)
+          .When(KindIs<K::kAdjtimex>),
+      Int("time_sec", &E::time_sec, INT64_MIN, INT64_MAX)
+          .When(KindIs<K::kAdjtimex>),
+      Int("time_usec", &E::time_usec, INT64_MIN, INT64_MAX)
+          .When(KindIs<K::kAdjtimex>),
+      OneClock("clock", &E::clock).When(KindIs<K::kAdjtimex>),
+      Int("tai", &E::tai, INT32_MIN, INT32_MAX).When(KindIs<K::kSetTai>),
+      SignedTime("offset_time", &E::offset_time).When(KindIs<K::kSetOffset>),
+      String("leap", &E::leap).When(KindIs<K::kLeap>),
+      String("clocksource", &E::clocksource).When(KindIs<K::kClocksource>),
+      Int("aux", &E::aux, INT32_MIN, INT32_MAX)
+          .When(KindIs<K::kAuxEnable, K::kAuxDisable, K::kAuxSettime>),
+      Int("expect_ret", &E::expect_ret, -4095, 5)
+          .OmitDefault()
+          .When(KindIs<K::kAdjtimex, K::kSetTai, K::kSetOffset, K::kLeap,
+                       K::kSetTime, K::kAuxSettime>),
+      toml_table::StringList("expect_readback", &E::expect_readback)
+          .OmitDefault()
+          .When(KindIs<K::kAdjtimex>),
   };
   return *fields;
 }

@@ -10,23 +10,13 @@
 namespace vdsolab::sim {
 namespace {
 
-absl::StatusOr<timekeeper::Clocksource> MakeClocksource(const MachineSpec& m) {
-  const uint64_t hz = m.calibrated_hz != 0 ? m.calibrated_hz : m.counter_hz;
-  const uint64_t mask = timekeeper::ClocksourceMask(m.width_bits);
-  if (m.clocksource == "tsc") {
-    // tsc.c registers tsc_khz: the calibration is truncated to whole kHz.
-    return timekeeper::ClocksourceRegisterScale(
-        "tsc", mask, 1000, static_cast<uint32_t>(hz / 1000),
-        timekeeper::kVdsoClockmodeTsc, 300);
-  }
-  if (hz > UINT32_MAX) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "machine: %s at %d Hz does not fit clocksource_register_hz()",
-        m.clocksource, hz));
-  }
-  return timekeeper::ClocksourceRegisterScale(
-      m.clocksource, mask, 1, static_cast<uint32_t>(hz),
-      timekeeper::kVdsoClockmodeNone, m.clocksource == "hpet" ? 250 : 200);
+// Tasks freeze before timekeeping_suspend() and thaw after resume: no
+// reader runs this long around a suspend.
+constexpr uint64_t kFreezeMarginNs = 1000000;
+
+bool IsWindow(EventKind k) {
+  return k == EventKind::kIdle || k == EventKind::kPause ||
+         k == EventKind::kSuspend;
 }
 
 }  // namespace
@@ -34,16 +24,41 @@ absl::StatusOr<timekeeper::Clocksource> MakeClocksource(const MachineSpec& m) {
 Writer::Writer(const Scenario& scenario, const Machine* machine)
     : scenario_(scenario),
       machine_(machine),
+      sources_(machine),
       tick_ns_(kNsecPerSec / static_cast<uint64_t>(scenario.kernel.hz)) {
-  events_ = scenario.events;
-  std::stable_sort(
-      events_.begin(), events_.end(),
-      [](const EventSpec& a, const EventSpec& b) { return a.at_ns < b.at_ns; });
+  // Each suspend brings its resume; events keep their file order among
+  // equal times.
+  std::vector<std::pair<EventSpec, size_t>> all;
+  for (size_t i = 0; i < scenario.events.size(); ++i) {
+    all.emplace_back(scenario.events[i], i);
+    if (scenario.events[i].kind == EventKind::kSuspend) {
+      EventSpec resume = scenario.events[i];
+      resume.kind = EventKind::kResume;
+      resume.at_ns += resume.duration_ns;
+      all.emplace_back(resume, i);
+    }
+  }
+  std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) {
+    return a.first.at_ns < b.first.at_ns;
+  });
+  for (auto& [e, i] : all) {
+    events_.push_back(e);
+    event_index_.push_back(i);
+  }
 }
 
 void VariantPublisher::UpdateVsyscall(const timekeeper::Timekeeper& tk) {
-  pending_.push_back(variant_->build_update(tk, seq_, ctx_));
+  pending_.push_back(
+      BuiltUpdate{-1, variant_->build_update(tk, seq_, ctx_), {}});
   seq_ += 2;
+}
+
+void VariantPublisher::UpdateAux(const timekeeper::Timekeeper& tk) {
+  if (variant_->build_aux_update == nullptr) return;
+  const int aux = tk.id - timekeeper::kTimekeeperAuxFirst;
+  uint32_t& seq = aux_seq_[aux];
+  pending_.push_back(BuiltUpdate{aux, variant_->build_aux_update(tk, seq), tk});
+  seq += 2;
 }
 
 variants::PublishContext MakePublishContext(const Scenario& scenario,
@@ -60,32 +75,49 @@ variants::PublishContext MakePublishContext(const Scenario& scenario,
     if (!(cpu == CpuCounterSpec{})) ctx.counters_synced = false;
   }
   ctx.boot_counter = boot_counter;
+  absl::StatusOr<timekeeper::TimekeeperProfile> profile =
+      KernelProfile(scenario.kernel);
+  ctx.boottime_shift_overflow =
+      profile.ok() && profile->defects.vsyscall_boottime_shift_overflow;
   return ctx;
 }
 
 absl::StatusOr<std::unique_ptr<Writer>> Writer::Create(
     const Scenario& scenario, const Machine* machine, vdso::VvarPage* page,
     const variants::Variant* variant) {
-  absl::StatusOr<timekeeper::Clocksource> cs =
-      MakeClocksource(scenario.machine);
-  if (!cs.ok()) return cs.status();
+  absl::StatusOr<timekeeper::TimekeeperProfile> profile =
+      KernelProfile(scenario.kernel);
+  if (!profile.ok()) return profile.status();
   std::unique_ptr<Writer> w(new Writer(scenario, machine));
+  for (CounterSource s : {CounterSource::kMachine, CounterSource::kHpet,
+                          CounterSource::kAcpiPm}) {
+    absl::StatusOr<timekeeper::Clocksource> cs =
+        RegisterSource(scenario.machine, s, scenario.kernel.tsc_nonstop);
+    if (!cs.ok()) return cs.status();
+    w->clocksources_[static_cast<size_t>(s)] = *cs;
+  }
   const uint64_t c0 = machine->Counter(scenario.kernel.timekeeping_cpu, 0);
   w->publisher_ = std::make_unique<VariantPublisher>(
       variant, MakePublishContext(scenario, c0));
-  w->tk_ = std::make_unique<timekeeper::Timekeeping>(*cs, scenario.kernel.hz,
-                                                     w->publisher_.get());
+  w->tk_ = std::make_unique<timekeeper::Timekeeping>(
+      w->clocksources_[0], scenario.kernel.hz, w->publisher_.get(), *profile);
   // timekeeping_init() at true time 0; its update is on the page from the
   // start, before any reader runs.
   w->tk_->Init(c0, scenario.kernel.boot_realtime, scenario.kernel.boot_offset);
-  for (const vdso::VvarUpdate& update : w->publisher_->pending()) {
-    page->Apply(update);
+  for (const BuiltUpdate& update : w->publisher_->pending()) {
+    page->Apply(update.update);
   }
   w->publisher_->pending().clear();
   w->coarse_sec_ = w->tk_->timekeeper().xtime_sec;
   w->cycle_last_ideal_ =
       machine->IdealCounter(scenario.kernel.timekeeping_cpu, 0);
+  w->raw_epoch_counter_ = c0;
+  w->last_tick_length_ = w->tk_->ntp().TickLength();
   w->updates_.push_back(w->MakeRecord("timekeeping_init", 0, c0));
+  for (int i = 0; i < kMaxAuxClocks; ++i) {
+    w->aux_records_[static_cast<size_t>(i)].push_back(
+        AuxRecord{i, 0, 0, 0, w->tk_->aux_timekeeper(i)});
+  }
   return w;
 }
 
@@ -103,14 +135,22 @@ UpdateRecord Writer::MakeRecord(const std::string& cause, uint64_t start,
   const timekeeper::Timekeeper& tk = record.tk;
   const uint64_t ntpinterval = (kNsecPerSec / static_cast<uint64_t>(ntp.hz))
                                << tk.tkr_mono.shift;
-  record.mono_rate_num = (ntp.tick_length_base >> tk.ntp_error_shift) -
+  // The tick length in force (the base plus this second's phase and
+  // adjtime() slews: equal to the base when neither runs).
+  record.mono_rate_num = (ntp.tick_length >> tk.ntp_error_shift) -
                          static_cast<uint64_t>(tk.xtime_remainder);
   record.mono_rate_den =
       ntpinterval - static_cast<uint64_t>(tk.xtime_remainder);
   record.ntp_generation = ntp_generation_;
-  record.coarse_off_by_second = record.tk.xtime_sec != coarse_sec_;
+  // Only 6.15+ keeps coarse_nsec apart from xtime_nsec.
+  record.coarse_off_by_second =
+      tk_->profile().coarse_nsec && record.tk.xtime_sec != coarse_sec_;
   record.wrap_losses = wrap_losses_;
   record.cycle_last_ideal = cycle_last_ideal_;
+  record.source = source_;
+  record.raw_epoch_counter = raw_epoch_counter_;
+  record.raw_epoch_sec = raw_epoch_sec_;
+  record.raw_epoch_nsec = raw_epoch_nsec_;
   return record;
 }
 
@@ -119,6 +159,13 @@ bool Writer::InPause(uint64_t t_ns) const {
     if (e.kind == EventKind::kPause && t_ns >= e.at_ns &&
         t_ns - e.at_ns < e.duration_ns) {
       return true;
+    }
+    if (e.kind == EventKind::kSuspend) {
+      const uint64_t from =
+          e.at_ns > kFreezeMarginNs ? e.at_ns - kFreezeMarginNs : 0;
+      if (t_ns >= from && t_ns < e.at_ns + e.duration_ns + kFreezeMarginNs) {
+        return true;
+      }
     }
   }
   return false;
@@ -130,14 +177,19 @@ uint64_t Writer::PauseEnd(uint64_t t_ns) const {
         t_ns - e.at_ns < e.duration_ns) {
       return e.at_ns + e.duration_ns;
     }
+    if (e.kind == EventKind::kSuspend) {
+      const uint64_t from =
+          e.at_ns > kFreezeMarginNs ? e.at_ns - kFreezeMarginNs : 0;
+      const uint64_t to = e.at_ns + e.duration_ns + kFreezeMarginNs;
+      if (t_ns >= from && t_ns < to) return to;
+    }
   }
   return t_ns;
 }
 
 bool Writer::InNoTickWindow(uint64_t t_ns) const {
   for (const EventSpec& e : events_) {
-    if ((e.kind == EventKind::kIdle || e.kind == EventKind::kPause) &&
-        t_ns >= e.at_ns && t_ns - e.at_ns < e.duration_ns) {
+    if (IsWindow(e.kind) && t_ns >= e.at_ns && t_ns - e.at_ns < e.duration_ns) {
       return true;
     }
   }
@@ -151,6 +203,13 @@ uint64_t Writer::NextTickTime() const {
       MixHash(scenario_.run.seed, 0x71c4, next_tick_index_) %
       (scenario_.timing.tick_jitter_ns + 1);
   return next_tick_index_ * tick_ns_ + jitter;
+}
+
+Timespec64 Writer::PersistentClock(uint64_t t_ns) const {
+  if (!scenario_.kernel.persistent_clock) return Timespec64{};
+  const Timespec64& boot = scenario_.kernel.boot_realtime;
+  const uint64_t ns = static_cast<uint64_t>(boot.tv_nsec) + t_ns;
+  return Timespec64{boot.tv_sec + static_cast<int64_t>(ns / kNsecPerSec), 0};
 }
 
 void Writer::AdvanceTo(uint64_t t_ns) {
@@ -170,6 +229,7 @@ void Writer::AdvanceTo(uint64_t t_ns) {
       return;
     }
     if (event_next) {
+      current_event_ = next_event_;
       const EventSpec& e = events_[next_event_++];
       if (e.kind == EventKind::kIdle || e.kind == EventKind::kPause) continue;
       RunOperation(EventKindName(e.kind), e.at_ns, &e);
@@ -185,57 +245,81 @@ void Writer::RunOperation(const std::string& cause, uint64_t t_ns,
   // The writer is serialised (tk_core.lock): an operation due while the
   // previous update is still being stored starts when that one is done.
   const uint64_t start = std::max(t_ns, busy_until_ns_);
-  const uint64_t counter =
-      machine_->Counter(scenario_.kernel.timekeeping_cpu, start);
-  const uint64_t cycle_last_before = tk_->timekeeper().tkr_mono.cycle_last;
-  // clocksource_delta() cannot tell how many times a narrow counter wrapped
-  // since cycle_last: past max_raw_delta the kernel loses that time.
   const int tk_cpu = scenario_.kernel.timekeeping_cpu;
-  if (machine_->IdealCounter(tk_cpu, start) - cycle_last_ideal_ >
-      static_cast<__int128>(tk_->clocksource().max_raw_delta)) {
+  const uint64_t counter = sources_.Read(source_, tk_cpu, start);
+  const uint64_t cycle_last_before = tk_->timekeeper().tkr_mono.cycle_last;
+  const CounterSource source_before = source_;
+  // clocksource_delta() cannot tell how many times a narrow counter wrapped
+  // since cycle_last: past max_raw_delta the kernel loses that time. A
+  // resume re-bases instead.
+  const bool rebases = event != nullptr && event->kind == EventKind::kResume;
+  // (The counter's own range: a clocksource registered with a wrong
+  // max_raw_delta does not make the hardware wrap sooner.)
+  const uint64_t range =
+      clocksources_[static_cast<size_t>(source_)].max_raw_delta;
+  if (!rebases && sources_.Ideal(source_, tk_cpu, start) - cycle_last_ideal_ >
+                      static_cast<__int128>(range)) {
     ++wrap_losses_;
   }
   if (event != nullptr) ++ntp_generation_;
   if (event == nullptr) {
     tk_->Advance(timekeeper::AdvanceMode::kTick, counter);
-  } else if (event->kind == EventKind::kAdjtimexFrequency ||
-             event->kind == EventKind::kAdjtimexTick) {
-    timekeeper::Timex txc;
-    if (event->kind == EventKind::kAdjtimexFrequency) {
-      txc.modes = timekeeper::kAdjFrequency;
-      txc.freq = event->freq_scaled_ppm;
-    } else {
-      txc.modes = timekeeper::kAdjTick;
-      txc.tick = event->tick_usec;
-    }
-    (void)tk_->Adjtimex(txc, counter);  // Validated with the scenario.
-  } else if (event->kind == EventKind::kSetTime) {
-    (void)tk_->SetTimeOfDay(event->realtime, counter);
+  } else {
+    RunEvent(*event, start, counter);
+  }
+  // A new NTP tick length starts a new rate (the PLL's and adjtime()'s
+  // slews change it at second boundaries, between events).
+  if (tk_->ntp().TickLength() != last_tick_length_) {
+    if (event == nullptr) ++ntp_generation_;
+    last_tick_length_ = tk_->ntp().TickLength();
   }
   // Accumulation (or a settime, which forwards cycle_last) refreshes
   // coarse_nsec together with xtime_sec.
-  if (tk_->timekeeper().tkr_mono.cycle_last != cycle_last_before) {
+  const uint64_t counter_now = sources_.Read(source_, tk_cpu, start);
+  if (tk_->timekeeper().tkr_mono.cycle_last != cycle_last_before ||
+      source_ != source_before) {
     coarse_sec_ = tk_->timekeeper().xtime_sec;
     // cycle_last trails `counter` by the cycles not yet accumulated.
     const uint64_t behind =
-        (counter - tk_->timekeeper().tkr_mono.cycle_last) & machine_->mask();
-    cycle_last_ideal_ = machine_->IdealCounter(tk_cpu, start) - behind;
+        (counter_now - tk_->timekeeper().tkr_mono.cycle_last) &
+        sources_.Mask(source_);
+    cycle_last_ideal_ = sources_.Ideal(source_, tk_cpu, start) - behind;
   }
-  std::deque<vdso::VvarUpdate>& built = publisher_->pending();
-  for (vdso::VvarUpdate& update : built) {
-    UpdateRecord record = MakeRecord(cause, start, counter);
-    uint64_t t = start + scenario_.timing.writer_start_ns;
-    for (size_t i = 0; i < update.stores.size(); ++i) {
-      const uint64_t draw = MixHash(scenario_.run.seed, 0x5707e, record.id, i);
+  Publish(cause, start, counter_now);
+}
+
+void Writer::Publish(const std::string& cause, uint64_t start,
+                     uint64_t counter) {
+  std::deque<BuiltUpdate>& built = publisher_->pending();
+  uint64_t t = start + scenario_.timing.writer_start_ns;
+  for (BuiltUpdate& b : built) {
+    const bool core = b.aux < 0;
+    UpdateRecord record;
+    uint32_t id = 0;
+    if (core) {
+      record = MakeRecord(cause, start, counter);
+      id = record.id;
+    } else {
+      // Aux stores carry their own ids, apart from the core's.
+      id = 0x80000000u | (++aux_published_[static_cast<size_t>(b.aux)] << 3) |
+           static_cast<uint32_t>(b.aux);
+    }
+    for (size_t i = 0; i < b.update.stores.size(); ++i) {
+      const uint64_t draw = MixHash(scenario_.run.seed, 0x5707e, id, i);
       if (draw % 1000000 < scenario_.timing.writer_stall_ppm) {
         t += (draw >> 20) % (scenario_.timing.writer_stall_max_ns + 1);
       }
       t += scenario_.timing.store_ns;
-      pending_.push_back(TimedStore{t, record.id, update.stores[i]});
+      pending_.push_back(TimedStore{t, id, b.update.stores[i]});
     }
-    record.end_ns = t;
-    busy_until_ns_ = t;
-    updates_.push_back(std::move(record));
+    busy_until_ns_ = t;  // The next update's stores follow this one's.
+    if (core) {
+      record.end_ns = t;
+      updates_.push_back(std::move(record));
+    } else {
+      aux_records_[static_cast<size_t>(b.aux)].push_back(AuxRecord{
+          b.aux, aux_published_[static_cast<size_t>(b.aux)], start, t, b.tk});
+    }
   }
   built.clear();
 }
@@ -267,9 +351,38 @@ const UpdateRecord& Writer::LatestStartedAt(uint64_t t_ns) const {
   return updates_.front();
 }
 
+const timekeeper::Timekeeper* Writer::AuxStatesAt(uint64_t t_ns) const {
+  if (!scenario_.kernel.aux_clocks) return nullptr;
+  for (int i = 0; i < kMaxAuxClocks; ++i) {
+    const std::deque<AuxRecord>& recs = aux_records_[static_cast<size_t>(i)];
+    const AuxRecord* latest = &recs.front();
+    for (auto it = recs.rbegin(); it != recs.rend(); ++it) {
+      if (it->start_ns <= t_ns) {
+        latest = &*it;
+        break;
+      }
+    }
+    aux_scratch_[static_cast<size_t>(i)] = latest->tk;
+  }
+  return aux_scratch_.data();
+}
+
+const AuxRecord* Writer::AuxUpdate(int aux, uint32_t number) const {
+  if (aux < 0 || aux >= kMaxAuxClocks) return nullptr;
+  const std::deque<AuxRecord>& recs = aux_records_[static_cast<size_t>(aux)];
+  if (recs.empty() || number < recs.front().number ||
+      number > recs.back().number) {
+    return nullptr;
+  }
+  return &recs[number - recs.front().number];
+}
+
 void Writer::Retire(uint64_t t_ns) {
   while (updates_.size() > 2 && updates_[1].end_ns < t_ns) {
     updates_.pop_front();
+  }
+  for (std::deque<AuxRecord>& recs : aux_records_) {
+    while (recs.size() > 2 && recs[1].end_ns < t_ns) recs.pop_front();
   }
 }
 

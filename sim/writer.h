@@ -1,24 +1,29 @@
 // File: sim/writer.h
 //
 // The kernel's side of a simulation: ticks at HZ (with jitter, skipped in
-// NO_HZ idle and VM pauses), the scenario's adjtimex()/settime events, each
-// run through the timekeeper model at the timekeeping CPU's counter, and
-// each published update turned into stores with the true times at which
-// they become visible. Generated lazily in time order; independent of the
-// readers (readers cannot delay the writer), so any reader can be replayed
-// against it.
+// NO_HZ idle, VM pauses and suspend), the scenario's events (adjtimex() in
+// any mode, settime, ADJ_SETOFFSET, TAI, leap seconds, suspend/resume,
+// clocksource changes, aux clocks), each run through the timekeeper model at
+// the timekeeping CPU's counter, and each published update turned into
+// stores with the true times at which they become visible. Generated lazily
+// in time order; independent of the readers (readers cannot delay the
+// writer), so any reader can be replayed against it. Files: writer.cc (the
+// operation loop and publishing), writer_events.cc (what each event does).
 
 #ifndef VDSOLAB_SIM_WRITER_H_
 #define VDSOLAB_SIM_WRITER_H_
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "sim/counter_sources.h"
 #include "sim/machine.h"
 #include "sim/scenario.h"
 #include "timekeeper/timekeeper.h"
@@ -59,28 +64,66 @@ struct UpdateRecord {
   // max_raw_delta since the last accumulation (whole wraps lost).
   uint32_t wrap_losses = 0;
   // The timekeeping CPU's unwrapped counter when it read the value now in
-  // cycle_last (Machine::IdealCounter units): how far the counter has run
+  // cycle_last (CounterSources::Ideal units): how far the counter has run
   // since, wraps included.
   __int128 cycle_last_ideal = 0;
+  // The counter the timekeeper runs on (a clocksource change moves it).
+  CounterSource source = CounterSource::kMachine;
+  // Where MONOTONIC_RAW last started over (boot, a resume, a clocksource
+  // change): RAW at counter c is exactly raw_epoch_sec s plus
+  // ((c - raw_epoch_counter) * mult + raw_epoch_nsec) >> shift.
+  uint64_t raw_epoch_counter = 0;
+  uint64_t raw_epoch_sec = 0;
+  uint64_t raw_epoch_nsec = 0;  // Shifted ns.
   timekeeper::Timekeeper tk;
+};
+
+// One publication of an aux clock's record (6.17+, upstream layout): the
+// aux timekeeper it published, seq 2 * number on that record.
+struct AuxRecord {
+  int aux = 0;
+  uint32_t number = 0;  // 1-based per aux clock; 0 = never published.
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  timekeeper::Timekeeper tk;
+};
+
+// What a syscall event returned (adjtimex() and the other events that
+// return a value), and how it compared with the scenario's expectations.
+struct EventOutcome {
+  size_t event = 0;  // Index into Scenario::events.
+  uint64_t at_ns = 0;
+  std::string what;  // "adjtimex(modes 0x2) on REALTIME", ...
+  int64_t ret = 0;
+  std::optional<timekeeper::Timex> readback;
+  std::vector<std::string> mismatches;  // Expectations not met.
 };
 
 // update_vsyscall() for the variant under test: each timekeeper update
 // becomes the store list of the variant's writer (its page layout).
+// An aux clock's update waits with its clock (-1 for the core).
+struct BuiltUpdate {
+  int aux = -1;
+  vdso::VvarUpdate update;
+  timekeeper::Timekeeper tk;  // An aux update's timekeeper.
+};
 class VariantPublisher : public timekeeper::VsyscallSink {
  public:
   VariantPublisher(const variants::Variant* variant,
                    variants::PublishContext ctx)
       : variant_(variant), ctx_(ctx) {}
   void UpdateVsyscall(const timekeeper::Timekeeper& tk) override;
-  std::deque<vdso::VvarUpdate>& pending() { return pending_; }
+  // vdso_time_update_aux(): only variants with aux records publish it.
+  void UpdateAux(const timekeeper::Timekeeper& tk) override;
+  std::deque<BuiltUpdate>& pending() { return pending_; }
   const variants::PublishContext& context() const { return ctx_; }
 
  private:
   const variants::Variant* variant_;
   variants::PublishContext ctx_;
   uint32_t seq_ = 0;  // Every seq word's value between updates.
-  std::deque<vdso::VvarUpdate> pending_;
+  uint32_t aux_seq_[kMaxAuxClocks] = {};
+  std::deque<BuiltUpdate> pending_;
 };
 
 // What the writer publishes besides the timekeeper, from the scenario.
@@ -117,15 +160,37 @@ class Writer {
   // Forgets updates that ended before t, keeping the last one of them.
   void Retire(uint64_t t_ns);
 
+  // The clocksource timekeeping runs on now.
   const timekeeper::Clocksource& clocksource() const {
     return tk_->clocksource();
   }
+  const CounterSources& sources() const { return sources_; }
+  // What a syscall reads as the clocksource counter on `cpu` at `t_ns`
+  // while the timekeeper is in state `update`.
+  uint64_t SyscallCounter(const UpdateRecord& update, int cpu,
+                          uint64_t t_ns) const {
+    return sources_.Read(update.source, cpu, t_ns);
+  }
+  // The aux clocks' timekeepers as a syscall at `t_ns` reads them (every
+  // aux clock's newest publication started by then), or nullptr without
+  // kernel.aux_clocks. Valid until the next call.
+  const timekeeper::Timekeeper* AuxStatesAt(uint64_t t_ns) const;
+  // Aux clock `aux`'s publication `number`, while retained.
+  const AuxRecord* AuxUpdate(int aux, uint32_t number) const;
+  // The publications of aux clock `aux` retained, oldest first.
+  const std::deque<AuxRecord>& AuxUpdates(int aux) const {
+    return aux_records_[static_cast<size_t>(aux)];
+  }
+  // The syscall events run so far, in order.
+  const std::vector<EventOutcome>& outcomes() const { return outcomes_; }
   const timekeeper::Timekeeping& timekeeping() const { return *tk_; }
   const variants::PublishContext& publish_context() const {
     return publisher_->context();
   }
-  // True while a pause or idle window covers t (no ticks).
+  // True while a pause, idle or suspend window covers t (no ticks).
   bool InNoTickWindow(uint64_t t_ns) const;
+  // True while readers cannot run: a pause, or from 1 ms before a suspend
+  // (tasks are frozen first) to 1 ms after its resume.
   bool InPause(uint64_t t_ns) const;
   // The first pause window ending after t, if t is inside one.
   uint64_t PauseEnd(uint64_t t_ns) const;
@@ -134,14 +199,35 @@ class Writer {
   Writer(const Scenario& scenario, const Machine* machine);
   void RunOperation(const std::string& cause, uint64_t t_ns,
                     const EventSpec* event);
+  // writer_events.cc: the event's effect on the timekeeper at `counter`.
+  void RunEvent(const EventSpec& event, uint64_t start, uint64_t counter);
+  void RecordOutcome(const EventSpec& event, uint64_t start, std::string what,
+                     int64_t ret, const timekeeper::Timex* readback);
   UpdateRecord MakeRecord(const std::string& cause, uint64_t start,
                           uint64_t counter);
+  void Publish(const std::string& cause, uint64_t start, uint64_t counter);
   uint64_t NextTickTime() const;
+  // The persistent clock (RTC): whole seconds of true time since boot.
+  Timespec64 PersistentClock(uint64_t t_ns) const;
 
   const Scenario& scenario_;
   const Machine* machine_;
+  CounterSources sources_;
   std::unique_ptr<VariantPublisher> publisher_;
   std::unique_ptr<timekeeper::Timekeeping> tk_;
+  CounterSource source_ = CounterSource::kMachine;
+  std::array<timekeeper::Clocksource, 3> clocksources_;  // By source.
+  uint64_t raw_epoch_counter_ = 0;
+  uint64_t raw_epoch_sec_ = 0;
+  uint64_t raw_epoch_nsec_ = 0;
+  uint64_t last_tick_length_ = 0;
+  std::array<std::deque<AuxRecord>, kMaxAuxClocks> aux_records_;
+  std::array<uint32_t, kMaxAuxClocks> aux_published_{};
+  mutable std::array<timekeeper::Timekeeper, kMaxAuxClocks> aux_scratch_;
+  std::vector<EventOutcome> outcomes_;
+  // events_[i] came from scenario_.events[event_index_[i]].
+  std::vector<size_t> event_index_;
+  size_t current_event_ = 0;
   // pending() is pending_[pending_head_..]: the front is dropped by moving
   // the head (a vector indexes in one step; every reader load looks).
   std::vector<TimedStore> pending_;

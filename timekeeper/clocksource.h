@@ -44,6 +44,10 @@ struct Clocksource {
   uint64_t max_raw_delta = 0;  // 7/8 of mask: larger deltas are "negative".
   int32_t vdso_clock_mode = kVdsoClockmodeNone;
   int rating = 0;
+  // CLOCK_SOURCE_SUSPEND_NONSTOP: the counter keeps running in suspend
+  // (x86: a TSC with X86_FEATURE_NONSTOP_TSC_S3), so resume can measure
+  // the sleep with it.
+  bool suspend_nonstop = false;
 };
 
 // clocks_calc_mult_shift(): mult/shift converting `from` Hz to `to` Hz with

@@ -81,6 +81,14 @@ ClockResult SysClockGettime(const Timekeeper& tk, ClockId which,
     case kClockTai:
       return ClockResult::Ok(KtimeGetClocktaiTs64(tk, cycles));
     default:
+      // clock_aux's aux_get_timespec() (6.17+, CONFIG_POSIX_AUX_CLOCKS).
+      if (which >= kClockAux && which <= kClockAuxLast &&
+          ctx.aux_timekeepers != nullptr) {
+        const std::optional<Ktime> aux =
+            KtimeGetAux(ctx.aux_timekeepers[which - kClockAux], cycles);
+        if (!aux) return ClockResult::Error(-kEnodev);
+        return ClockResult::Ok(NsToTimespec64(*aux));
+      }
       // CLOCK_SGI_CYCLE has no kclock; ids past CLOCK_TAI have none either
       // (or, for aux clocks, none enabled).
       return ClockResult::Error(-kEinval);

@@ -32,11 +32,15 @@ struct SyscallContext {
   // one (the default here, as on virtual machines without an emulated RTC)
   // they answer -EINVAL.
   bool has_rtc = false;
+  // With CONFIG_POSIX_AUX_CLOCKS (6.17+): the 8 aux clocks' timekeepers,
+  // CLOCK_AUX + i reading aux_timekeepers[i]. nullptr: a kernel without
+  // them (the default, as on the project's host), where ids 16..23 have no
+  // kclock and answer -EINVAL.
+  const Timekeeper* aux_timekeepers = nullptr;
 };
 
-// SYSCALL_DEFINE2(clock_gettime): 0 and the time, or -EINVAL. POSIX aux
-// clocks (ids 16..23, 6.17+) are modelled as not enabled: -EINVAL, as a
-// kernel answers for an aux clock nobody enabled.
+// SYSCALL_DEFINE2(clock_gettime): 0 and the time, -EINVAL for an id
+// without a kclock, -ENODEV for an aux clock that is not enabled.
 ClockResult SysClockGettime(const Timekeeper& tk, ClockId which,
                             const SyscallContext& ctx);
 inline ClockResult SysClockGettime(const Timekeeping& tk, ClockId which,

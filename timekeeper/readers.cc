@@ -76,6 +76,31 @@ Timespec64 KtimeGetCoarseTs64(const Timekeeper& tk) {
       static_cast<int64_t>(tk.coarse_nsec) + mono.tv_nsec);
 }
 
+std::optional<Ktime> KtimeGetAux(const Timekeeper& tk, uint64_t cycles) {
+  if (!tk.clock_valid) return std::nullopt;
+  const uint64_t base = static_cast<uint64_t>(tk.tkr_mono.base) +
+                        static_cast<uint64_t>(tk.offs_aux);
+  return static_cast<Ktime>(base + TimekeepingCyclesToNs(tk.tkr_mono, cycles));
+}
+
+Ktime KtimeGetUpdateOffsetsNow(const Timekeeper& tk, uint64_t cycles,
+                               HrtimerOffsets* offsets, bool leap_adjust) {
+  const Ktime base =
+      static_cast<Ktime>(static_cast<uint64_t>(tk.tkr_mono.base) +
+                         TimekeepingCyclesToNs(tk.tkr_mono, cycles));
+  if (offsets->cwsseq != tk.clock_was_set_seq) {
+    offsets->cwsseq = tk.clock_was_set_seq;
+    offsets->offs_real = tk.offs_real;
+    offsets->offs_boot = tk.offs_boot;
+    offsets->offs_tai = tk.offs_tai;
+  }
+  // Handle leap second insertion adjustments.
+  if (leap_adjust && base >= tk.next_leap_ktime) {
+    offsets->offs_real = tk.offs_real - int64_t{1000000000};
+  }
+  return base;
+}
+
 Timespec64 TkXtimePre615(const Timekeeper& tk) {
   return Timespec64{
       static_cast<int64_t>(tk.xtime_sec),

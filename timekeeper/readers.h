@@ -10,6 +10,7 @@
 #define VDSOLAB_TIMEKEEPER_READERS_H_
 
 #include <cstdint>
+#include <optional>
 
 #include "common/timespec.h"
 #include "timekeeper/timekeeper.h"
@@ -33,6 +34,28 @@ Timespec64 KtimeGetBoottimeTs64(const Timekeeper& tk, uint64_t cycles);
 Timespec64 KtimeGetClocktaiTs64(const Timekeeper& tk, uint64_t cycles);
 Timespec64 KtimeGetCoarseRealTs64(const Timekeeper& tk);
 Timespec64 KtimeGetCoarseTs64(const Timekeeper& tk);
+
+// ktime_get_aux() (6.17+): an aux clock's time, base + offs_aux + the
+// counter's ns; nullopt while the clock is not enabled (clock_valid false).
+std::optional<Ktime> KtimeGetAux(const Timekeeper& tk, uint64_t cycles);
+
+// ktime_get_update_offsets_now(): what hrtimer_interrupt() sees. Returns
+// MONOTONIC at `cycles`, refreshes the cached offsets when the clock was set
+// since *cwsseq, and while an armed leap second insertion is due (MONOTONIC
+// past next_leap_ktime) but no tick has applied it yet, reports offs_real
+// one second earlier, so that an absolute CLOCK_REALTIME timer does not
+// expire in the repeated second.
+struct HrtimerOffsets {
+  uint32_t cwsseq = ~0u;  // The clock_was_set_seq these belong to.
+  Ktime offs_real = 0;
+  Ktime offs_boot = 0;
+  Ktime offs_tai = 0;
+};
+// `leap_adjust` false models kernels before 4.2's "time: Prevent early
+// expiry of hrtimers[CLOCK_REALTIME] at the leap second edge".
+Ktime KtimeGetUpdateOffsetsNow(const Timekeeper& tk, uint64_t cycles,
+                               HrtimerOffsets* offsets,
+                               bool leap_adjust = true);
 
 // Before 6.15 the coarse clocks read tk_xtime(): xtime_sec and
 // tkr_mono.xtime_nsec >> shift at the last update (no coarse_nsec). The

@@ -1,8 +1,9 @@
 // File: timekeeper/timekeeper.h
 //
-// The timekeeper's state (include/linux/timekeeper_internal.h, 6.15+, the
-// core timekeeper only: no aux clocks). Field names, types and units are the
-// kernel's: *xtime_nsec are nanoseconds shifted left by `shift`.
+// The timekeeper's state (include/linux/timekeeper_internal.h, 6.17+: the
+// core timekeeper and, with `id` 1..8, an aux clock's). Field names, types
+// and units are the kernel's: *xtime_nsec are nanoseconds shifted left by
+// `shift`.
 
 #ifndef VDSOLAB_TIMEKEEPER_TIMEKEEPER_H_
 #define VDSOLAB_TIMEKEEPER_TIMEKEEPER_H_
@@ -52,7 +53,19 @@ struct Timekeeper {
   uint32_t ntp_err_mult = 0;  // 1 while mult carries the error nudge.
   uint32_t skip_second_overflow = 0;
   int32_t tai_offset = 0;  // TAI - UTC in seconds.
+  // 6.17+: which timekeeper (TIMEKEEPER_CORE 0, aux clocks 1..8), whether
+  // its clock may be read (an aux clock while enabled), and an aux clock's
+  // offset from its own MONOTONIC (the kernel keeps monotonic_to_aux in a
+  // union with monotonic_to_boot; separate fields here).
+  int id = 0;
+  bool clock_valid = true;
+  Ktime offs_aux = 0;
+  Timespec64 monotonic_to_aux;
 };
+
+inline constexpr int kTimekeeperCore = 0;      // TIMEKEEPER_CORE
+inline constexpr int kTimekeeperAuxFirst = 1;  // TIMEKEEPER_AUX_FIRST
+inline constexpr int kMaxAuxTimekeepers = 8;   // MAX_AUX_CLOCKS
 
 }  // namespace vdsolab::timekeeper
 

@@ -1,3 +1,8 @@
+// The timekeeper's core (kernel/time/timekeeping.c): setup, accumulation,
+// NTP steering and publishing. Setting time is in timekeeping_set.cc,
+// suspend/resume and clocksource changes in timekeeping_suspend.cc, the aux
+// clocks in aux_clocks.cc.
+
 #include "timekeeper/timekeeping.h"
 
 #include <algorithm>
@@ -7,106 +12,65 @@
 #include "absl/strings/str_format.h"
 #include "common/clock_result.h"
 #include "common/math64.h"
+#include "timekeeper/tk_internal.h"
 
 namespace vdsolab::timekeeper {
 namespace {
 
-constexpr unsigned kTkClearNtp = 1u << 0;     // TK_CLEAR_NTP
-constexpr unsigned kTkClockWasSet = 1u << 1;  // TK_CLOCK_WAS_SET
-constexpr unsigned kTkUpdateAll = kTkClearNtp | kTkClockWasSet;
-
-// TIME_UPTIME_SEC_MAX and TIME_SETTOD_SEC_MAX (include/linux/time64.h).
-constexpr int64_t kTimeUptimeSecMax = int64_t{30} * 365 * 86400;
-constexpr int64_t kTimeSettodSecMax = kKtimeSecMax - kTimeUptimeSecMax;
+using tk_internal::kTkClearNtp;
+using tk_internal::kTkClockWasSet;
+using tk_internal::TkNormalizeXtime;
+using tk_internal::TkSetTaiOffset;
+using tk_internal::TkSetWallToMono;
+using tk_internal::TkSetXtime;
+using tk_internal::TkUpdateCoarseNsecs;
+using tk_internal::TkUpdateKtimeData;
 
 // ilog2() of a run-time value: fls64(n) - 1, so -1 for 0.
 int Ilog2(uint64_t n) { return 63 - std::countl_zero(n); }
 
-// timespec64_valid_settod().
-bool Timespec64ValidSettod(const Timespec64& ts) {
-  if (ts.tv_sec < 0 || ts.tv_nsec < 0 ||
-      ts.tv_nsec >= static_cast<int64_t>(kNsecPerSec)) {
-    return false;
-  }
-  return static_cast<uint64_t>(ts.tv_sec) <
-         static_cast<uint64_t>(kTimeSettodSecMax);
-}
-
-// tk_normalize_xtime(): carry whole seconds out of both xtime_nsec fields.
-void TkNormalizeXtime(Timekeeper& tk) {
-  while (tk.tkr_mono.xtime_nsec >= (kNsecPerSec << tk.tkr_mono.shift)) {
-    tk.tkr_mono.xtime_nsec -= kNsecPerSec << tk.tkr_mono.shift;
-    ++tk.xtime_sec;
-  }
-  while (tk.tkr_raw.xtime_nsec >= (kNsecPerSec << tk.tkr_raw.shift)) {
-    tk.tkr_raw.xtime_nsec -= kNsecPerSec << tk.tkr_raw.shift;
-    ++tk.raw_sec;
-  }
-}
-
-// tk_update_coarse_nsecs() (6.15+): the coarse clocks' ns moves only when
-// time is accumulated or set, never by the mult adjustment.
-void TkUpdateCoarseNsecs(Timekeeper& tk) {
-  tk.coarse_nsec =
-      static_cast<uint32_t>(tk.tkr_mono.xtime_nsec >> tk.tkr_mono.shift);
-}
-
-// tk_xtime(): REALTIME at cycle_last.
-Timespec64 TkXtime(const Timekeeper& tk) {
-  return Timespec64{
-      static_cast<int64_t>(tk.xtime_sec),
-      static_cast<int64_t>(tk.tkr_mono.xtime_nsec >> tk.tkr_mono.shift)};
-}
-
-// tk_set_xtime().
-void TkSetXtime(Timekeeper& tk, const Timespec64& ts) {
-  tk.xtime_sec = static_cast<uint64_t>(ts.tv_sec);
-  tk.tkr_mono.xtime_nsec = static_cast<uint64_t>(ts.tv_nsec)
-                           << tk.tkr_mono.shift;
-  TkUpdateCoarseNsecs(tk);
-}
-
-// tk_set_wall_to_mono(): keeps offs_real = -wall_to_monotonic and
-// offs_tai = offs_real + tai_offset.
-void TkSetWallToMono(Timekeeper& tk, const Timespec64& wtm) {
-  tk.wall_to_monotonic = wtm;
-  const Timespec64 neg = SetNormalizedTimespec64(-wtm.tv_sec, -wtm.tv_nsec);
-  tk.offs_real = Timespec64ToKtime(neg);
-  tk.offs_tai =
-      tk.offs_real + int64_t{tk.tai_offset} * static_cast<int64_t>(kNsecPerSec);
-}
-
-// __timekeeping_set_tai_offset().
-void TkSetTaiOffset(Timekeeper& tk, int32_t tai_offset) {
-  tk.tai_offset = tai_offset;
-  tk.offs_tai =
-      tk.offs_real + int64_t{tai_offset} * static_cast<int64_t>(kNsecPerSec);
-}
-
-// tk_update_ktime_data(): the ktime_t bases of the ktime_get*() readers.
-void TkUpdateKtimeData(Timekeeper& tk) {
-  uint64_t seconds = static_cast<uint64_t>(static_cast<int64_t>(tk.xtime_sec) +
-                                           tk.wall_to_monotonic.tv_sec);
-  uint32_t nsec = static_cast<uint32_t>(tk.wall_to_monotonic.tv_nsec);
-  tk.tkr_mono.base = static_cast<Ktime>(seconds * kNsecPerSec + nsec);
-  // xtime's and wtm's ns parts can sum to a whole second.
-  nsec += static_cast<uint32_t>(tk.tkr_mono.xtime_nsec >> tk.tkr_mono.shift);
-  if (nsec >= kNsecPerSec) ++seconds;
-  tk.ktime_sec = seconds;
-  tk.tkr_raw.base = static_cast<Ktime>(tk.raw_sec * kNsecPerSec);
+// tk_update_leap_state(): the pending insertion in MONOTONIC, for
+// ktime_get_update_offsets_now().
+void TkUpdateLeapState(Timekeeper& tk, const Ntp& ntp) {
+  tk.next_leap_ktime = ntp.GetNextLeap();
+  if (tk.next_leap_ktime != kKtimeMax) tk.next_leap_ktime -= tk.offs_real;
 }
 
 }  // namespace
 
-Timekeeping::Timekeeping(const Clocksource& clock, int hz, VsyscallSink* sink)
-    : clock_(std::make_shared<const Clocksource>(clock)),
-      hz_(hz),
+Timekeeping::Timekeeping(const Clocksource& clock, int hz, VsyscallSink* sink,
+                         const TimekeeperProfile& profile)
+    : hz_(hz),
       sink_(sink),
-      ntp_(hz) {}
+      profile_(profile),
+      core_{Timekeeper{}, Timekeeper{}, Ntp(hz, profile.ntp)} {
+  Register(clock);
+  SetupAux();
+}
+
+// A clocksource as clocksource_register() leaves it; with the
+// max_raw_delta defect, as a registration that skipped
+// clocksource_update_max_deferment() leaves it.
+const Clocksource* Timekeeping::Register(const Clocksource& clock) {
+  clocksources_.push_back(clock);
+  if (profile_.defects.clocksource_max_raw_delta_zero) {
+    clocksources_.back().max_raw_delta = 0;
+  }
+  return &clocksources_.back();
+}
 
 void Timekeeping::Log(std::string message) {
   constexpr size_t kMaxLog = 64;
   if (log_.size() < kMaxLog) log_.push_back(std::move(message));
+}
+
+// clocksource_delta() of the era.
+uint64_t Timekeeping::Delta(const TkReadBase& tkr, uint64_t now) const {
+  if (profile_.negative_motion == NegativeMotion::kMsb) {
+    return ClocksourceDeltaMsb(now, tkr.cycle_last, tkr.mask);
+  }
+  return ClocksourceDelta(now, tkr.cycle_last, tkr.mask,
+                          tkr.clock->max_raw_delta);
 }
 
 // Models timekeeping_init() with the clocksource already chosen.
@@ -114,105 +78,150 @@ void Timekeeping::Init(uint64_t now, const Timespec64& wall_time,
                        const Timespec64& boot_offset) {
   Timespec64 wall = wall_time;
   Timespec64 boot = boot_offset;
-  if (!Timespec64ValidSettod(wall) || Timespec64ToKtime(wall) <= 0) {
-    if (Timespec64ToKtime(wall) != 0) {
-      Log("Persistent clock returned invalid value");
-    }
+  if (tk_internal::Timespec64ValidSettod(wall) && Timespec64ToKtime(wall) > 0) {
+    persistent_clock_exists_ = true;
+  } else if (Timespec64ToKtime(wall) != 0) {
+    Log("Persistent clock returned invalid value");
     wall = Timespec64{};
   }
   if (Timespec64Compare(wall, boot) < 0) boot = Timespec64{};
   // wall time + wall_to_mono = boot time.
   const Timespec64 wall_to_mono = Timespec64Sub(boot, wall);
 
-  ntp_ = Ntp(hz_);
-  shadow_ = Timekeeper{};
-  SetupInternals(now);
-  TkSetXtime(shadow_, wall);
-  shadow_.raw_sec = 0;
-  TkSetWallToMono(shadow_, wall_to_mono);
-  UpdateFromShadow(kTkClockWasSet);
+  const Clocksource* clock = &clocksources_.front();
+  core_.ntp = Ntp(hz_, profile_.ntp);
+  Timekeeper& tks = core_.shadow_timekeeper;
+  tks = Timekeeper{};
+  SetupInternals(tks, clock, now);
+  TkSetXtime(tks, wall);
+  tks.raw_sec = 0;
+  TkSetWallToMono(tks, wall_to_mono);
+  UpdateFromShadow(core_, kTkClockWasSet);
 }
 
-// Models tk_setup_internals() for a first clocksource (no old clock to
-// rescale xtime_nsec from).
-void Timekeeping::SetupInternals(uint64_t now) {
-  Timekeeper& tk = shadow_;
-  const Clocksource& clock = *clock_;
+// Models tk_setup_internals(): the tick's cycles and shifted ns for
+// `clock`, read at counter `now`; a clock change rescales xtime_nsec.
+void Timekeeping::SetupInternals(Timekeeper& tk, const Clocksource* clock,
+                                 uint64_t now) {
   ++tk.cs_was_changed_seq;
-  tk.tkr_mono.clock = &clock;
-  tk.tkr_mono.mask = clock.mask;
+  const Clocksource* old_clock = tk.tkr_mono.clock;
+  tk.tkr_mono.clock = clock;
+  tk.tkr_mono.mask = clock->mask;
   tk.tkr_mono.cycle_last = now;
-  tk.tkr_raw.clock = &clock;
-  tk.tkr_raw.mask = clock.mask;
+  tk.tkr_raw.clock = clock;
+  tk.tkr_raw.mask = clock->mask;
   tk.tkr_raw.cycle_last = now;
 
   // Do the ns -> cycle conversion first, using the original mult.
   const uint64_t ntp_interval_length = kNsecPerSec / static_cast<uint64_t>(hz_);
-  uint64_t tmp = ntp_interval_length << clock.shift;
+  uint64_t tmp = ntp_interval_length << clock->shift;
   const uint64_t ntpinterval = tmp;
-  tmp += clock.mult / 2;
-  tmp /= clock.mult;
+  tmp += clock->mult / 2;
+  tmp /= clock->mult;
   if (tmp == 0) tmp = 1;
   const uint64_t interval = tmp;
   tk.cycle_interval = interval;
 
   // Go back from cycles -> shifted ns.
-  tk.xtime_interval = interval * clock.mult;
+  tk.xtime_interval = interval * clock->mult;
   tk.xtime_remainder = static_cast<int64_t>(ntpinterval - tk.xtime_interval);
-  tk.raw_interval = interval * clock.mult;
+  tk.raw_interval = interval * clock->mult;
 
-  tk.tkr_mono.shift = clock.shift;
-  tk.tkr_raw.shift = clock.shift;
+  // A new clocksource can have another shift: keep the time, change the
+  // unit (a smaller shift drops the low bits).
+  if (old_clock != nullptr) {
+    const int shift_change =
+        static_cast<int>(clock->shift) - static_cast<int>(old_clock->shift);
+    if (shift_change < 0) {
+      tk.tkr_mono.xtime_nsec >>= -shift_change;
+      tk.tkr_raw.xtime_nsec >>= -shift_change;
+    } else {
+      tk.tkr_mono.xtime_nsec <<= shift_change;
+      tk.tkr_raw.xtime_nsec <<= shift_change;
+    }
+  }
+
+  tk.tkr_mono.shift = clock->shift;
+  tk.tkr_raw.shift = clock->shift;
 
   tk.ntp_error = 0;
-  tk.ntp_error_shift = static_cast<uint32_t>(kNtpScaleShift) - clock.shift;
+  tk.ntp_error_shift = static_cast<uint32_t>(kNtpScaleShift) - clock->shift;
   tk.ntp_tick = ntpinterval << tk.ntp_error_shift;
 
   // The timekeeper keeps its own mult, which NTP steers.
-  tk.tkr_mono.mult = clock.mult;
-  tk.tkr_raw.mult = clock.mult;
+  tk.tkr_mono.mult = clock->mult;
+  tk.tkr_raw.mult = clock->mult;
   tk.ntp_err_mult = 0;
   tk.skip_second_overflow = 0;
 }
 
-// Models timekeeping_forward_now() (6.10+: chunked by max_cycles so the
-// products cannot overflow).
-void Timekeeping::ForwardNow(Timekeeper& tk, uint64_t now) {
-  uint64_t delta = ClocksourceDelta(now, tk.tkr_mono.cycle_last,
-                                    tk.tkr_mono.mask, clock_->max_raw_delta);
+// Models timekeeping_forward() (6.15+; the body of timekeeping_forward_now()
+// before): accumulate every cycle up to `now`. 6.10+ does it in max_cycles
+// chunks so the products cannot overflow; before, in one product.
+void Timekeeping::ForwardTo(Timekeeper& tk, uint64_t now) {
+  uint64_t delta = Delta(tk.tkr_mono, now);
   tk.tkr_mono.cycle_last = now;
   tk.tkr_raw.cycle_last = now;
+  if (!profile_.chunked_forward) {
+    tk.tkr_mono.xtime_nsec += delta * tk.tkr_mono.mult;
+    tk.tkr_raw.xtime_nsec += delta * tk.tkr_raw.mult;
+    TkNormalizeXtime(tk);
+    return;
+  }
+  const uint64_t max_cycles = tk.tkr_mono.clock->max_cycles;
   while (delta > 0) {
-    const uint64_t incr = std::min(delta, clock_->max_cycles);
+    const uint64_t incr = std::min(delta, max_cycles);
     tk.tkr_mono.xtime_nsec += incr * tk.tkr_mono.mult;
     tk.tkr_raw.xtime_nsec += incr * tk.tkr_raw.mult;
     TkNormalizeXtime(tk);
     delta -= incr;
   }
+}
+
+// Models timekeeping_forward_now(): forward, then (6.15+) the coarse clocks
+// follow the accumulated time.
+void Timekeeping::ForwardNow(Timekeeper& tk, uint64_t now) {
+  ForwardTo(tk, now);
   TkUpdateCoarseNsecs(tk);
 }
 
-// Models timekeeping_update_from_shadow() with timekeeping_update() inlined.
-// The fast (NMI-safe) timekeepers and the pvclock notifier are not modelled.
-void Timekeeping::UpdateFromShadow(unsigned action) {
-  Timekeeper& tk = shadow_;
+// Models timekeeping_update_from_shadow() (6.15+; timekeeping_update()
+// before). The fast (NMI-safe) timekeepers and the pvclock notifier are not
+// modelled. Before 6.15 the coarse clocks read tk_xtime() itself: the model
+// keeps coarse_nsec equal to it at every update instead.
+void Timekeeping::UpdateFromShadow(TkData& tkd, unsigned action) {
+  Timekeeper& tk = tkd.shadow_timekeeper;
   if ((action & kTkClearNtp) != 0) {
     tk.ntp_error = 0;
-    ntp_.Clear();
+    tkd.ntp.Clear();
   }
-  // tk_update_leap_state(): no leap can be pending until ADJ_STATUS is
-  // modelled, so ntp_get_next_leap() is KTIME_MAX.
-  tk.next_leap_ktime = kKtimeMax;
+  if (!profile_.coarse_nsec) TkUpdateCoarseNsecs(tk);
+  TkUpdateLeapState(tk, tkd.ntp);
   TkUpdateKtimeData(tk);
-  if (sink_ != nullptr) sink_->UpdateVsyscall(tk);
   tk.tkr_mono.base_real =
       static_cast<uint64_t>(tk.tkr_mono.base + tk.offs_real);
+  if (sink_ != nullptr) {
+    if (tk.id == kTimekeeperCore) {
+      sink_->UpdateVsyscall(tk);
+    } else {
+      sink_->UpdateAux(tk);
+    }
+  }
   if ((action & kTkClockWasSet) != 0) ++tk.clock_was_set_seq;
-  real_ = tk;  // The memcpy() to tk_core.timekeeper under tk_core.seq.
+  tkd.timekeeper = tk;  // The memcpy() to the real timekeeper.
 }
 
-// Models accumulate_nsecs_to_secs().
-unsigned Timekeeping::AccumulateNsecsToSecs(Timekeeper& tk) {
+// Models tk_update_leap_state_all(): the leap state of both copies, without
+// a vDSO update.
+void Timekeeping::UpdateLeapStateAll(TkData& tkd) {
+  TkUpdateLeapState(tkd.shadow_timekeeper, tkd.ntp);
+  tkd.timekeeper.next_leap_ktime = tkd.shadow_timekeeper.next_leap_ktime;
+}
+
+// Models accumulate_nsecs_to_secs(): carry seconds, run second_overflow()
+// for each, and apply a leap second it returns.
+unsigned Timekeeping::AccumulateNsecsToSecs(TkData& tkd) {
+  Timekeeper& tk = tkd.shadow_timekeeper;
   const uint64_t nsecps = kNsecPerSec << tk.tkr_mono.shift;
   unsigned clock_set = 0;
   while (tk.tkr_mono.xtime_nsec >= nsecps) {
@@ -224,22 +233,27 @@ unsigned Timekeeping::AccumulateNsecsToSecs(Timekeeper& tk) {
       tk.skip_second_overflow = 0;
       continue;
     }
-    const int leap = ntp_.SecondOverflow(static_cast<int64_t>(tk.xtime_sec));
+    const int leap = tkd.ntp.SecondOverflow(static_cast<int64_t>(tk.xtime_sec));
     if (leap != 0) {
+      // REALTIME steps back (insert) or forward (delete); MONOTONIC does
+      // not, and TAI keeps counting.
       tk.xtime_sec += static_cast<uint64_t>(static_cast<int64_t>(leap));
       TkSetWallToMono(tk,
                       Timespec64Sub(tk.wall_to_monotonic, Timespec64{leap, 0}));
       TkSetTaiOffset(tk, tk.tai_offset - leap);
       clock_set = kTkClockWasSet;
+      Log(leap < 0 ? "Clock: inserting leap second 23:59:60 UTC"
+                   : "Clock: deleting leap second 23:59:59 UTC");
     }
   }
   return clock_set;
 }
 
 // Models logarithmic_accumulation(): consume one interval << shift.
-uint64_t Timekeeping::LogarithmicAccumulation(Timekeeper& tk, uint64_t offset,
+uint64_t Timekeeping::LogarithmicAccumulation(TkData& tkd, uint64_t offset,
                                               uint32_t shift,
                                               unsigned* clock_set) {
+  Timekeeper& tk = tkd.shadow_timekeeper;
   const uint64_t interval = tk.cycle_interval << shift;
   if (offset < interval) return offset;
 
@@ -248,7 +262,7 @@ uint64_t Timekeeping::LogarithmicAccumulation(Timekeeper& tk, uint64_t offset,
   tk.tkr_raw.cycle_last += interval;
 
   tk.tkr_mono.xtime_nsec += tk.xtime_interval << shift;
-  *clock_set |= AccumulateNsecsToSecs(tk);
+  *clock_set |= AccumulateNsecsToSecs(tkd);
 
   // Raw time keeps its sub-ns remainder in shifted units (since v4.13).
   tk.tkr_raw.xtime_nsec += tk.raw_interval << shift;
@@ -291,18 +305,21 @@ void Timekeeping::ApplyAdjustment(Timekeeper& tk, int64_t offset,
   tk.tkr_mono.mult += static_cast<uint32_t>(mult_adj);
   tk.xtime_interval += static_cast<uint64_t>(interval);
   tk.tkr_mono.xtime_nsec -= static_cast<uint64_t>(offset);
-  tk.ntp_error +=
-      static_cast<int64_t>(static_cast<uint64_t>(offset) << tk.ntp_error_shift);
+  if (profile_.apply_adjustment_ntp_error) {
+    tk.ntp_error += static_cast<int64_t>(static_cast<uint64_t>(offset)
+                                         << tk.ntp_error_shift);
+  }
 }
 
 // Models timekeeping_adjust(): pick mult for the current NTP tick length,
 // nudged by one while the clock is behind NTP.
-void Timekeeping::Adjust(Timekeeper& tk, int64_t offset) {
+void Timekeeping::Adjust(TkData& tkd, int64_t offset) {
+  Timekeeper& tk = tkd.shadow_timekeeper;
   uint32_t mult;
-  if (tk.ntp_tick == ntp_.TickLength()) {
+  if (tk.ntp_tick == tkd.ntp.TickLength()) {
     mult = tk.tkr_mono.mult - tk.ntp_err_mult;
   } else {
-    tk.ntp_tick = ntp_.TickLength();
+    tk.ntp_tick = tkd.ntp.TickLength();
     mult = static_cast<uint32_t>(((tk.ntp_tick >> tk.ntp_error_shift) -
                                   static_cast<uint64_t>(tk.xtime_remainder)) /
                                  tk.cycle_interval);
@@ -330,69 +347,63 @@ void Timekeeping::Adjust(Timekeeper& tk, int64_t offset) {
   }
 }
 
-// Models timekeeping_advance() (6.15+, with coarse_nsec).
-bool Timekeeping::Advance(AdvanceMode mode, uint64_t now) {
-  Timekeeper& tk = shadow_;
-  uint64_t offset = ClocksourceDelta(now, tk.tkr_mono.cycle_last,
-                                     tk.tkr_mono.mask, clock_->max_raw_delta);
+// Models __timekeeping_advance() (6.15+, with coarse_nsec) on one timekeeper.
+bool Timekeeping::AdvanceTkd(TkData& tkd, AdvanceMode mode, uint64_t now) {
+  if (suspended_) return false;  // Make sure we're fully resumed.
+  Timekeeper& tk = tkd.shadow_timekeeper;
+  uint64_t offset = Delta(tk.tkr_mono, now);
   const uint64_t orig_offset = offset;
   // Nothing to do before a whole interval has passed, unless adjtimex()
   // wants the new frequency in force now.
-  if (offset < real_.cycle_interval && mode == AdvanceMode::kTick) {
+  if (offset < tkd.timekeeper.cycle_interval && mode == AdvanceMode::kTick) {
     return false;
   }
 
-  // With NO_HZ many intervals may be due: accumulate the largest doubling
-  // multiple of cycle_interval that fits, then smaller ones.
-  int shift = Ilog2(offset) - Ilog2(tk.cycle_interval);
-  shift = std::max(0, shift);
-  // Bound shift to one less than what overflows tick_length.
-  const int maxshift = (64 - (Ilog2(ntp_.TickLength()) + 1)) - 1;
-  shift = std::min(shift, maxshift);
   unsigned clock_set = 0;
-  while (offset >= tk.cycle_interval) {
-    offset = LogarithmicAccumulation(tk, offset, static_cast<uint32_t>(shift),
-                                     &clock_set);
-    if (offset < tk.cycle_interval << shift) --shift;
+  if (mode == AdvanceMode::kFreq &&
+      profile_.defects.adjtimex_forwards_and_clears_error) {
+    // 757b000f7b93's timekeeping_accumulate(): start the new mult from now
+    // by forwarding, and drop the accumulated NTP error.
+    ForwardTo(tk, tk.tkr_mono.cycle_last + offset);
+    tk.ntp_error = 0;
+    offset = 0;
+  } else {
+    // With NO_HZ many intervals may be due: accumulate the largest
+    // doubling multiple of cycle_interval that fits, then smaller ones.
+    int shift = Ilog2(offset) - Ilog2(tk.cycle_interval);
+    shift = std::max(0, shift);
+    // Bound shift to one less than what overflows tick_length.
+    const int maxshift = (64 - (Ilog2(tkd.ntp.TickLength()) + 1)) - 1;
+    shift = std::min(shift, maxshift);
+    while (offset >= tk.cycle_interval) {
+      offset = LogarithmicAccumulation(
+          tkd, offset, static_cast<uint32_t>(shift), &clock_set);
+      if (offset < tk.cycle_interval << shift) --shift;
+    }
   }
 
-  Adjust(tk, static_cast<int64_t>(offset));
+  Adjust(tkd, static_cast<int64_t>(offset));
   // After the rounding, xtime_nsec must not hold a whole second.
-  clock_set |= AccumulateNsecsToSecs(tk);
+  clock_set |= AccumulateNsecsToSecs(tkd);
   // An adjtimex() call between ticks may move xtime_nsec back a little;
   // the coarse clocks only follow accumulated time.
   if (orig_offset != offset) TkUpdateCoarseNsecs(tk);
 
-  UpdateFromShadow(clock_set);
+  UpdateFromShadow(tkd, clock_set);
   return clock_set != 0;
 }
 
-// Models do_adjtimex() for ADJ_FREQUENCY / ADJ_TICK: no TAI change and no
-// leap state to refresh, then the immediate TK_ADV_FREQ.
-absl::StatusOr<int> Timekeeping::Adjtimex(const Timex& txc, uint64_t now) {
-  absl::StatusOr<int> ret = ntp_.Adjtimex(txc);
-  if (!ret.ok() || *ret < 0) return ret;
-  if ((txc.modes & (kAdjFrequency | kAdjTick)) != 0) {
-    Advance(AdvanceMode::kFreq, now);
+// Models update_wall_time(): the core timekeeper, then tk_aux_advance().
+bool Timekeeping::Advance(AdvanceMode mode, uint64_t now) {
+  const bool clock_set = AdvanceTkd(core_, mode, now);
+  if (mode == AdvanceMode::kTick) {
+    for (std::optional<TkData>& aux : aux_) {
+      if (aux && aux->shadow_timekeeper.clock_valid) {
+        AdvanceTkd(*aux, AdvanceMode::kTick, now);
+      }
+    }
   }
-  return ret;
-}
-
-// Models do_settimeofday64().
-int Timekeeping::SetTimeOfDay(const Timespec64& ts, uint64_t now) {
-  if (!Timespec64ValidSettod(ts)) return -kEinval;
-  Timekeeper& tks = shadow_;
-  ForwardNow(tks, now);
-  const Timespec64 ts_delta = Timespec64Sub(ts, TkXtime(tks));
-  // MONOTONIC = REALTIME + wall_to_monotonic must not go negative.
-  if (Timespec64Compare(tks.wall_to_monotonic, ts_delta) > 0) {
-    RestoreShadow();
-    return -kEinval;
-  }
-  TkSetWallToMono(tks, Timespec64Sub(tks.wall_to_monotonic, ts_delta));
-  TkSetXtime(tks, ts);
-  UpdateFromShadow(kTkUpdateAll);
-  return 0;
+  return clock_set;
 }
 
 }  // namespace vdsolab::timekeeper

@@ -32,7 +32,8 @@ void FillClockConfiguration(StoreList& out, int cs, const TkReadBase& base) {
 }
 
 // update_vdso_time_data(): the parts only a vDSO-capable clocksource needs.
-void UpdateVdsoTimeData(StoreList& out, const Timekeeper& tk) {
+void UpdateVdsoTimeData(StoreList& out, const Timekeeper& tk,
+                        bool boottime_shift_overflow) {
   FillClockConfiguration(out, kCsHresCoarse, tk.tkr_mono);
   FillClockConfiguration(out, kCsRaw, tk.tkr_raw);
 
@@ -47,8 +48,17 @@ void UpdateVdsoTimeData(StoreList& out, const Timekeeper& tk) {
   Timestamp(out, kCsHresCoarse, kClockMonotonic, sec, nsec);
 
   // CLOCK_BOOTTIME: MONOTONIC + monotonic_to_boot.
-  sec += static_cast<uint64_t>(tk.monotonic_to_boot.tv_sec);
-  nsec += static_cast<uint64_t>(tk.monotonic_to_boot.tv_nsec) << shift;
+  if (boottime_shift_overflow) {
+    // 5.3: wall_to_monotonic.tv_nsec + offs_boot as one ns count, shifted
+    // in u64 (kernel/time/vsyscall.c before b99328a60a48).
+    sec = tk.xtime_sec + static_cast<uint64_t>(tk.wall_to_monotonic.tv_sec);
+    nsec = tk.tkr_mono.xtime_nsec +
+           (static_cast<uint64_t>(tk.wall_to_monotonic.tv_nsec + tk.offs_boot)
+            << shift);
+  } else {
+    sec += static_cast<uint64_t>(tk.monotonic_to_boot.tv_sec);
+    nsec += static_cast<uint64_t>(tk.monotonic_to_boot.tv_nsec) << shift;
+  }
   NormaliseShiftedNsec(&sec, &nsec, shift);
   Timestamp(out, kCsHresCoarse, kClockBoottime, sec, nsec);
 
@@ -66,7 +76,8 @@ void UpdateVdsoTimeData(StoreList& out, const Timekeeper& tk) {
 
 // Models update_vsyscall() with vdso_write_begin()/vdso_write_end().
 vdso::VvarUpdate BuildUpdateVsyscall(const Timekeeper& tk, uint32_t seq_hres,
-                                     uint32_t seq_raw, uint32_t hrtimer_res) {
+                                     uint32_t seq_raw, uint32_t hrtimer_res,
+                                     bool boottime_shift_overflow) {
   StoreList out;
   const uint32_t hres = ClockDataOffset(kCsHresCoarse);
   const uint32_t raw = ClockDataOffset(kCsRaw);
@@ -103,7 +114,9 @@ vdso::VvarUpdate BuildUpdateVsyscall(const Timekeeper& tk, uint32_t seq_hres,
   out.U32(vdso::kHrtimerRes, hrtimer_res);
 
   // A clocksource the vDSO cannot read leaves the hres parts stale.
-  if (clock_mode != kVdsoClockmodeNone) UpdateVdsoTimeData(out, tk);
+  if (clock_mode != kVdsoClockmodeNone) {
+    UpdateVdsoTimeData(out, tk, boottime_shift_overflow);
+  }
 
   // vdso_write_end(): the smp_wmb() pairs with the smp_rmb() in the
   // readers' vdso_read_retry(); even seq marks the data consistent.
@@ -113,16 +126,66 @@ vdso::VvarUpdate BuildUpdateVsyscall(const Timekeeper& tk, uint32_t seq_hres,
   return out.Take();
 }
 
-VvarPublisher::VvarPublisher(vdso::VvarPage* page, uint32_t hrtimer_res)
-    : page_(page), hrtimer_res_(hrtimer_res) {
+// Models vdso_time_update_aux() with vdso_write_begin_clock() /
+// vdso_write_end_clock().
+vdso::VvarUpdate BuildUpdateAux(const Timekeeper& tk, uint32_t seq) {
+  StoreList out;
+  const uint32_t vc = vdso::AuxClockDataOffset(tk.id - kTimekeeperAuxFirst);
+  int32_t clock_mode = tk.tkr_mono.clock != nullptr
+                           ? tk.tkr_mono.clock->vdso_clock_mode
+                           : kVdsoClockmodeNone;
+  if (!tk.clock_valid) clock_mode = kVdsoClockmodeNone;
+
+  out.U32(vc + vdso::kVcSeq, seq + 1);
+  out.Wmb();
+  out.U32(vc + vdso::kVcClockMode, static_cast<uint32_t>(clock_mode));
+  if (clock_mode != kVdsoClockmodeNone) {
+    out.U64(vc + vdso::kVcCycleLast, tk.tkr_mono.cycle_last);
+    out.U64(vc + vdso::kVcMaxCycles, tk.tkr_mono.clock->max_cycles);
+    out.U64(vc + vdso::kVcMask, tk.tkr_mono.mask);
+    out.U32(vc + vdso::kVcMult, tk.tkr_mono.mult);
+    out.U32(vc + vdso::kVcShift, tk.tkr_mono.shift);
+    const uint32_t shift = tk.tkr_mono.shift;
+    uint64_t sec =
+        tk.xtime_sec + static_cast<uint64_t>(tk.monotonic_to_aux.tv_sec);
+    uint64_t nsec = tk.tkr_mono.xtime_nsec >> shift;
+    nsec += static_cast<uint64_t>(tk.monotonic_to_aux.tv_nsec);
+    uint64_t rem = 0;
+    sec += IterDivU64Rem(nsec, static_cast<uint32_t>(kNsecPerSec), &rem);
+    out.U64(vc + VcBasetimeSec(vdso::kVdsoBaseAux), sec);
+    out.U64(vc + VcBasetimeNsec(vdso::kVdsoBaseAux), rem << shift);
+  }
+  out.Wmb();
+  out.U32(vc + vdso::kVcSeq, seq + 2);
+  return out.Take();
+}
+
+VvarPublisher::VvarPublisher(vdso::VvarPage* page, uint32_t hrtimer_res,
+                             bool boottime_shift_overflow)
+    : page_(page),
+      hrtimer_res_(hrtimer_res),
+      boottime_shift_overflow_(boottime_shift_overflow) {
   seq_[0] = static_cast<uint32_t>(
       page->Load(ClockDataOffset(kCsHresCoarse) + vdso::kVcSeq, 4));
   seq_[1] = static_cast<uint32_t>(
       page->Load(ClockDataOffset(kCsRaw) + vdso::kVcSeq, 4));
+  for (int i = 0; i < kMaxAuxClocks; ++i) {
+    aux_seq_[i] = static_cast<uint32_t>(
+        page->Load(vdso::AuxClockDataOffset(i) + vdso::kVcSeq, 4));
+  }
+}
+
+void VvarPublisher::UpdateAux(const Timekeeper& tk) {
+  const int index = tk.id - kTimekeeperAuxFirst;
+  if (index < 0 || index >= kMaxAuxClocks) return;
+  uint32_t& seq = aux_seq_[index];
+  page_->Apply(BuildUpdateAux(tk, seq));
+  seq += 2;
 }
 
 void VvarPublisher::UpdateVsyscall(const Timekeeper& tk) {
-  page_->Apply(BuildUpdateVsyscall(tk, seq_[0], seq_[1], hrtimer_res_));
+  page_->Apply(BuildUpdateVsyscall(tk, seq_[0], seq_[1], hrtimer_res_,
+                                   boottime_shift_overflow_));
   seq_[0] += 2;
   seq_[1] += 2;
   ++updates_published_;

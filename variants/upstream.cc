@@ -49,7 +49,8 @@ Layout MakeUpstreamLayout() {
 
 vdso::VvarUpdate BuildUpstream(const timekeeper::Timekeeper& tk, uint32_t seq,
                                const PublishContext& ctx) {
-  return timekeeper::BuildUpdateVsyscall(tk, seq, seq, ctx.hrtimer_res);
+  return timekeeper::BuildUpdateVsyscall(tk, seq, seq, ctx.hrtimer_res,
+                                         ctx.boottime_shift_overflow);
 }
 
 template <vdso::VdsoAccess A>
@@ -77,6 +78,7 @@ const Variant& UpstreamVariant() {
         "max_cycles overflow path, bit-62 negative-motion clamp";
     v->layout = &UpstreamLayout();
     v->build_update = BuildUpstream;
+    v->build_aux_update = timekeeper::BuildUpdateAux;
     v->make_sim_reader = MakeStateless<Read<vdso::HookedAccess>>;
     v->native_loop = NativeLoop<Read<vdso::NativeAccess>>;
     v->vdso_clocks.assign(std::begin(kVdsoServedClocks),

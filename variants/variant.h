@@ -41,6 +41,9 @@ struct PublishContext {
   bool has_rdtscp = true;       // static_cpu_has(X86_FEATURE_RDTSCP).
   bool counters_synced = true;  // All CPUs' counters agree (TSC sync).
   uint64_t boot_counter = 0;    // The counter at timekeeping_init().
+  // The history tests' 5.3 BOOTTIME arithmetic in the upstream writer
+  // (timekeeper::TimekeepingDefects::vsyscall_boottime_shift_overflow).
+  bool boottime_shift_overflow = false;
 };
 
 // Builds the stores of one update in program order, seq protocol included.
@@ -49,6 +52,10 @@ struct PublishContext {
 using BuildUpdateFn = vdso::VvarUpdate (*)(const timekeeper::Timekeeper& tk,
                                            uint32_t seq,
                                            const PublishContext& ctx);
+// Builds an aux clock's update (6.17+ vdso_time_update_aux()) on the
+// record's own seq `seq` (even; the update leaves it at seq + 2).
+using BuildAuxUpdateFn = vdso::VvarUpdate (*)(const timekeeper::Timekeeper& tk,
+                                              uint32_t seq);
 
 // A reader instance in the simulation. One instance serves every simulated
 // thread of a run (state a variant keeps, like the seed's static
@@ -130,6 +137,8 @@ struct Variant {
   std::string_view summary;     // One line: what it is.
   const Layout* layout = nullptr;
   BuildUpdateFn build_update = nullptr;
+  // nullptr: the layout has no aux clock records (before 6.17).
+  BuildAuxUpdateFn build_aux_update = nullptr;
   // The reader; a fresh instance per run.
   std::unique_ptr<SimReader> (*make_sim_reader)() = nullptr;
   NativeLoopFn native_loop = nullptr;  // nullptr: no native build.

@@ -190,14 +190,20 @@ VDSOLAB_LOAD_HOOKS(4)
 VDSOLAB_LOAD_HOOKS(8)
 VDSOLAB_LOAD_HOOKS(16)
 
-VDSOLAB_HIDDEN void __tsan_read_range(void* a, size_t n) { on_load(a, n); }
-VDSOLAB_HIDDEN void __tsan_write_range(void* a, size_t n) {
+/* The signatures are gcc's builtin ones (sanitizer.def: a long length,
+ * func_exit taking the return address), which gcc checks whenever any
+ * sanitizer is on (Bazel's --config=asan/ubsan compile this file too); clang
+ * calls func_exit with no argument, which an ignored parameter accepts. */
+VDSOLAB_HIDDEN void __tsan_read_range(void* a, long n) {
+  on_load(a, (size_t)n);
+}
+VDSOLAB_HIDDEN void __tsan_write_range(void* a, long n) {
   (void)a;
   (void)n;
 }
 VDSOLAB_HIDDEN void __tsan_init(void) {}
 VDSOLAB_HIDDEN void __tsan_func_entry(void* pc) { (void)pc; }
-VDSOLAB_HIDDEN void __tsan_func_exit(void) {}
+VDSOLAB_HIDDEN void __tsan_func_exit(void* pc) { (void)pc; }
 
 /* clang instruments struct copies as calls to these. */
 VDSOLAB_HIDDEN void* __tsan_memcpy(void* dst, const void* src, size_t n) {

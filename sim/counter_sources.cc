@@ -1,0 +1,84 @@
+#include "sim/counter_sources.h"
+
+#include "absl/strings/str_format.h"
+#include "common/math64.h"
+
+namespace vdsolab::sim {
+namespace {
+
+struct GlobalCounter {
+  uint64_t hz;
+  int width;
+  uint64_t start;  // Its value at true time 0 (an arbitrary power-on count).
+};
+
+constexpr GlobalCounter kHpet{14318180, 32, 0x10000000};
+constexpr GlobalCounter kAcpiPm{3579545, 24, 0x400000};
+
+const GlobalCounter& Global(CounterSource s) {
+  return s == CounterSource::kHpet ? kHpet : kAcpiPm;
+}
+
+}  // namespace
+
+CounterSource SourceNamed(const MachineSpec& machine, const std::string& name) {
+  if (name == "tsc" || name == machine.clocksource) {
+    return CounterSource::kMachine;
+  }
+  return name == "hpet" ? CounterSource::kHpet : CounterSource::kAcpiPm;
+}
+
+absl::StatusOr<timekeeper::Clocksource> RegisterSource(const MachineSpec& m,
+                                                       CounterSource source,
+                                                       bool nonstop) {
+  if (source == CounterSource::kMachine) {
+    const uint64_t hz = m.calibrated_hz != 0 ? m.calibrated_hz : m.counter_hz;
+    const uint64_t mask = timekeeper::ClocksourceMask(m.width_bits);
+    if (m.clocksource == "tsc") {
+      // tsc.c registers tsc_khz: the calibration is truncated to whole kHz.
+      absl::StatusOr<timekeeper::Clocksource> cs =
+          timekeeper::ClocksourceRegisterScale(
+              "tsc", mask, 1000, static_cast<uint32_t>(hz / 1000),
+              timekeeper::kVdsoClockmodeTsc, 300);
+      if (cs.ok()) cs->suspend_nonstop = nonstop;
+      return cs;
+    }
+    if (hz > UINT32_MAX) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "machine: %s at %d Hz does not fit clocksource_register_hz()",
+          m.clocksource, hz));
+    }
+    return timekeeper::ClocksourceRegisterScale(
+        m.clocksource, mask, 1, static_cast<uint32_t>(hz),
+        timekeeper::kVdsoClockmodeNone, m.clocksource == "hpet" ? 250 : 200);
+  }
+  const GlobalCounter& g = Global(source);
+  return timekeeper::ClocksourceRegisterScale(
+      source == CounterSource::kHpet ? "hpet" : "acpi_pm",
+      timekeeper::ClocksourceMask(g.width), 1, static_cast<uint32_t>(g.hz),
+      timekeeper::kVdsoClockmodeNone,
+      source == CounterSource::kHpet ? 250 : 200);
+}
+
+__int128 CounterSources::Ideal(CounterSource source, int cpu,
+                               uint64_t t_ns) const {
+  if (source == CounterSource::kMachine) {
+    return machine_->IdealCounter(cpu, t_ns);
+  }
+  const GlobalCounter& g = Global(source);
+  return static_cast<__int128>(g.start) +
+         static_cast<__int128>(t_ns) * g.hz / 1000000000;
+}
+
+uint64_t CounterSources::Read(CounterSource source, int cpu,
+                              uint64_t t_ns) const {
+  if (source == CounterSource::kMachine) return machine_->Counter(cpu, t_ns);
+  return static_cast<uint64_t>(Ideal(source, cpu, t_ns)) & Mask(source);
+}
+
+uint64_t CounterSources::Mask(CounterSource source) const {
+  if (source == CounterSource::kMachine) return machine_->mask();
+  return timekeeper::ClocksourceMask(Global(source).width);
+}
+
+}  // namespace vdsolab::sim

@@ -1,0 +1,178 @@
+// What each scenario event does to the timekeeper model (sim/writer.h):
+// the syscall it stands for, at the timekeeping CPU's counter, with its
+// return value and read-back recorded and checked against the scenario's
+// expectations.
+
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "sim/writer.h"
+#include "timekeeper/timex_names.h"
+
+namespace vdsolab::sim {
+
+void Writer::RecordOutcome(const EventSpec& e, uint64_t start, std::string what,
+                           int64_t ret, const timekeeper::Timex* readback) {
+  EventOutcome o;
+  o.event = event_index_[current_event_];
+  o.at_ns = start;
+  o.what = std::move(what);
+  o.ret = ret;
+  if (readback != nullptr) o.readback = *readback;
+  if (e.expect_ret != kNoExpectedRet && e.expect_ret != ret) {
+    o.mismatches.push_back(
+        absl::StrFormat("returned %d, expected %d", ret, e.expect_ret));
+  }
+  absl::StatusOr<std::vector<std::pair<std::string, int64_t>>> want =
+      ParseReadback(e.expect_readback);  // Validated with the scenario.
+  if (want.ok()) {
+    for (const auto& [field, value] : *want) {
+      const std::optional<int64_t> got =
+          readback != nullptr ? timekeeper::TimexField(*readback, field)
+                              : std::nullopt;
+      if (!got) {
+        o.mismatches.push_back(
+            absl::StrFormat("no read-back of %s to compare", field));
+      } else if (*got != value) {
+        o.mismatches.push_back(absl::StrFormat("read back %s = %d, expected %d",
+                                               field, *got, value));
+      }
+    }
+  }
+  outcomes_.push_back(std::move(o));
+}
+
+void Writer::RunEvent(const EventSpec& e, uint64_t start, uint64_t counter) {
+  const int tk_cpu = scenario_.kernel.timekeeping_cpu;
+  switch (e.kind) {
+    case EventKind::kAdjtimexFrequency:
+    case EventKind::kAdjtimexTick: {
+      timekeeper::Timex txc;
+      if (e.kind == EventKind::kAdjtimexFrequency) {
+        txc.modes = timekeeper::kAdjFrequency;
+        txc.freq = e.freq_scaled_ppm;
+      } else {
+        txc.modes = timekeeper::kAdjTick;
+        txc.tick = e.tick_usec;
+      }
+      (void)tk_->Adjtimex(&txc, counter);  // Validated with the scenario.
+      return;
+    }
+    case EventKind::kSetTime: {
+      const int ret = tk_->SetTimeOfDay(e.realtime, counter);
+      if (e.expect_ret != kNoExpectedRet || ret != 0) {
+        RecordOutcome(e, start,
+                      absl::StrFormat("clock_settime(REALTIME, %s)",
+                                      FormatTimespec(e.realtime)),
+                      ret, nullptr);
+      }
+      return;
+    }
+    case EventKind::kAdjtimex: {
+      timekeeper::Timex txc;
+      txc.modes = e.modes;
+      txc.offset = e.offset;
+      txc.freq = e.freq;
+      txc.maxerror = e.maxerror;
+      txc.esterror = e.esterror;
+      txc.status = e.status;
+      txc.constant = e.constant;
+      txc.time = {e.time_sec, e.time_usec};
+      txc.tick = e.tick_usec;
+      const int ret =
+          e.clock == kClockRealtime
+              ? tk_->Adjtimex(&txc, counter)
+              : tk_->AuxAdjtimex(e.clock - kClockAux, &txc, counter);
+      RecordOutcome(e, start,
+                    absl::StrFormat("clock_adjtime(%s, modes %#x)",
+                                    ClockShortName(e.clock), e.modes),
+                    ret, &txc);
+      return;
+    }
+    case EventKind::kSetTai: {
+      timekeeper::Timex txc;
+      txc.modes = timekeeper::kAdjTai;
+      txc.constant = e.tai;
+      const int ret = tk_->Adjtimex(&txc, counter);
+      RecordOutcome(e, start, absl::StrFormat("adjtimex(ADJ_TAI, %d)", e.tai),
+                    ret, &txc);
+      return;
+    }
+    case EventKind::kSetOffset: {
+      timekeeper::Timex txc;
+      txc.modes = timekeeper::kAdjSetoffset | timekeeper::kAdjNano;
+      txc.time = {e.offset_time.tv_sec, e.offset_time.tv_nsec};
+      const int ret = tk_->Adjtimex(&txc, counter);
+      RecordOutcome(
+          e, start,
+          absl::StrFormat("adjtimex(ADJ_SETOFFSET, %d s + %d ns)",
+                          e.offset_time.tv_sec, e.offset_time.tv_nsec),
+          ret, &txc);
+      return;
+    }
+    case EventKind::kLeap: {
+      // leap-a-day's request: STA_INS or STA_DEL as the whole status.
+      timekeeper::Timex txc;
+      txc.modes = timekeeper::kAdjStatus;
+      txc.status =
+          e.leap == "delete" ? timekeeper::kStaDel : timekeeper::kStaIns;
+      const int ret = tk_->Adjtimex(&txc, counter);
+      RecordOutcome(e, start,
+                    absl::StrFormat("adjtimex(ADJ_STATUS, STA_%s)",
+                                    e.leap == "delete" ? "DEL" : "INS"),
+                    ret, &txc);
+      return;
+    }
+    case EventKind::kSuspend:
+      tk_->Suspend(counter, PersistentClock(start));
+      return;
+    case EventKind::kResume: {
+      const Timespec64 slept = tk_->Resume({counter, PersistentClock(start)});
+      if (slept == Timespec64{} && !scenario_.kernel.tsc_nonstop &&
+          !scenario_.kernel.persistent_clock) {
+        // Neither a nonstop clocksource nor a persistent clock: the RTC
+        // driver's rtc_resume() injects the RTC's whole seconds.
+        const int64_t secs =
+            static_cast<int64_t>(start / kNsecPerSec) -
+            static_cast<int64_t>((start - e.duration_ns) / kNsecPerSec);
+        if (secs > 0) tk_->InjectSleeptime64({secs, 0}, counter);
+      }
+      const timekeeper::Timekeeper& tk = tk_->timekeeper();
+      raw_epoch_counter_ = tk.tkr_raw.cycle_last;
+      raw_epoch_sec_ = tk.raw_sec;
+      raw_epoch_nsec_ = tk.tkr_raw.xtime_nsec;
+      return;
+    }
+    case EventKind::kClocksource: {
+      const CounterSource next = SourceNamed(scenario_.machine, e.clocksource);
+      if (next == source_) return;  // timekeeping_notify(): nothing to do.
+      const uint64_t now_new = sources_.Read(next, tk_cpu, start);
+      tk_->ChangeClocksource(clocksources_[static_cast<size_t>(next)], counter,
+                             now_new);
+      source_ = next;
+      const timekeeper::Timekeeper& tk = tk_->timekeeper();
+      raw_epoch_counter_ = tk.tkr_raw.cycle_last;
+      raw_epoch_sec_ = tk.raw_sec;
+      raw_epoch_nsec_ = tk.tkr_raw.xtime_nsec;
+      return;
+    }
+    case EventKind::kAuxEnable:
+      tk_->EnableAux(e.aux, counter);
+      return;
+    case EventKind::kAuxDisable:
+      tk_->DisableAux(e.aux);
+      return;
+    case EventKind::kAuxSettime: {
+      const int ret = tk_->AuxSetTime(e.aux, e.realtime, counter);
+      RecordOutcome(e, start,
+                    absl::StrFormat("clock_settime(AUX+%d, %s)", e.aux,
+                                    FormatTimespec(e.realtime)),
+                    ret, nullptr);
+      return;
+    }
+    case EventKind::kIdle:
+    case EventKind::kPause:
+      return;
+  }
+}
+
+}  // namespace vdsolab::sim
