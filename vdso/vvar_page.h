@@ -46,12 +46,23 @@ class VvarPage {
   static constexpr size_t kPages = 6;  // kVvarDataPages + kVvarVclockPages
 
   static absl::StatusOr<std::unique_ptr<VvarPage>> Create();
+  // The same area, plus the view a task in a time namespace has of it
+  // (lib/vdso/datastore.c's vvar_fault()): the namespace's page first, then
+  // this area's time data page and the rest, mapped a second time, so the
+  // writer's stores show through both. The namespace page starts zeroed.
+  static absl::StatusOr<std::unique_ptr<VvarPage>> CreateWithTimensView();
   ~VvarPage();
   VvarPage(const VvarPage&) = delete;
   VvarPage& operator=(const VvarPage&) = delete;
 
   // The first byte of the time data page, where readers start.
   const uint8_t* data() const { return base_; }
+  // Where a time namespace task's readers start (its namespace page), or
+  // nullptr without CreateWithTimensView(). Its time page is at +4096.
+  const uint8_t* timens_data() const { return timens_; }
+  // A store to the namespace page (timens_setup_vdso_clock_data()).
+  void StoreTimens(uint32_t offset, uint8_t size, uint64_t value);
+  void ApplyTimens(const VvarUpdate& update);
   size_t size() const { return kPages * 4096; }
   // Writes raw bytes (copying a live page in, for example).
   void CopyIn(uint32_t offset, const uint8_t* bytes, size_t n);
@@ -72,7 +83,11 @@ class VvarPage {
 
  private:
   explicit VvarPage(uint8_t* base) : base_(base) {}
+  static void StoreSized(uint8_t* p, uint8_t size, uint64_t value);
   uint8_t* base_;
+  uint8_t* timens_ = nullptr;  // kPages of view, when there is one.
+  int fd_ = -1;                // The shared area's memfd.
+  int timens_fd_ = -1;         // The namespace page's memfd.
 };
 
 // "clock_data[0].basetime[CLOCK_MONOTONIC].nsec" for a page offset in the
