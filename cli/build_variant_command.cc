@@ -6,6 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "common/json.h"
 #include "ktree/ktree.h"
 
 namespace vdsolab::cli {
@@ -34,6 +35,25 @@ int BuildVariant(const ParsedFlags& flags) {
     return kExitBadInput;
   }
   if (flags.Bool("verbose")) std::fputs(built->build_log.c_str(), stderr);
+  if (flags.String("format", "text") == "json") {
+    JsonObject body;
+    body.Add("name", built->name)
+        .Add("version", built->version)
+        .Add("era", built->era)
+        .Add("provenance", built->provenance)
+        .Add("layout", built->layout)
+        .Add("data_layout", built->data_layout)
+        .Add("semantics", built->semantics)
+        .Add("origin", built->origin)
+        .Add("compiler", built->compiler)
+        .Add("ordered_reads", built->ordered_reads)
+        .Add("plain_reads", built->plain_reads)
+        .Add("rdtscp_reads", built->rdtscp_reads)
+        .Add("syscalls", built->syscalls)
+        .Add("from_cache", built->from_cache)
+        .Add("out", *written);
+    return PrintJson("build-variant", kExitOk, body.Text());
+  }
   std::fputs(
       absl::StrFormat(
           "variant %s: %s\n  provenance: %s\n  page layout: of variant %s "
@@ -81,6 +101,8 @@ Command BuildVariantCommand() {
       out,
       MakeFlag("verbose", FlagKind::kBool, "",
                "print what was run (the build log)"),
+      MakeChoice("format", {"text", "json"}, "text, or json (docs/json.md)",
+                 "text"),
   };
   return Command{std::move(spec), [](const ParsedFlags& flags) {
                    for (const char* required : {"kernel-tree", "out"}) {

@@ -7,28 +7,13 @@ bin="${TEST_SRCDIR:-.}/vdsolab/cli/vdsolab"
 [ -x "$bin" ] || bin="$(dirname "$0")/vdsolab"
 failures=0
 
-expect() {  # expect NAME WANT_EXIT WANT_TEXT -- ARGS...
-  local name=$1 want_exit=$2 want_text=$3
-  shift 4
-  local out rc
-  out=$("$bin" "$@" 2>&1)
-  rc=$?
-  if [ "$rc" -ne "$want_exit" ]; then
-    echo "FAIL $name: exit $rc, want $want_exit"; echo "$out" | tail -5
-    failures=$((failures + 1))
-  elif ! grep -qF -- "$want_text" <<<"$out"; then
-    echo "FAIL $name: output lacks '$want_text'"; echo "$out" | tail -5
-    failures=$((failures + 1))
-  else
-    echo "ok   $name"
-  fi
-}
+# shellcheck source=testing/cli_expect.sh
+source "${TEST_SRCDIR:-.}/vdsolab/testing/cli_expect.sh"
 
 expect short_run 0 "PASS: every read matched" -- --duration=1s --reads_per_tick=5
 expect bad_hz 2 "--hz=0: want 10 .. 10000" -- --hz=0
 expect bad_ppm 2 "--ntp-freq-ppm=900" -- --ntp_freq_ppm=900
 expect negative_duration 2 "--duration=-1s" -- --duration=-1s
-expect long_duration 2 "--duration=25h: at most 24h" -- --duration=25h
 expect ntp_after_end 2 "--ntp-at=5s" -- --duration=1s --ntp_at=5s
 expect bad_flag_value 2 "--hz=lots: want a decimal integer" -- --hz=lots
 expect unknown_flag 2 "unknown flag --nosuchflag" -- --nosuchflag=1
@@ -104,6 +89,36 @@ expect run_aux_needs_config 2 "set kernel.aux_clocks = true" -- \
 expect run_missing_file 2 "cannot open scenario file" -- run "$tmp/nope.toml"
 printf 'name = "x"\n[kernel]\nhz = 3\n' > "$tmp/bad.toml"
 expect run_bad_file 2 "kernel.hz = 3" -- run "$tmp/bad.toml"
+# Bad input is refused naming the file, line and field.
+expect run_device 2 "/dev/zero: not a scenario file" -- run /dev/zero
+expect run_directory 2 "not a scenario file (a directory)" -- run "$tmp"
+: > "$tmp/empty.toml"
+expect run_empty 2 "empty.toml: empty" -- run "$tmp/empty.toml"
+printf 'name = "x"\nbogus = 1\n' > "$tmp/top.toml"
+expect run_unknown_top_key 2 'top.toml:2:1: unknown key "bogus"' -- \
+  run "$tmp/top.toml"
+printf 'name = "x"\n[kernel]\ntimekeeping_cpu = 5\n' > "$tmp/sem.toml"
+expect run_semantic_error_has_line 2 "sem.toml:3:" -- run "$tmp/sem.toml"
+printf 'name = "x"\n[run]\nduration = "169h"\n' > "$tmp/long.toml"
+expect run_one_duration_limit 2 "longer than 7 days" -- run "$tmp/long.toml"
+expect default_one_duration_limit 2 "--duration=169h: at most 168h" -- \
+  --duration=169h
+printf 'name = "x"\n[run]\nduration = "1s"\n[[event]]\nkind = "pause"\nat = "500ms"\nduration = "10s"\n' \
+  > "$tmp/pause.toml"
+expect run_pause_past_end_warns 0 "lasts past the run's end" -- \
+  run "$tmp/pause.toml"
+mkdir -p "$tmp/mixed" && cp "$scen/baseline.toml" "$tmp/mixed/" &&
+  cp "$tmp/sem.toml" "$tmp/mixed/"
+expect compare_names_the_bad_file 2 "mixed/sem.toml:3:" -- \
+  compare --scenarios="$tmp/mixed"
+cp "$scen/exhaustive-monotonic.toml" "$tmp/badreplay.toml"
+printf '\n[replay]\nreader = 0\ncall = 0\nproperty = "torn"\ndecisions = [99, 0]\n' \
+  >> "$tmp/badreplay.toml"
+expect replay_bad_decisions 2 "replay.decisions: decision 0 is 99" -- \
+  replay "$tmp/badreplay.toml"
+sed -i 's/property = "torn"/property = "bogus"/' "$tmp/badreplay.toml"
+expect replay_bad_property 2 'replay.property = "bogus": want one of' -- \
+  replay "$tmp/badreplay.toml"
 expect run_usage 2 "missing SCENARIO (usage: vdsolab run SCENARIO" -- run
 expect run_bad_seed 2 "--seed=x1" -- run "$scen/baseline.toml" --seed=x1
 expect run_seed_override 0 "seed 42," -- run "$scen/baseline.toml" --seed=42
@@ -162,7 +177,7 @@ expect compare_bad_dir 2 "--scenarios=/nonexistent" -- \
   compare --scenarios=/nonexistent
 expect compare_table 1 "| perf-mmap | n/a |" -- \
   compare --variant=upstream,perf-mmap --scenarios="$scen" --out="$tmp/cmp"
-expect compare_replays 1 "replay: \`vdsolab replay $tmp/cmp/upstream--coarse-step-back" \
+expect compare_replays 1 "replay: \`vdsolab replay $tmp/cmp/upstream--coarse-step-back--" \
   -- compare --variant=upstream --scenarios="$scen" --out="$tmp/cmp"
 mkdir -p "$tmp/one" && cp "$scen/baseline.toml" "$tmp/one/"
 expect compare_pass 0 "| 6.10 | pass" -- \
@@ -217,6 +232,74 @@ else
     echo "FAIL inspect: exit $rc"; tail -3 "$tmp/inspect.out"
     failures=$((failures + 1)); fi
 fi
+
+# Output for scripts: every command's JSON parses and carries the envelope;
+# TAP has one test point per property; pictures are well-formed.
+if command -v python3 >/dev/null; then
+  json_ok() {  # json_ok NAME WANT_COMMAND WANT_EXIT -- ARGS...
+    local name=$1 cmd=$2 want=$3
+    shift 4
+    "$bin" "$@" > "$tmp/$name.json" 2>/dev/null
+    local rc=$?
+    if [ $rc -eq "$want" ] && python3 - "$tmp/$name.json" "$cmd" "$want" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["command"] == sys.argv[2], d["command"]
+assert d["exit"] == int(sys.argv[3]), d["exit"]
+assert d["schema"] == 1 and d["vdsolab"]
+PY
+    then echo "ok   $name"; else
+      echo "FAIL $name: exit $rc"; head -c 300 "$tmp/$name.json"
+      failures=$((failures + 1)); fi
+  }
+  json_ok json_default check 0 -- --duration=1s --format=json
+  json_ok json_run run 0 -- run "$scen/baseline.toml" --format=json
+  json_ok json_run_fail run 1 -- run "$scen/coarse-step-back.toml" \
+    --format=json --replay-out="$tmp/cs.replay.toml"
+  json_ok json_replay replay 1 -- replay "$tmp/cs.replay.toml" --format=json
+  json_ok json_variants variants 0 -- variants --format=json
+  json_ok json_compare compare 0 -- compare --variant=6.10 \
+    --scenarios="$tmp/one" --out="$tmp/cmp1" --format=json
+fi
+"$bin" run "$scen/coarse-step-back.toml" --format=tap > "$tmp/tap.out"
+if [ "$(grep -cE '^(not )?ok [0-9]+ - ' "$tmp/tap.out")" -eq 9 ] &&
+   grep -q '^not ok 2 - monotonic' "$tmp/tap.out" &&
+   head -1 "$tmp/tap.out" | grep -qx 'TAP version 13'; then
+  echo "ok   tap_run"; else
+  echo "FAIL tap_run"; cat "$tmp/tap.out"; failures=$((failures + 1)); fi
+expect accept_known 0 "ok 2 - monotonic" -- \
+  run "$scen/coarse-step-back.toml" --format=tap --accept=known
+expect replay_pictures 1 "REPRODUCED" -- replay "$tmp/cs.replay.toml" \
+  --svg="$tmp/cs.svg" --trace="$tmp/cs.trace.json"
+expect compare_plots 0 "perf_time" -- compare --variant=perf-mmap \
+  --scenarios="$tmp/one" --out="$tmp/cmp2" --svg="$tmp/plots"
+if command -v python3 >/dev/null &&
+   python3 -c 'import sys, xml.etree.ElementTree as E
+plot, call = (E.parse(f).getroot() for f in sys.argv[1:])
+assert plot.tag.endswith("svg") and call.tag.endswith("svg")
+assert any(e.tag.endswith("polyline") for e in plot.iter())
+assert any(e.get("class") == "load" for e in call.iter())' \
+     "$tmp/plots/perf-mmap--perf_time.svg" "$tmp/cs.svg"; then
+  echo "ok   svg_files_parse"; else
+  echo "FAIL svg_files_parse"; failures=$((failures + 1)); fi
+if grep -q '^<svg ' "$tmp/cs.svg" && grep -q '"traceEvents"' "$tmp/cs.trace.json"; then
+  echo "ok   replay_picture_files"; else
+  echo "FAIL replay_picture_files"; failures=$((failures + 1)); fi
+
+# Every replay docs/compare.md references is in the repository and shows
+# its failure again.
+docs="${TEST_SRCDIR:-.}/vdsolab"
+replays=$(grep -o 'vdsolab replay [^`]*' "$docs/docs/compare.md" | awk '{print $3}')
+missing=0
+for r in $replays; do
+  if [ ! -f "$docs/$r" ]; then
+    echo "FAIL docs_replay_missing: $r"; missing=$((missing + 1)); continue; fi
+  "$bin" replay "$docs/$r" > /dev/null 2>&1
+  [ $? -eq 1 ] || { echo "FAIL docs_replay_not_reproduced: $r"; missing=$((missing + 1)); }
+done
+if [ -n "$replays" ] && [ $missing -eq 0 ]; then
+  echo "ok   docs_replays ($(wc -w <<<"$replays") reproduced)"; else
+  failures=$((failures + missing + 1)); fi
 
 a=$("$bin" --duration=1s --seed=9 --reads_per_tick=3)
 b=$("$bin" --duration=1s --seed=9 --reads_per_tick=3)

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "absl/strings/str_format.h"
+#include "cli/version.h"
 
 namespace vdsolab::cli {
 namespace {
@@ -30,6 +31,18 @@ InterruptScope::InterruptScope() {
 InterruptScope::~InterruptScope() {
   sigaction(SIGINT, &old_int_, nullptr);
   sigaction(SIGTERM, &old_term_, nullptr);
+}
+
+int PrintJson(const std::string& command, int exit_code,
+              const std::string& body) {
+  // `body` is a JSON object's text; its members follow the envelope's.
+  std::string members = body.size() >= 2 ? body.substr(1, body.size() - 2) : "";
+  std::printf(
+      "{\"vdsolab\": \"%s\", \"schema\": 1, \"command\": \"%s\", "
+      "\"exit\": %d%s%s}\n",
+      kVersion, command.c_str(), exit_code, members.empty() ? "" : ", ",
+      members.c_str());
+  return exit_code;
 }
 
 std::string FormatEta(double elapsed_s, double fraction_done) {

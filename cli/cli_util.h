@@ -30,6 +30,13 @@ class InterruptScope {
   struct sigaction old_term_;
 };
 
+// Prints a command's --format=json answer on stdout: one object whose
+// first members are the envelope every command shares (docs/json.md):
+// {"vdsolab": VERSION, "schema": 1, "command": ..., "exit": ..., ...}.
+// Returns `exit_code`.
+int PrintJson(const std::string& command, int exit_code,
+              const std::string& body_members_json);
+
 // "ETA 12 s" from the time so far and the fraction done.
 std::string FormatEta(double elapsed_s, double fraction_done);
 

@@ -22,6 +22,7 @@
 #include "cli/commands.h"
 #include "cli/variant_flags.h"
 #include "common/escape.h"
+#include "sim/formats.h"
 #include "sim/run.h"
 #include "sim/scenario_toml.h"
 #include "variants/registry.h"
@@ -31,6 +32,8 @@ namespace {
 
 struct CompareOptions {
   bool accept_known = false;
+  std::string format = "text";  // text, json, tap
+  std::string svg_dir;          // --svg: one plot per clock without oracle.
   std::string scenarios_dir = "scenarios";  // Every *.toml in it.
   std::vector<const variants::Variant*> variants;
   std::string out_dir = "compare-out";  // Replay files go here.
@@ -136,13 +139,16 @@ bool HasNote(const VariantResult& r, const std::string& property) {
   return false;
 }
 
+// One file per variant, scenario and property: several properties can fail
+// first in the same scenario, each with its own minimal replay.
 std::string WriteReplayFile(const std::string& out_dir,
                             const sim::Scenario& replay,
                             const std::string& variant,
                             const std::string& scenario) {
   mkdir(ResolveOutputPath(out_dir).c_str(), 0755);
   const std::string rel =
-      absl::StrFormat("%s/%s--%s.replay.toml", out_dir, variant, scenario);
+      absl::StrFormat("%s/%s--%s--%s.replay.toml", out_dir, variant, scenario,
+                      replay.replay.property);
   std::ofstream file(ResolveOutputPath(rel));
   file << sim::ScenarioToToml(replay);
   file.close();
@@ -253,7 +259,7 @@ std::string FormatJson(const std::vector<VariantResult>& results,
                       })));
   }
   return absl::StrFormat(
-      "{\"scenarios\": [%s], \"variants\": [%s]}\n",
+      "{\"scenarios\": [%s], \"variants\": [%s]}",
       absl::StrJoin(scenarios, ", ",
                     [](std::string* out, const std::string& s) {
                       out->append(JsonQuote(s));
@@ -292,9 +298,9 @@ std::string FormatTable(const std::vector<VariantResult>& results,
   absl::StrAppendFormat(
       &o,
       "# vdsolab compare: %d variants x %d scenarios\n\n"
-      "Made by `vdsolab compare`. docs/variants.md is this output for the "
+      "Made by `vdsolab compare`. docs/compare.md is this output for the "
       "built-in scenarios: `./bazelw run //:vdsolab -- compare "
-      "--out=docs/variants-replays > docs/variants.md`.\n\n"
+      "--out=docs/compare-replays > docs/compare.md`.\n\n"
       "Scenarios: %s. Each cell sums a property over every scenario: "
       "\"pass\", \"FAIL n\" (defects), \"known n\" (a documented kernel or "
       "era behaviour), \"pre n\" (a violated precondition of the design), "
@@ -372,6 +378,72 @@ std::string FormatTable(const std::vector<VariantResult>& results,
   return o;
 }
 
+// TAP: one test point per variant and property, over every scenario.
+std::string FormatTap(const std::vector<VariantResult>& results,
+                      const std::vector<std::string>& scenarios,
+                      bool accept_known) {
+  std::string o = absl::StrFormat(
+      "TAP version 13\n# vdsolab compare: %d variants x %d scenarios (%s)\n"
+      "1..%d\n",
+      results.size(), scenarios.size(), absl::StrJoin(scenarios, ", "),
+      results.size() * sim::kNumProperties);
+  int n = 0;
+  for (const VariantResult& r : results) {
+    for (int i = 0; i < sim::kNumProperties; ++i) {
+      const Cell& c = r.cells[static_cast<size_t>(i)];
+      const std::string property =
+          sim::PropertyName(static_cast<sim::Property>(i + 1));
+      ++n;
+      if (c.checked == 0) {
+        absl::StrAppendFormat(&o, "ok %d - %s: %s # SKIP never checked\n", n,
+                              r.variant->name, property);
+        continue;
+      }
+      const bool fails =
+          c.defects != 0 || (c.known != 0 && !accept_known) || r.run_error;
+      absl::StrAppendFormat(&o, "%s %d - %s: %s (%s)\n",
+                            fails ? "not ok" : "ok", n, r.variant->name,
+                            property, CellText(c));
+      if (!fails) continue;
+      for (const FailureNote& note : r.failures) {
+        if (note.property != property) continue;
+        absl::StrAppendFormat(&o, "#   scenario %s: [%s] %s\n", note.scenario,
+                              note.verdict, note.why);
+        if (!note.replay.empty()) {
+          absl::StrAppendFormat(&o, "#   replay: vdsolab replay %s\n",
+                                note.replay);
+        }
+        break;
+      }
+    }
+  }
+  return o;
+}
+
+// --svg=DIR: DIR/<variant>--<clock>.svg for each clock without an oracle.
+bool WritePlots(const std::string& dir,
+                const std::vector<VariantResult>& results) {
+  const std::string path = ResolveOutputPath(dir);
+  mkdir(path.c_str(), 0755);
+  for (const VariantResult& r : results) {
+    for (const auto& [clock, d] : r.divergence) {
+      const std::string file =
+          absl::StrFormat("%s/%s--%s.svg", path, r.variant->name, d.name);
+      std::ofstream out(file);
+      out << sim::DivergenceSvg(
+          absl::StrFormat("%s %s against CLOCK_MONOTONIC_RAW (scenario %s)",
+                          r.variant->name, d.name, r.divergence_from),
+          d);
+      out.close();
+      if (!out) {
+        Fail(absl::StrFormat("--svg=%s: cannot write %s", dir, file));
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
 int Compare(const CompareOptions& options) {
   auto scenarios = LoadScenarios(options.scenarios_dir);
   if (!scenarios.ok()) {
@@ -424,21 +496,29 @@ int Compare(const CompareOptions& options) {
     results.push_back(std::move(r));
   }
   if (tty) std::fputs("\n", stderr);
-  const std::string text =
-      options.json ? FormatJson(results, names) : FormatTable(results, names);
-  std::fputs(text.c_str(), stdout);
-  if (StopFlag().load()) std::fputs("(stopped early)\n", stdout);
   // A defect or a known kernel behaviour in any cell, or a run that could
   // not run, fails the comparison.
+  int exit = kExitOk;
   for (const VariantResult& r : results) {
-    if (r.run_error) return kExitFailed;
+    if (r.run_error) exit = kExitFailed;
     for (const Cell& c : r.cells) {
       if (c.defects != 0 || (c.known != 0 && !options.accept_known)) {
-        return kExitFailed;
+        exit = kExitFailed;
       }
     }
   }
-  return kExitOk;
+  if (!options.svg_dir.empty() && !WritePlots(options.svg_dir, results)) {
+    return kExitBadInput;
+  }
+  if (options.format == "json") {
+    return PrintJson("compare", exit, FormatJson(results, names));
+  }
+  std::fputs(options.format == "tap"
+                 ? FormatTap(results, names, options.accept_known).c_str()
+                 : FormatTable(results, names).c_str(),
+             stdout);
+  if (StopFlag().load()) std::fputs("(stopped early)\n", stdout);
+  return exit;
 }
 
 int CompareMain(const ParsedFlags& flags) {
@@ -452,7 +532,8 @@ int CompareMain(const ParsedFlags& flags) {
   options.variants = *std::move(chosen);
   options.scenarios_dir = flags.String("scenarios", options.scenarios_dir);
   options.out_dir = flags.String("out", options.out_dir);
-  options.json = flags.String("format", "text") == "json";
+  options.format = flags.String("format", "text");
+  options.svg_dir = flags.String("svg");
   options.accept_known = flags.String("accept") == "known";
   return Compare(options);
 }
@@ -469,7 +550,7 @@ Command CompareCommand() {
       "prints a variants x properties table, the first minimal replay file "
       "of each failure, the divergence of clocks without a kernel oracle "
       "from CLOCK_MONOTONIC_RAW, and each variant's claims against what the "
-      "runs measured (docs/variants.md).\n\n"
+      "runs measured (docs/compare.md).\n\n"
       "Exit status: 0 every property held for every variant, 1 a property "
       "failed somewhere (the table says where) or a run could not run, 2 "
       "bad input.";
@@ -482,7 +563,15 @@ Command CompareCommand() {
       "out", FlagKind::kString, "DIR",
       "where to write the replay file of each first failure", "compare-out"));
   spec.flags.push_back(
-      MakeChoice("format", {"text", "json"}, "the output format", "text"));
+      MakeChoice("format", {"text", "json", "tap"},
+                 "the table for people, json (docs/json.md) for scripts, tap "
+                 "(kselftest style, one test per variant and property) for CI",
+                 "text"));
+  spec.flags.push_back(
+      MakeFlag("svg", FlagKind::kString, "DIR",
+               "also plot each clock without a kernel oracle against "
+               "CLOCK_MONOTONIC_RAW over time, one SVG per variant and clock, "
+               "into DIR"));
   return Command{std::move(spec), CompareMain};
 }
 

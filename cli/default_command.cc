@@ -10,13 +10,15 @@
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "cli/variant_flags.h"
+#include "common/json.h"
+#include "common/limits.h"
 #include "sim/oracle_run.h"
 #include "sim/scenario_toml.h"
 
 namespace vdsolab::cli {
 namespace {
 
-constexpr double kDayNs = 86400e9;
+constexpr double kMaxNs = static_cast<double>(kMaxSimulatedNs);
 
 std::string Duration(uint64_t ns) {
   return absl::FormatDuration(absl::Nanoseconds(static_cast<int64_t>(ns)));
@@ -106,12 +108,60 @@ int DefaultMain(const ParsedFlags& flags) {
                ? kExitBadInput
                : kExitFailed;
   }
+  const int exit = report->ok() ? kExitOk : kExitFailed;
+  if (flags.String("format", "text") == "json") {
+    JsonObject body;
+    const sim::OracleRunConfig& c = *config;
+    JsonObject cfg;
+    cfg.Add("seed", c.seed)
+        .Add("duration_ns", c.duration_ns)
+        .Add("tsc_hz", c.tsc_hz)
+        .Add("hz", c.hz)
+        .Add("ntp_freq_ppm", static_cast<double>(c.ntp_freq) / 65536.0)
+        .Add("ntp_at_ns", c.ntp_at_ns)
+        .Add("reads_per_tick", c.reads_per_tick)
+        .Add("tick_jitter_ns", c.tick_jitter_ns)
+        .Add("accept_known", c.accept_known);
+    JsonArray clocks, failures, log;
+    for (const sim::ClockStats& s : report->clocks) {
+      JsonObject cj;
+      cj.Add("clock", s.clock)
+          .Add("name", s.name)
+          .Add("reads", s.reads)
+          .Add("vdso", s.reads - s.fallbacks)
+          .Add("syscall", s.fallbacks)
+          .Add("errors", s.errors)
+          .Add("mismatches", s.mismatches)
+          .Add("max_abs_diff_ns", s.max_abs_diff_ns)
+          .Add("backwards", s.backwards)
+          .Add("known", s.known);
+      clocks.AddRaw(cj.Text());
+    }
+    for (const std::string& f : report->failures) failures.Add(f);
+    for (const std::string& l : report->kernel_log) log.Add(l);
+    body.Add("variant", report->variant)
+        .AddRaw("config", cfg.Text())
+        .Add("tsc_khz", report->tsc_khz)
+        .Add("mult", report->mult)
+        .Add("shift", report->shift)
+        .Add("max_cycles", report->max_cycles)
+        .Add("cycle_interval", report->cycle_interval)
+        .Add("final_mult", report->final_mult)
+        .Add("updates", report->updates)
+        .Add("reads", report->reads)
+        .AddRaw("clocks", clocks.Text())
+        .AddRaw("failures", failures.Text())
+        .AddRaw("kernel_log", log.Text());
+    if (!report->ok()) {
+      body.Add("replay_command", ReplayCommandLine(*config, flags));
+    }
+    return PrintJson("check", exit, body.Text());
+  }
   std::fputs(sim::FormatOracleRunReport(*report).c_str(), stdout);
   if (!report->ok()) {
     std::printf("replay: %s\n", ReplayCommandLine(*config, flags).c_str());
-    return kExitFailed;
   }
-  return kExitOk;
+  return exit;
 }
 
 }  // namespace
@@ -135,8 +185,8 @@ Command DefaultCommand() {
           "seed for everything random; the same seed gives the same report",
           "1"),
       MakeFlag("duration", FlagKind::kDuration, "DURATION",
-               "simulated time to run, e.g. 10s, 1500ms, 2m (at most 24h)",
-               "10s", 0, kDayNs),
+               "simulated time to run, e.g. 10s, 1500ms, 2m (at most 7 days)",
+               "10s", 0, kMaxNs),
       MakeFlag(
           "tsc-hz", FlagKind::kUint, "HZ",
           "true TSC frequency; the kernel model calibrates it to whole kHz as "
@@ -149,18 +199,20 @@ Command DefaultCommand() {
                500),
       MakeFlag("ntp-at", FlagKind::kDuration, "DURATION",
                "when the adjtimex() call happens, in simulated time", "300ms",
-               0, kDayNs),
+               0, kMaxNs),
       MakeFlag("reads-per-tick", FlagKind::kUint, "N",
                "reads sampled between consecutive timekeeper events", "40", 1,
                1000000),
       MakeFlag("tick-jitter", FlagKind::kDuration, "DURATION",
-               "each tick lands up to this late", "20us", 0, kDayNs),
+               "each tick lands up to this late", "20us", 0, kMaxNs),
       MakeFlag("boot-realtime", FlagKind::kString, "SECONDS[.NANOSECONDS]",
                "CLOCK_REALTIME at boot, e.g. 1764460800.000000000",
                "drawn from the seed"),
   };
   for (FlagSpec& f : VariantFlags(false)) spec.flags.push_back(std::move(f));
   spec.flags.push_back(AcceptFlag());
+  spec.flags.push_back(MakeChoice("format", {"text", "json"},
+                                  "text, or json (docs/json.md)", "text"));
   return Command{std::move(spec), DefaultMain};
 }
 

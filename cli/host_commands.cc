@@ -7,7 +7,9 @@
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "common/json.h"
 #include "host/conform.h"
+#include "host/counter_regimes.h"
 #include "host/inspect.h"
 #include "host/live_vvar.h"
 
@@ -48,7 +50,7 @@ int Inspect(bool json, int samples) {
       out +=
           ", \"updates\": " + host::FormatUpdateAnalysisJson(*analysis) + "}";
     }
-    std::printf("%s\n", out.c_str());
+    return PrintJson("inspect", kExitOk, out);
   } else {
     std::fputs(host::DescribeSnapshotText(*snap, kernel).c_str(), stdout);
     if (analysis) {
@@ -58,7 +60,21 @@ int Inspect(bool json, int samples) {
   return kExitOk;
 }
 
-int Conform(int samples, uint64_t seed) {
+JsonArray CellsJson(
+    const std::map<std::pair<ClockId, int>, host::ConformCell>& cells) {
+  JsonArray a;
+  for (const auto& [key, cell] : cells) {
+    JsonObject o;
+    o.Add("clock", ClockName(key.first))
+        .Add("regime", host::RegimeName(static_cast<host::Regime>(key.second)))
+        .Add("compared", cell.compared)
+        .Add("mismatches", cell.mismatches);
+    a.AddRaw(o.Text());
+  }
+  return a;
+}
+
+int Conform(int samples, uint64_t seed, bool json) {
   host::ConformOptions options;
   options.samples = samples;
   options.seed = seed;
@@ -67,12 +83,36 @@ int Conform(int samples, uint64_t seed) {
     Fail(std::string(report.status().message()));
     return kExitFailed;
   }
+  const int exit = report->supported && report->mismatches == 0 &&
+                           report->synthetic_mismatches == 0 &&
+                           report->prediction_holds
+                       ? kExitOk
+                       : kExitFailed;
+  if (json) {
+    const host::ConformReport& r = *report;
+    JsonArray details;
+    for (const std::string& d : r.mismatch_details) details.Add(d);
+    JsonObject body;
+    body.Add("supported", r.supported)
+        .Add("skip_reason", r.skip_reason)
+        .Add("kernel", r.kernel)
+        .Add("clock_mode", r.clock_mode)
+        .Add("compared", r.compared)
+        .Add("mismatches", r.mismatches)
+        .Add("synthetic_compared", r.synthetic_compared)
+        .Add("synthetic_mismatches", r.synthetic_mismatches)
+        .Add("page_races", r.page_races)
+        .Add("counter_traps", r.counter_traps)
+        .Add("patched_sites", r.patched_sites)
+        .Add("prediction_holds", r.prediction_holds)
+        .Add("seconds", r.seconds)
+        .AddRaw("cells", CellsJson(r.cells).Text())
+        .AddRaw("synthetic_cells", CellsJson(r.synthetic_cells).Text())
+        .AddRaw("mismatch_details", details.Text());
+    return PrintJson("conform", exit, body.Text());
+  }
   std::fputs(host::FormatConformReport(*report).c_str(), stdout);
-  if (!report->supported) return kExitFailed;
-  return report->mismatches == 0 && report->synthetic_mismatches == 0 &&
-                 report->prediction_holds
-             ? kExitOk
-             : kExitFailed;
+  return exit;
 }
 
 int InspectMain(const ParsedFlags& flags) {
@@ -84,7 +124,8 @@ int InspectMain(const ParsedFlags& flags) {
 
 int ConformMain(const ParsedFlags& flags) {
   return Conform(static_cast<int>(flags.Uint("samples").value_or(2500)),
-                 flags.Uint("seed").value_or(1));
+                 flags.Uint("seed").value_or(1),
+                 flags.String("format", "text") == "json");
 }
 
 }  // namespace
@@ -134,6 +175,8 @@ Command ConformCommand() {
           "2500", 1, 10000000),
       MakeFlag("seed", FlagKind::kUint, "N", "the seed for the synthetic pages",
                "1"),
+      MakeChoice("format", {"text", "json"}, "text, or json (docs/json.md)",
+                 "text"),
   };
   return Command{std::move(spec), ConformMain};
 }

@@ -10,15 +10,17 @@
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "cli/variant_flags.h"
+#include "sim/formats.h"
 #include "sim/run.h"
 #include "sim/scenario_toml.h"
 
 namespace vdsolab::cli {
 namespace {
 
-// Writes the replay scenario; the run failed either way.
-int WriteReplay(const sim::Scenario& replay, const std::string& name,
-                uint64_t seed, const std::string& replay_out) {
+// Writes the replay scenario; its path, or "" (said on stderr) if it could
+// not be written.
+std::string WriteReplay(const sim::Scenario& replay, const std::string& name,
+                        uint64_t seed, const std::string& replay_out) {
   const std::string out = ResolveOutputPath(
       !replay_out.empty()
           ? replay_out
@@ -28,11 +30,23 @@ int WriteReplay(const sim::Scenario& replay, const std::string& name,
   file.close();
   if (!file) {
     Fail(absl::StrFormat("cannot write the replay file \"%s\"", out));
-    return kExitFailed;
+    return "";
   }
-  std::printf("seed: %llu\nreplay file: %s\nreplay it: vdsolab replay %s\n",
-              static_cast<unsigned long long>(seed), out.c_str(), out.c_str());
-  return kExitFailed;
+  return out;
+}
+
+// Writes `text` to `path` (a --svg or --trace file); false, said, if it
+// could not.
+bool WriteText(const std::string& flag, const std::string& path,
+               const std::string& text) {
+  std::ofstream file(ResolveOutputPath(path));
+  file << text;
+  file.close();
+  if (!file) {
+    Fail(absl::StrFormat("--%s=%s: cannot write it", flag, path));
+    return false;
+  }
+  return true;
 }
 
 // The progress line on a terminal.
@@ -77,6 +91,10 @@ int Run(const ParsedFlags& flags) {
   if (std::optional<uint64_t> seed = flags.Uint("seed")) {
     scenario->run.seed = *seed;
   }
+  for (const std::string& warning : sim::ScenarioWarnings(*scenario)) {
+    std::fprintf(stderr, "vdsolab: warning: %s: %s\n", path.c_str(),
+                 warning.c_str());
+  }
   absl::StatusOr<std::vector<const variants::Variant*>> chosen =
       ChooseVariants(flags, false, scenario->run.reader);
   if (!chosen.ok()) {
@@ -100,25 +118,50 @@ int Run(const ParsedFlags& flags) {
     Fail(std::string(outcome.status().message()));
     return kExitBadInput;
   }
-  std::fputs(sim::FormatOutcome(*scenario, *outcome).c_str(), stdout);
-  if (!outcome->failed) return kExitOk;
-  if (outcome->replays.empty() || !outcome->replays.front().scenario) {
-    Fail(outcome->replays.empty() ? "no replay could be made"
-                                  : outcome->replays.front().error);
-    return kExitFailed;
+  const std::string format = flags.String("format", "text");
+  const int exit = outcome->failed ? kExitFailed : kExitOk;
+  // The first failure's minimal replay, written in every format.
+  std::string replay_file;
+  const sim::Scenario* minimal = nullptr;
+  if (outcome->failed) {
+    if (outcome->replays.empty() || !outcome->replays.front().scenario) {
+      Fail(outcome->replays.empty() ? "no replay could be made"
+                                    : outcome->replays.front().error);
+    } else {
+      minimal = &*outcome->replays.front().scenario;
+      replay_file = WriteReplay(*minimal, scenario->name, scenario->run.seed,
+                                flags.String("replay-out"));
+    }
   }
-  const sim::Scenario& minimal = *outcome->replays.front().scenario;
-  if (outcome->strategy == sim::Strategy::kRandom) {
+  if (format == "json") {
+    return PrintJson("run", exit,
+                     sim::OutcomeJson(*scenario, *outcome, replay_file).Text());
+  }
+  if (format == "tap") {
+    std::fputs(
+        sim::OutcomeTap(*scenario, *outcome, options.accept_known).c_str(),
+        stdout);
+    if (!replay_file.empty()) {
+      std::printf("# replay it: vdsolab replay %s\n", replay_file.c_str());
+    }
+    return exit;
+  }
+  std::fputs(sim::FormatOutcome(*scenario, *outcome).c_str(), stdout);
+  if (minimal != nullptr && outcome->strategy == sim::Strategy::kRandom) {
     std::printf(
         "minimal: reader %d, call %llu; %zu reader(s), %zu event(s), "
         "%s simulated\n",
-        minimal.replay.reader,
-        static_cast<unsigned long long>(minimal.replay.call),
-        minimal.readers.size(), minimal.events.size(),
-        sim::FormatDurationNs(minimal.run.duration_ns).c_str());
+        minimal->replay.reader,
+        static_cast<unsigned long long>(minimal->replay.call),
+        minimal->readers.size(), minimal->events.size(),
+        sim::FormatDurationNs(minimal->run.duration_ns).c_str());
   }
-  return WriteReplay(minimal, scenario->name, scenario->run.seed,
-                     flags.String("replay-out"));
+  if (!replay_file.empty()) {
+    std::printf("seed: %llu\nreplay file: %s\nreplay it: vdsolab replay %s\n",
+                static_cast<unsigned long long>(scenario->run.seed),
+                replay_file.c_str(), replay_file.c_str());
+  }
+  return exit;
 }
 
 int Replay(const ParsedFlags& flags) {
@@ -155,8 +198,23 @@ int Replay(const ParsedFlags& flags) {
     Fail(std::string(replay.status().message()));
     return kExitBadInput;
   }
+  const int exit = replay->reproduced ? kExitFailed : kExitOk;
+  if (flags.Has("svg") && !WriteText("svg", flags.String("svg"),
+                                     sim::ReplaySvg(*scenario, *replay))) {
+    return kExitBadInput;
+  }
+  if (flags.Has("trace") &&
+      !WriteText("trace", flags.String("trace"),
+                 sim::ReplayChromeTrace(*scenario, *replay))) {
+    return kExitBadInput;
+  }
+  if (flags.String("format", "text") == "json") {
+    return PrintJson(
+        "replay", exit,
+        sim::ReplayJson(*scenario, *chosen->front(), *replay).Text());
+  }
   std::fputs(replay->text.c_str(), stdout);
-  return replay->reproduced ? kExitFailed : kExitOk;
+  return exit;
 }
 
 }  // namespace
@@ -183,6 +241,10 @@ Command RunCommand() {
                "where to write the replay file of a failure",
                "<scenario>-seed<N>.replay.toml"),
       AcceptFlag(),
+      MakeChoice("format", {"text", "json", "tap"},
+                 "the report: text for people, json (docs/json.md) for "
+                 "scripts, tap (kselftest-style) for CI",
+                 "text"),
   };
   for (FlagSpec& f : VariantFlags(false)) spec.flags.push_back(std::move(f));
   return Command{std::move(spec), Run};
@@ -206,7 +268,18 @@ Command ReplayCommand() {
       "variant, else NOT REPRODUCED), 1 it did (REPRODUCED), 2 bad input.";
   spec.positional = {"FILE"};
   spec.min_positional = spec.max_positional = 1;
-  spec.flags = VariantFlags(false);
+  spec.flags = {
+      MakeChoice("format", {"text", "json"},
+                 "text, or json (docs/json.md) with the call step by step",
+                 "text"),
+      MakeFlag("svg", FlagKind::kString, "FILE",
+               "also draw the call as an SVG: the reader's loads and counter "
+               "reads and the writer's stores on one time axis"),
+      MakeFlag("trace", FlagKind::kString, "FILE",
+               "also write the call in the Chrome trace-event format, for "
+               "Perfetto (ui.perfetto.dev) or chrome://tracing"),
+  };
+  for (FlagSpec& f : VariantFlags(false)) spec.flags.push_back(std::move(f));
   return Command{std::move(spec), Replay};
 }
 

@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "cli/cli_util.h"
 #include "common/sha256.h"
+#include "hostvdso/host_variant.h"
 #include "ktree/ktree.h"
 #include "ktree/load.h"
 #include "variants/plugin/call_guard.h"
@@ -74,6 +75,48 @@ absl::StatusOr<const variants::Variant*> LoadTree(
   return v;
 }
 
+// A compiled vDSO image (hostvdso/): "" or "[vdso]" for the running
+// kernel's. Its layout, era and where its data pages are, for the person
+// running it.
+absl::StatusOr<const variants::Variant*> LoadImage(const std::string& path) {
+  const bool running = path.empty() || path == hostvdso::kRunningImage;
+  const std::string file = running ? "" : ResolveInputPath(path);
+  absl::StatusOr<const variants::Variant*> v = hostvdso::LoadHostVariant(file);
+  if (!v.ok()) return v.status();
+  const hostvdso::HostImageInfo* info = hostvdso::FindHostImageInfo(*v);
+  if (Sources().count(*v) == 0 && info != nullptr) {
+    std::fprintf(stderr,
+                 "vdsolab: %s: variant %s, Linux %s's compiled vDSO; page "
+                 "layout, writer and era semantics of built-in %s (a probe "
+                 "agreed on %d calls); %zu counter/syscall sites "
+                 "intercepted; data pages: %s\n",
+                 running ? "the running kernel's [vdso]" : path.c_str(),
+                 std::string((*v)->name).c_str(), info->version.c_str(),
+                 info->era.c_str(), info->probe_calls, info->sites.size(),
+                 info->geometry.c_str());
+    if (!info->probe_fault.empty()) {
+      std::fprintf(stderr,
+                   "vdsolab: note: on the probe the image misbehaved: %s; "
+                   "the run reports such calls as findings\n",
+                   info->probe_fault.c_str());
+    }
+  }
+  sim::VariantSource source;
+  source.present = true;
+  source.vdso_image = running ? hostvdso::kRunningImage : file;
+  if (info != nullptr) source.vdso_image_sha256 = info->sha256;
+  Sources()[*v] = source;
+  return v;
+}
+
+// --variant=host loads the running kernel's image on demand.
+absl::Status LoadNamed(const std::string& name) {
+  if (name != "host" || variants::FindVariant(name).ok()) {
+    return absl::OkStatus();
+  }
+  return LoadImage("").status();
+}
+
 // Loads the flags' files; returns the variants they registered, in order.
 absl::StatusOr<std::vector<const variants::Variant*>> Load(
     const ParsedFlags& flags) {
@@ -98,6 +141,14 @@ absl::StatusOr<std::vector<const variants::Variant*>> Load(
                  flags.String("kernel-cc"));
     if (!v.ok()) return v.status();
     loaded.push_back(*v);
+  }
+  for (const std::string& image : flags.List("vdso-image")) {
+    absl::StatusOr<const variants::Variant*> v = LoadImage(image);
+    if (!v.ok()) return v.status();
+    loaded.push_back(*v);
+  }
+  for (const std::string& name : flags.List("variant")) {
+    if (absl::Status s = LoadNamed(name); !s.ok()) return s;
   }
   return loaded;
 }
@@ -125,10 +176,16 @@ std::vector<FlagSpec> VariantFlags(bool many) {
       MakeFlag("kernel-cc", FlagKind::kString, "CC",
                "the compiler for the kernel tree (gcc, clang-14, a path)",
                "gcc"),
+      MakeFlag("vdso-image", FlagKind::kList, "FILE",
+               "run a compiled vDSO (a kernel build's vdso64.so or "
+               "vdso64.so.dbg, or a dump of [vdso]) as machine code under "
+               "the simulation, as variant host-<version>; --variant=host "
+               "runs the running kernel's (docs/host-variant.md)",
+               ""),
       MakeFlag("call-timeout", FlagKind::kDuration, "DURATION",
-               "a call of a plugin or kernel tree that has not returned after "
-               "this much wall time is stopped and reported as spinning (0: "
-               "never)",
+               "a call of a plugin, kernel tree or vDSO image that has not "
+               "returned after this much CPU time (or 30 times it of wall "
+               "time) is stopped and reported as spinning (0: never)",
                "1s", 0, 3600e9),
   };
 }
@@ -143,7 +200,7 @@ FlagSpec AcceptFlag() {
 
 bool NamesAVariant(const ParsedFlags& flags) {
   return flags.Has("variant") || flags.Has("variant-so") ||
-         flags.Has("kernel-tree");
+         flags.Has("kernel-tree") || flags.Has("vdso-image");
 }
 
 absl::Status LoadVariantFiles(const ParsedFlags& flags) {
@@ -152,6 +209,20 @@ absl::Status LoadVariantFiles(const ParsedFlags& flags) {
 
 absl::Status LoadRecordedVariant(const sim::VariantSource& source) {
   if (!source.present) return absl::OkStatus();
+  if (!source.vdso_image.empty()) {
+    absl::StatusOr<const variants::Variant*> v = LoadImage(source.vdso_image);
+    if (!v.ok()) return v.status();
+    const hostvdso::HostImageInfo* info = hostvdso::FindHostImageInfo(*v);
+    if (info != nullptr && !source.vdso_image_sha256.empty() &&
+        info->sha256 != source.vdso_image_sha256) {
+      std::fprintf(stderr,
+                   "vdsolab: note: %s is not the image the replay was "
+                   "written with (sha256 %s, was %s)\n",
+                   source.vdso_image.c_str(), info->sha256.c_str(),
+                   source.vdso_image_sha256.c_str());
+    }
+    return absl::OkStatus();
+  }
   if (!source.kernel_tree.empty()) {
     return LoadTree(source.kernel_tree, source.patches, "").status();
   }
@@ -188,6 +259,7 @@ absl::StatusOr<std::vector<const variants::Variant*>> ChooseVariants(
         loaded->size(), absl::StrJoin(names, ", ")));
   }
   if (loaded->size() == 1) return *loaded;
+  if (absl::Status s = LoadNamed(fallback); !s.ok()) return s;
   absl::StatusOr<const variants::Variant*> v = variants::FindVariant(fallback);
   if (!v.ok()) return v.status();
   return std::vector<const variants::Variant*>{*v};
@@ -202,6 +274,10 @@ std::string FlagsToLoad(const variants::Variant* variant) {
   const sim::VariantSource s = SourceOf(variant);
   if (!s.present) return "";
   if (!s.plugin.empty()) return absl::StrFormat(" --variant-so=%s", s.plugin);
+  if (s.vdso_image == hostvdso::kRunningImage) return "";  // --variant=host
+  if (!s.vdso_image.empty()) {
+    return absl::StrFormat(" --vdso-image=%s", s.vdso_image);
+  }
   std::string o = absl::StrFormat(" --kernel-tree=%s", s.kernel_tree);
   for (const std::string& p : s.patches)
     absl::StrAppendFormat(&o, " --patch=%s", p);

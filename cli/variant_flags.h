@@ -3,10 +3,12 @@
 // The flags every command that runs a variant shares, and how they choose
 // it: --variant NAME, --variant-so FILE (plugins), --kernel-tree PATH with
 // --patch FILE (a kernel tree's own vDSO code, built and loaded as a
-// plugin; docs/kernel-trees.md), --call-timeout. A variant loaded from a
-// file is the one meant unless --variant names another. A replay file
-// records where its variant came from (`[variant]`), so replaying it loads
-// the same plugin or tree again.
+// plugin; docs/kernel-trees.md), --vdso-image FILE and --variant=host (a
+// compiled vDSO run as machine code; docs/host-variant.md),
+// --call-timeout. A variant loaded from a file is the one meant unless
+// --variant names another. A replay file records where its variant came
+// from (`[variant]`), so replaying it loads the same plugin, tree or image
+// again.
 
 #ifndef VDSOLAB_CLI_VARIANT_FLAGS_H_
 #define VDSOLAB_CLI_VARIANT_FLAGS_H_
@@ -21,15 +23,16 @@
 
 namespace vdsolab::cli {
 
-// --variant (one name, or with `many` a list), --variant-so, --kernel-tree,
-// --patch, --kernel-cc, --call-timeout.
+// --variant (one name, or with `many` a list; "host" loads the running
+// kernel's compiled vDSO on demand), --variant-so, --kernel-tree, --patch,
+// --kernel-cc, --vdso-image, --call-timeout.
 std::vector<FlagSpec> VariantFlags(bool many);
 
 // --accept=known: documented kernel behaviours (docs/findings.md) pass.
 FlagSpec AcceptFlag();
 
 // Whether the flags name a variant (any of --variant, --variant-so,
-// --kernel-tree).
+// --kernel-tree, --vdso-image).
 bool NamesAVariant(const ParsedFlags& flags);
 
 // Loads what the flags name (plugins, kernel trees) and returns the
@@ -39,9 +42,10 @@ bool NamesAVariant(const ParsedFlags& flags);
 absl::StatusOr<std::vector<const variants::Variant*>> ChooseVariants(
     const ParsedFlags& flags, bool many, const std::string& fallback);
 
-// Loads the variant a replay file's [variant] section records (a plugin
-// or a kernel tree with its patches); warns on stderr when a plugin's
-// content changed since. Does nothing for a built-in variant.
+// Loads the variant a replay file's [variant] section records (a plugin,
+// a kernel tree with its patches, or a compiled vDSO image); warns on
+// stderr when a plugin's or image's content changed since. Does nothing
+// for a built-in variant.
 absl::Status LoadRecordedVariant(const sim::VariantSource& source);
 
 // Loads --variant-so and --kernel-tree without choosing (`vdsolab

@@ -7,6 +7,7 @@
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "cli/variant_flags.h"
+#include "common/json.h"
 #include "variants/registry.h"
 
 namespace vdsolab::cli {
@@ -16,6 +17,61 @@ int ListVariants(const ParsedFlags& flags) {
   if (absl::Status s = LoadVariantFiles(flags); !s.ok()) {
     Fail(std::string(s.message()));
     return kExitBadInput;
+  }
+  if (flags.String("format", "text") == "json") {
+    JsonArray all;
+    for (const variants::Variant* v : variants::AllVariants()) {
+      JsonObject o;
+      const variants::Semantics& e = v->semantics;
+      JsonArray served, own, claims;
+      for (ClockId c : v->vdso_clocks) served.Add(ClockName(c));
+      for (const variants::ClockDef& c : v->own_clocks) {
+        JsonObject cj;
+        cj.Add("id", c.id)
+            .Add("name", c.name)
+            .Add("kind", c.kind == variants::ClockKind::kUserspace ? "userspace"
+                         : c.kind == variants::ClockKind::kVariantSyscall
+                             ? "variant_syscall"
+                             : "kernel");
+        own.AddRaw(cj.Text());
+      }
+      for (const variants::Claim& c : v->claims) claims.Add(c.text);
+      JsonObject sem;
+      sem.Add("counter", e.counter == variants::CounterSemantics::kMasked63
+                             ? "masked63"
+                             : "clamp_to_last")
+          .Add("overflow_protected", e.overflow_protected)
+          .Add("coarse_from_coarse_nsec", e.coarse_from_coarse_nsec);
+      o.Add("name", v->name)
+          .Add("summary", v->summary)
+          .Add("provenance", v->provenance)
+          .Add("layout", v->layout->name())
+          .AddRaw("vdso_clocks", served.Text())
+          .AddRaw("own_clocks", own.Text())
+          .Add("own_clocks_only", v->own_clocks_only)
+          .AddRaw("semantics", sem.Text())
+          .Add("counter_read",
+               v->counter_read == vdso::CounterRead::kRdtscp  ? "rdtscp"
+               : v->counter_read == vdso::CounterRead::kPlain ? "rdtsc"
+                                                              : "rdtsc_ordered")
+          .AddRaw("claims", claims.Text());
+      const sim::VariantSource source = SourceOf(v);
+      if (source.present) {
+        JsonObject sj;
+        sj.Add("plugin", source.plugin)
+            .Add("plugin_sha256", source.plugin_sha256)
+            .Add("kernel_tree", source.kernel_tree)
+            .Add("origin", source.origin);
+        JsonArray patches;
+        for (const std::string& p : source.patches) patches.Add(p);
+        sj.AddRaw("patches", patches.Text());
+        o.AddRaw("source", sj.Text());
+      }
+      all.AddRaw(o.Text());
+    }
+    JsonObject body;
+    body.AddRaw("variants", all.Text());
+    return PrintJson("variants", kExitOk, body.Text());
   }
   for (const variants::Variant* v : variants::AllVariants()) {
     std::vector<std::string> served;
@@ -75,6 +131,8 @@ Command VariantsCommand() {
   for (FlagSpec& f : VariantFlags(false)) {
     if (f.name != "variant") spec.flags.push_back(std::move(f));
   }
+  spec.flags.push_back(MakeChoice("format", {"text", "json"},
+                                  "text, or json (docs/json.md)", "text"));
   return Command{std::move(spec), ListVariants};
 }
 

@@ -25,6 +25,13 @@ JsonObject& JsonObject::AddRaw(std::string_view key, std::string_view json) {
   return *this;
 }
 
+JsonObject& JsonObject::Merge(const JsonObject& other) {
+  if (other.body_.empty()) return *this;
+  if (!body_.empty()) body_ += ", ";
+  body_ += other.body_;
+  return *this;
+}
+
 JsonArray& JsonArray::AddRaw(std::string_view json) {
   if (!body_.empty()) body_ += ", ";
   body_.append(json.data(), json.size());

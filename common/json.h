@@ -60,6 +60,8 @@ class JsonObject {
   }
   // `json` is already JSON text (an object, array, number...).
   JsonObject& AddRaw(std::string_view key, std::string_view json);
+  // Appends every member of `other`.
+  JsonObject& Merge(const JsonObject& other);
   std::string Text() const { return "{" + body_ + "}"; }
   bool empty() const { return body_.empty(); }
 

@@ -11,16 +11,19 @@
 
 #include "absl/status/status.h"
 #include "host/vdso_elf.h"
+#include "host/vdso_image.h"
+#include "host/vdso_sites.h"
 #include "vdso/datapage.h"
 
 namespace vdsolab::host {
 namespace {
 
-// Where the copy's rdtsc (2 bytes) and rdtscp (3 bytes) were, now ud2, and
+// Where the copy's counter reads were, now ud2 (host/vdso_sites.h), and
 // what the handler answers: globals, as a signal handler sees them.
 struct PatchedSite {
   uintptr_t address;
-  bool rdtscp;
+  uint8_t length;
+  bool writes_ecx;
 };
 constexpr int kMaxSites = 64;
 PatchedSite g_sites[kMaxSites];
@@ -28,9 +31,9 @@ int g_num_sites = 0;
 volatile uint64_t g_tsc = 0;
 volatile uint64_t g_traps = 0;
 
-// SIGILL at a patched site: answer with g_tsc (and TSC_AUX 0 for rdtscp)
-// and step over the ud2. Anything else is a real fault: restore the
-// default action so it crashes as it would have.
+// SIGILL at a patched site: answer with g_tsc (and TSC_AUX 0 where the
+// instruction was rdtscp) and continue after the site. Anything else is a
+// real fault: restore the default action so it crashes as it would have.
 extern "C" void OnSigill(int, siginfo_t*, void* context) {
   auto* uc = static_cast<ucontext_t*>(context);
   greg_t* regs = uc->uc_mcontext.gregs;
@@ -40,31 +43,31 @@ extern "C" void OnSigill(int, siginfo_t*, void* context) {
     const uint64_t v = g_tsc;
     regs[REG_RAX] = static_cast<greg_t>(v & 0xffffffffu);
     regs[REG_RDX] = static_cast<greg_t>(v >> 32);
-    if (g_sites[i].rdtscp) regs[REG_RCX] = 0;
-    regs[REG_RIP] += 2;  // An rdtscp site continues with its nop.
+    if (g_sites[i].writes_ecx) regs[REG_RCX] = 0;
+    regs[REG_RIP] += g_sites[i].length;
     g_traps = g_traps + 1;
     return;
   }
   signal(SIGILL, SIG_DFL);
 }
 
-// Replaces rdtsc (0f 31) with ud2 (0f 0b) and rdtscp (0f 01 f9) with
-// ud2; nop (0f 0b 90) in [text, text + size). Returns how many.
-int PatchCounterReads(uint8_t* text, size_t size) {
-  g_num_sites = 0;
-  for (size_t i = 0; i + 1 < size && g_num_sites < kMaxSites; ++i) {
-    if (text[i] != 0x0f) continue;
-    if (text[i + 1] == 0x31) {
-      text[i + 1] = 0x0b;
-      g_sites[g_num_sites++] = {reinterpret_cast<uintptr_t>(text + i), false};
-      ++i;
-    } else if (i + 2 < size && text[i + 1] == 0x01 && text[i + 2] == 0xf9) {
-      text[i + 1] = 0x0b;
-      text[i + 2] = 0x90;
-      g_sites[g_num_sites++] = {reinterpret_cast<uintptr_t>(text + i), true};
-      i += 2;
-    }
+// Finds the counter reads of the image by decoding its .text and replaces
+// each by ud2 in the copy at `copy` (the image's address 0). The system
+// call stays: conform compares only what the page path answers.
+absl::StatusOr<int> PatchCounterReads(const VdsoImage& image, uint8_t* copy,
+                                      size_t size) {
+  absl::StatusOr<CodeScan> scan = ScanVdsoCode(image);
+  if (!scan.ok()) return scan.status();
+  const std::vector<Site> sites = CounterSites(*scan);
+  if (sites.size() > kMaxSites) {
+    return absl::UnavailableError("the vDSO has too many counter reads");
   }
+  g_num_sites = 0;
+  for (const Site& site : sites) {
+    g_sites[g_num_sites++] = {reinterpret_cast<uintptr_t>(copy + site.addr),
+                              site.length, site.writes_ecx};
+  }
+  PatchSites(sites, copy, size);
   return g_num_sites;
 }
 
@@ -120,10 +123,10 @@ absl::StatusOr<std::unique_ptr<PatchedVdso>> PatchedVdso::Create(
   }
   absl::StatusOr<VdsoSymbol> fn =
       FindVdsoSymbol("__vdso_clock_gettime", image_size);
-  absl::StatusOr<VdsoSymbol> text = FindVdsoText(image_size);
-  if (!fn.ok() || !text.ok()) {
+  absl::StatusOr<VdsoImage> image = ReadRunningVdsoImage();
+  if (!fn.ok() || !image.ok()) {
     return absl::UnavailableError(
-        (fn.ok() ? text.status() : fn.status()).message());
+        (fn.ok() ? image.status() : fn.status()).message());
   }
   void* mem = mmap(nullptr, area_size, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -133,10 +136,10 @@ absl::StatusOr<std::unique_ptr<PatchedVdso>> PatchedVdso::Create(
   auto* area = static_cast<uint8_t*>(mem);
   std::memcpy(area + text_offset,
               reinterpret_cast<const void*>(maps.vdso->start), image_size);
-  uint8_t* copied_text =
-      area + text_offset + (text->address - maps.vdso->start);
-  const int patched = PatchCounterReads(copied_text, text->size);
-  if (patched == 0) {
+  absl::StatusOr<int> patched =
+      PatchCounterReads(*image, area + text_offset, image_size);
+  if (!patched.ok()) return absl::UnavailableError(patched.status().message());
+  if (*patched == 0) {
     return absl::UnavailableError(
         "the vDSO code has no rdtsc/rdtscp to emulate");
   }
@@ -151,7 +154,7 @@ absl::StatusOr<std::unique_ptr<PatchedVdso>> PatchedVdso::Create(
   sigaction(SIGILL, &sa, nullptr);
   const auto entry = reinterpret_cast<ClockGettimeFn>(
       area + text_offset + (fn->address - maps.vdso->start));
-  return std::unique_ptr<PatchedVdso>(new PatchedVdso(area, patched, entry));
+  return std::unique_ptr<PatchedVdso>(new PatchedVdso(area, *patched, entry));
 }
 
 int PatchedVdso::ClockGettime(ClockId clock, uint64_t tsc,

@@ -6,11 +6,12 @@
 //
 // The copy sits next to a copy of the vvar area at the distances the kernel
 // maps the originals (the vDSO reaches its data RIP-relative, so the copy
-// reads the copied page), and every rdtsc/rdtscp in its .text is replaced
-// by ud2 (+ nop), whose SIGILL a handler answers with the counter value we
-// choose. (prctl(PR_SET_TSC, PR_TSC_SIGSEGV) is the other way to trap the
-// counter; under some hypervisors it succeeds but rdtsc still does not
-// fault, so vdsolab does not rely on it.)
+// reads the copied page), and every counter read its decoded .text has
+// (host/vdso_sites.h: rdtsc, rdtscp, the rdtsc_ordered() alternative
+// sites) is replaced by ud2 (+ nops), whose SIGILL a handler answers with
+// the counter value we choose. (prctl(PR_SET_TSC, PR_TSC_SIGSEGV) is the other
+// way to trap the counter; under some hypervisors it succeeds but rdtsc still
+// does not fault, so vdsolab does not rely on it.)
 
 #ifndef VDSOLAB_HOST_CONFORM_SANDBOX_H_
 #define VDSOLAB_HOST_CONFORM_SANDBOX_H_
@@ -55,7 +56,7 @@ class PatchedVdso {
   // The vvar area copy the code reads: the time page at 0, the pvclock
   // page at vdso::kPvclockPageOffset.
   uint8_t* area() const { return area_; }
-  // rdtsc/rdtscp instructions replaced.
+  // Counter-read sites replaced.
   int patched_sites() const { return patched_sites_; }
 
   // The host code's clock_gettime(clock) on the area, every counter read

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/escape.h"
 #include "common/bytes.h"
 #include "common/clockid.h"
 #include "common/math64.h"
@@ -208,10 +209,10 @@ std::string DescribeSnapshotJson(const LiveSnapshot& snap,
         static_cast<int8_t>(v[vdso::kPvtiShift]), v[vdso::kPvtiFlags]);
   }
   return absl::StrFormat(
-      "{\"kernel\": \"%s\", \"layout\": \"%s\", \"clock_data\": [%s], "
+      "{\"kernel\": %s, \"layout\": \"%s\", \"clock_data\": [%s], "
       "\"tz_minuteswest\": %d, \"tz_dsttime\": %d, \"hrtimer_res\": %d, "
       "\"tail_offset\": %d, \"pvclock\": %s}",
-      kernel.release, tail == vdso::kTzMinuteswest ? "6.17+" : "6.15",
+      JsonQuote(kernel.release), tail == vdso::kTzMinuteswest ? "6.17+" : "6.15",
       absl::StrJoin(records, ", "), static_cast<int32_t>(Load32(p, tail)),
       static_cast<int32_t>(Load32(p, tail + 4)), Load32(p, tail + 8), tail, pv);
 }

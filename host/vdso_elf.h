@@ -1,7 +1,8 @@
 // File: host/vdso_elf.h
 //
 // Finds a symbol of this process's vDSO image (the ELF at
-// getauxval(AT_SYSINFO_EHDR)) through its mapped section headers.
+// getauxval(AT_SYSINFO_EHDR)) through its mapped section headers, as a
+// mapped address (host/vdso_image.h parses the copy).
 
 #ifndef VDSOLAB_HOST_VDSO_ELF_H_
 #define VDSOLAB_HOST_VDSO_ELF_H_

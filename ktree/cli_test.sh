@@ -12,22 +12,8 @@ t612=/usr/src/linux-source-6.12.tar.xz
 t61=/usr/src/linux-source-6.1.tar.xz
 failures=0
 
-expect() {  # expect NAME WANT_EXIT WANT_TEXT -- ARGS...
-  local name=$1 want_exit=$2 want_text=$3
-  shift 4
-  local out rc
-  out=$("$bin" "$@" 2>&1)
-  rc=$?
-  if [ "$rc" -ne "$want_exit" ]; then
-    echo "FAIL $name: exit $rc, want $want_exit"; echo "$out" | tail -8
-    failures=$((failures + 1))
-  elif ! grep -qF -- "$want_text" <<<"$out"; then
-    echo "FAIL $name: output lacks '$want_text'"; echo "$out" | tail -8
-    failures=$((failures + 1))
-  else
-    echo "ok   $name"
-  fi
-}
+# shellcheck source=testing/cli_expect.sh
+source "${TEST_SRCDIR:-.}/vdsolab/testing/cli_expect.sh"
 
 # The unpatched tree builds into a plugin, runs clean, and says what it is.
 expect build_variant 0 "page layout: of variant 6.10" -- \

@@ -18,11 +18,26 @@
 namespace vdsolab::sim {
 
 // One step of a call: a page load, a counter read, stores that became
-// visible before it, a migration, a preemption or the fallback.
+// visible before it, a migration, a preemption or the fallback; as text
+// (`what`) and as data for pictures and trace files.
 struct TraceStep {
+  enum class Kind : uint8_t {
+    kLoad,      // The reader loaded `field` and saw `value`.
+    kCounter,   // The reader read the counter: `value`.
+    kStore,     // A writer store of update `update` became visible.
+    kFallback,  // The syscall fallback.
+    kPreempt,
+    kMigrate,
+    kFault,  // The call crashed or spun (foreign code).
+  };
   uint64_t t_ns = 0;
   int cpu = 0;
   std::string what;
+  Kind kind = Kind::kLoad;
+  std::string field;    // kLoad, kStore: the field's name in the layout.
+  uint64_t value = 0;   // kLoad, kStore, kCounter.
+  uint32_t update = 0;  // kStore: which update.
+  bool seq = false;     // kLoad, kStore: the field is a seq word.
 };
 
 struct CallRecord {

@@ -160,8 +160,8 @@ void Checker::OnCall(const CallRecord& call) {
         Property::kLivelock, Verdict::kDefect,
         absl::StrFormat("the call spun for %.1f s without returning",
                         call.fault->seconds),
-        absl::StrFormat("%s stopped by the watchdog after %.1f s of wall "
-                        "time (%d loop iteration(s) seen)",
+        absl::StrFormat("%s stopped by the watchdog after %.1f s "
+                        "(%d loop iteration(s) seen)",
                         Name(call.clock), call.fault->seconds, call.iterations),
         call);
     return;

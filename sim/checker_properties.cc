@@ -64,6 +64,11 @@ void Checker::MeasureDivergence(const CallRecord& call, const Seen& seen) {
       (seen.value_ns - it->second.first) - (raw_ns - it->second.second);
   d.last_ns = div;
   d.span_ns = raw_ns - it->second.second;
+  const __int128 last_point = d.series.empty() ? 0 : d.series.back().first;
+  const __int128 gap = std::max<__int128>(1000000, last_point / 50);
+  if (d.series.empty() || d.span_ns >= last_point + gap) {
+    d.series.emplace_back(d.span_ns, div);
+  }
   const __int128 mag = div < 0 ? -div : div;
   if (mag > d.max_abs_ns) d.max_abs_ns = mag;
 }

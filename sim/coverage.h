@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "common/clockid.h"
 
@@ -25,6 +27,9 @@ struct Divergence {
   __int128 max_abs_ns = 0;  // Largest |divergence| seen.
   __int128 last_ns = 0;     // At the last sample...
   __int128 span_ns = 0;     // ...after this much RAW time.
+  // (RAW time, divergence) now and then, for a plot: at least 1 ms of RAW
+  // time and 2% of the span apart, so a day-long run keeps a few hundred.
+  std::vector<std::pair<__int128, __int128>> series;
   // Parts per billion at the last sample (0 before any RAW time passed).
   double ppb() const {
     return span_ns == 0 ? 0.0

@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
+#include "common/limits.h"
 #include "common/timespec.h"
 
 namespace vdsolab::sim {
@@ -80,9 +81,9 @@ absl::StatusOr<uint64_t> ParseDurationNs(const std::string& text) {
   }
   const unsigned __int128 ns =
       static_cast<unsigned __int128>(w) * scale + frac_ns / denom;
-  if (ns > static_cast<unsigned __int128>(30) * 86400 * 1000000000ull) {
+  if (ns > kMaxSimulatedNs) {
     return absl::InvalidArgumentError(
-        absl::StrFormat("\"%s\" is longer than 30 days", text));
+        absl::StrFormat("\"%s\" is longer than %s", text, kMaxSimulatedText));
   }
   return static_cast<uint64_t>(ns);
 }

@@ -43,7 +43,13 @@ class RandomHooks : public vdso::AccessHooks {
   void BeforeLoad(uint32_t offset, uint32_t size) override {
     Step(t_.load_ns);
     const uint64_t value = loads_.OnLoad(w_.page, offset, size, now_, rec_);
-    if (tracing_) Trace(loads_.Describe(offset, value));
+    if (tracing_) {
+      TraceStep& t =
+          Trace(loads_.Describe(offset, value), TraceStep::Kind::kLoad);
+      t.field = w_.variant->layout->DescribeOffset(offset);
+      t.value = value;
+      t.seq = loads_.IsSeq(offset);
+    }
   }
 
   uint64_t ReadCounter(vdso::CounterRead kind) override {
@@ -67,8 +73,10 @@ class RandomHooks : public vdso::AccessHooks {
     rec_->counter_ns = at;
     if (tracing_) {
       page_at_counter_ = w_.variant->layout->DescribePage(w_.page, true);
-      Trace(absl::StrFormat("counter read on CPU %d at %d ns = %#x", cpu_, at,
-                            c));
+      Trace(
+          absl::StrFormat("counter read on CPU %d at %d ns = %#x", cpu_, at, c),
+          TraceStep::Kind::kCounter)
+          .value = c;
     }
     return c;
   }
@@ -110,14 +118,15 @@ class RandomHooks : public vdso::AccessHooks {
         *w_.variant, w_.writer->publish_context(), u.tk, clock, ctx);
     if (tracing_) {
       Trace(absl::StrFormat("syscall fallback on update %d at counter %#x: %s",
-                            u.id, ctx.cycles, FormatClockResult(r)));
+                            u.id, ctx.cycles, FormatClockResult(r)),
+            TraceStep::Kind::kFallback);
     }
     return r;
   }
 
   void OnFault(const vdso::CallFault& fault) override {
     rec_->fault = fault;
-    if (tracing_) Trace(vdso::DescribeFault(fault));
+    if (tracing_) Trace(vdso::DescribeFault(fault), TraceStep::Kind::kFault);
   }
 
   uint64_t now() const { return now_; }
@@ -140,7 +149,7 @@ class RandomHooks : public vdso::AccessHooks {
     now_ += rng_.InRange(0, t_.preempt_max_ns);
     if (w_.writer->InPause(now_)) now_ = w_.writer->PauseEnd(now_);
     rec_->preempted = true;
-    if (tracing_) Trace("preempted");
+    if (tracing_) Trace("preempted", TraceStep::Kind::kPreempt);
   }
 
   [[gnu::noinline]] void MaybeMigrate() {
@@ -153,7 +162,10 @@ class RandomHooks : public vdso::AccessHooks {
     const int from = cpu_;
     cpu_ = to >= cpu_ ? to + 1 : to;
     rec_->migrated_midcall = true;
-    if (tracing_) Trace(absl::StrFormat("migrated CPU %d -> %d", from, cpu_));
+    if (tracing_) {
+      Trace(absl::StrFormat("migrated CPU %d -> %d", from, cpu_),
+            TraceStep::Kind::kMigrate);
+    }
   }
 
   [[gnu::noinline]] void ApplyDue() {
@@ -163,15 +175,27 @@ class RandomHooks : public vdso::AccessHooks {
     if (tracing_ && n != 0) {
       for (size_t i = before; i < before + n; ++i) {
         const TimedStore& s = w_.writer->pending()[i];
-        Trace(absl::StrFormat("  writer (update %d) at %d ns: %s", s.update,
-                              s.visible_ns,
-                              w_.variant->layout->DescribeStore(s.store)));
+        TraceStep& t =
+            Trace(absl::StrFormat("  writer (update %d) at %d ns: %s", s.update,
+                                  s.visible_ns,
+                                  w_.variant->layout->DescribeStore(s.store)),
+                  TraceStep::Kind::kStore);
+        t.field = w_.variant->layout->DescribeOffset(s.store.offset);
+        t.value = s.store.value;
+        t.update = s.update;
+        t.seq = w_.variant->layout->IsSeq(s.store.offset);
       }
     }
   }
 
-  void Trace(std::string what) {
-    rec_->trace.push_back(TraceStep{now_, cpu_, std::move(what)});
+  TraceStep& Trace(std::string what, TraceStep::Kind kind) {
+    TraceStep step;
+    step.t_ns = now_;
+    step.cpu = cpu_;
+    step.what = std::move(what);
+    step.kind = kind;
+    rec_->trace.push_back(std::move(step));
+    return rec_->trace.back();
   }
 
   const World& w_;

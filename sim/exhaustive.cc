@@ -105,7 +105,13 @@ class ScriptedHooks : public vdso::AccessHooks {
     const uint64_t value =
         loads_.OnLoad(w_->page->data(), offset, size, Now(), rec_);
     if (loads_.IsSeq(offset)) applied_at_seq_ = Applied();
-    if (tracing_) Trace(loads_.Describe(offset, value));
+    if (tracing_) {
+      TraceStep& t =
+          Trace(loads_.Describe(offset, value), TraceStep::Kind::kLoad);
+      t.field = variant_.layout->DescribeOffset(offset);
+      t.value = value;
+      t.seq = loads_.IsSeq(offset);
+    }
   }
 
   uint64_t ReadCounter(vdso::CounterRead kind) override {
@@ -128,7 +134,9 @@ class ScriptedHooks : public vdso::AccessHooks {
     rec_->counter_ns = at;
     if (tracing_) {
       page_at_counter_ = variant_.layout->DescribePage(w_->page->data(), true);
-      Trace(absl::StrFormat("counter read at %d ns = %#x", at, c));
+      Trace(absl::StrFormat("counter read at %d ns = %#x", at, c),
+            TraceStep::Kind::kCounter)
+          .value = c;
     }
     return c;
   }
@@ -157,13 +165,19 @@ class ScriptedHooks : public vdso::AccessHooks {
     rec_->counter_cpu = s_.readers[0].cpu;
     rec_->counter_ns = Now();
     rec_->fallback_update = u.id;
-    return variants::VariantSyscall(variant_, w_->writer->publish_context(),
-                                    u.tk, clock, ctx);
+    const ClockResult r = variants::VariantSyscall(
+        variant_, w_->writer->publish_context(), u.tk, clock, ctx);
+    if (tracing_) {
+      Trace(absl::StrFormat("syscall fallback on update %d at counter %#x: %s",
+                            u.id, ctx.cycles, FormatClockResult(r)),
+            TraceStep::Kind::kFallback);
+    }
+    return r;
   }
 
   void OnFault(const vdso::CallFault& fault) override {
     rec_->fault = fault;
-    if (tracing_) Trace(vdso::DescribeFault(fault));
+    if (tracing_) Trace(vdso::DescribeFault(fault), TraceStep::Kind::kFault);
   }
 
   // The true time right after the last visible store.
@@ -192,8 +206,14 @@ class ScriptedHooks : public vdso::AccessHooks {
     rec_->stores_during += static_cast<uint32_t>(target - from);
     if (tracing_) {
       for (size_t i = from; i < target; ++i) {
-        Trace(absl::StrFormat("  writer (update %d): %s", Pending(i).update,
-                              variant_.layout->DescribeStore(Store(i))));
+        TraceStep& t =
+            Trace(absl::StrFormat("  writer (update %d): %s", Pending(i).update,
+                                  variant_.layout->DescribeStore(Store(i))),
+                  TraceStep::Kind::kStore);
+        t.field = variant_.layout->DescribeOffset(Store(i).offset);
+        t.value = Store(i).value;
+        t.update = Pending(i).update;
+        t.seq = variant_.layout->IsSeq(Store(i).offset);
       }
     }
   }
@@ -214,8 +234,14 @@ class ScriptedHooks : public vdso::AccessHooks {
     if (options[static_cast<size_t>(choice)] > Applied()) ++splits_;
     ApplyTo(options[static_cast<size_t>(choice)]);
   }
-  void Trace(std::string what) {
-    rec_->trace.push_back(TraceStep{Now(), s_.readers[0].cpu, std::move(what)});
+  TraceStep& Trace(std::string what, TraceStep::Kind kind) {
+    TraceStep step;
+    step.t_ns = Now();
+    step.cpu = s_.readers[0].cpu;
+    step.what = std::move(what);
+    step.kind = kind;
+    rec_->trace.push_back(std::move(step));
+    return rec_->trace.back();
   }
 
   const Scenario& s_;

@@ -7,6 +7,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/limits.h"
 #include "common/math64.h"
 #include "common/rng.h"
 #include "sim/counter.h"
@@ -107,9 +108,9 @@ absl::Status ValidateOracleRunConfig(const OracleRunConfig& c) {
         absl::StrFormat("NTP frequency %.3f ppm is outside -500 .. 500 ppm",
                         static_cast<double>(c.ntp_freq) / 65536.0));
   }
-  if (c.duration_ns == 0 || c.duration_ns > 86400ull * kNsecPerSec) {
-    return absl::InvalidArgumentError(
-        "duration must be positive and at most one day");
+  if (c.duration_ns == 0 || c.duration_ns > kMaxSimulatedNs) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "duration must be positive and at most %s", kMaxSimulatedText));
   }
   if (c.reads_per_tick == 0) {
     return absl::InvalidArgumentError("reads per tick must be positive");

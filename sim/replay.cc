@@ -13,7 +13,8 @@ std::string Seconds(uint64_t ns) {
 // A random run's failing call: the run again, tracing that call.
 absl::StatusOr<std::string> ReplayRandom(const Scenario& scenario,
                                          const variants::Variant& variant,
-                                         bool* reproduced) {
+                                         ReplayOutcome* out) {
+  bool* reproduced = &out->reproduced;
   RandomOptions options;
   options.trace_call = std::pair{scenario.replay.reader, scenario.replay.call};
   absl::StatusOr<RunResult> r = RunRandom(scenario, variant, options);
@@ -32,6 +33,7 @@ absl::StatusOr<std::string> ReplayRandom(const Scenario& scenario,
       if (PropertyName(v.property) == scenario.replay.property) {
         *reproduced = true;
       }
+      out->violations.push_back(v);
       absl::StrAppendFormat(&o, "  [%s] %s: %s\n    %s\n",
                             VerdictName(v.verdict), PropertyName(v.property),
                             v.why, v.detail);
@@ -42,6 +44,9 @@ absl::StatusOr<std::string> ReplayRandom(const Scenario& scenario,
     return o;
   }
   const CallRecord& c = *r->traced;
+  out->call = c;
+  out->page = r->traced_page;
+  out->clock_name = variants::VariantClockName(variant, c.clock);
   absl::StrAppendFormat(
       &o,
       "\nthe call: clock_gettime(%s) on CPU %d, from %s s to %s s, %d loop "
@@ -78,7 +83,8 @@ absl::StatusOr<std::string> ReplayRandom(const Scenario& scenario,
 // An exhaustive run's failing interleaving, run again with a trace.
 absl::StatusOr<std::string> ReplayExhaustive(const Scenario& s,
                                              const variants::Variant& variant,
-                                             bool* reproduced) {
+                                             ReplayOutcome* out) {
+  bool* reproduced = &out->reproduced;
   absl::StatusOr<Interleaving> e =
       RunInterleaving(s, variant, s.replay.decisions);
   if (!e.ok()) return e.status();
@@ -88,6 +94,10 @@ absl::StatusOr<std::string> ReplayExhaustive(const Scenario& s,
         absl::StrFormat("replay.decisions: %s", e->script_problem));
   }
   *reproduced = e->failed;
+  out->call = e->call;
+  out->violations = e->violations;
+  out->page = e->page;
+  out->clock_name = variants::VariantClockName(variant, e->call.clock);
   std::string o;
   absl::StrAppendFormat(&o,
                         "vdsolab replay: scenario \"%s\": clock_gettime(%s) "
@@ -169,8 +179,8 @@ absl::StatusOr<ReplayOutcome> Replay(const Scenario& scenario,
   ReplayOutcome out;
   absl::StatusOr<std::string> text =
       scenario.run.strategy == Strategy::kExhaustive
-          ? ReplayExhaustive(scenario, variant, &out.reproduced)
-          : ReplayRandom(scenario, variant, &out.reproduced);
+          ? ReplayExhaustive(scenario, variant, &out)
+          : ReplayRandom(scenario, variant, &out);
   if (!text.ok()) return text.status();
   out.text = *std::move(text);
   // Against another variant than the one that failed, a replay that does

@@ -85,6 +85,13 @@ std::string FormatOutcome(const Scenario& scenario, const Outcome& outcome);
 struct ReplayOutcome {
   std::string text;  // The failing call step by step, and the verdict.
   bool reproduced = false;
+  // The call itself, with its trace (nullopt: the run never reached it),
+  // the violations found at it, the page at its counter read (non-zero
+  // fields) and the clock's name.
+  std::optional<CallRecord> call;
+  std::vector<Violation> violations;
+  std::string page;
+  std::string clock_name;
   // Replayed against another variant than the file's: not reproduced
   // means FIXED.
   bool other_variant = false;

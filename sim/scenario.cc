@@ -5,7 +5,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/limits.h"
 #include "common/math64.h"
+#include "sim/durations.h"
 #include "timekeeper/profile.h"
 #include "timekeeper/timex_names.h"
 
@@ -16,7 +18,7 @@ absl::Status Bad(const std::string& message) {
   return absl::InvalidArgumentError(message);
 }
 
-constexpr uint64_t kMaxDurationNs = 7 * 86400ull * kNsecPerSec;
+constexpr uint64_t kMaxDurationNs = kMaxSimulatedNs;
 
 }  // namespace
 
@@ -379,6 +381,32 @@ absl::Status ValidateScenario(const Scenario& s) {
     return Bad("checks.livelock_budget must be at least 2");
   }
   return absl::OkStatus();
+}
+
+}  // namespace vdsolab::sim
+
+namespace vdsolab::sim {
+
+std::vector<std::string> ScenarioWarnings(const Scenario& s) {
+  std::vector<std::string> out;
+  const uint64_t end = s.run.duration_ns;
+  for (size_t i = 0; i < s.events.size(); ++i) {
+    const EventSpec& e = s.events[i];
+    if (e.at_ns >= end) {
+      out.push_back(absl::StrFormat(
+          "event[%d] (%s at %s) is at or after the run's end (%s): it never "
+          "happens",
+          i, EventKindName(e.kind), FormatDurationNs(e.at_ns),
+          FormatDurationNs(end)));
+    } else if (e.kind == EventKind::kPause && e.at_ns + e.duration_ns > end) {
+      out.push_back(absl::StrFormat(
+          "event[%d] (pause at %s for %s) lasts past the run's end (%s): no "
+          "reader runs after %s",
+          i, FormatDurationNs(e.at_ns), FormatDurationNs(e.duration_ns),
+          FormatDurationNs(end), FormatDurationNs(e.at_ns)));
+    }
+  }
+  return out;
 }
 
 }  // namespace vdsolab::sim

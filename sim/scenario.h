@@ -214,6 +214,11 @@ struct VariantSource {
   std::string plugin_sha256;         // Its content when the run was made.
   std::string kernel_tree;           // A kernel tree (--kernel-tree)...
   std::vector<std::string> patches;  // ...and the patches applied to it.
+  // A compiled vDSO (hostvdso/): "[vdso]" for the running kernel's image
+  // (--variant=host), else the file of --vdso-image; and the sha256 of
+  // the image's bytes when the run was made.
+  std::string vdso_image;
+  std::string vdso_image_sha256;
   std::string origin;  // What the variant says of itself (ABI v2 origin).
 
   friend bool operator==(const VariantSource&, const VariantSource&) = default;
@@ -251,6 +256,11 @@ struct Scenario {
 
 // Checks every field's range; the message names the field and the value.
 absl::Status ValidateScenario(const Scenario& scenario);
+
+// What a valid scenario probably does not mean: an event after the run's
+// end (it never happens), a pause that outlasts the run (no reader runs
+// after it starts). One line each, for stderr.
+std::vector<std::string> ScenarioWarnings(const Scenario& scenario);
 
 // The timekeeper profile kernel.era and kernel.defects name.
 absl::StatusOr<timekeeper::TimekeeperProfile> KernelProfile(

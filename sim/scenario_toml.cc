@@ -1,5 +1,9 @@
 #include "sim/scenario_toml.h"
 
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -11,6 +15,27 @@
 #include "third_party/tomlplusplus/hardened.h"
 
 namespace vdsolab::sim {
+namespace {
+
+// ":LINE:COLUMN" of the key a validation message starts with
+// ("kernel.timekeeping_cpu = 5: ...", "event[2].at ..."), or of its
+// nearest enclosing table the file has; "" when the file does not name it
+// (a default value).
+std::string LineOfKey(const toml::table& table, const std::string& message) {
+  std::string path = message.substr(0, message.find_first_of(" :"));
+  while (!path.empty()) {
+    const toml::node_view<const toml::node> node = table.at_path(path);
+    if (node) {
+      const toml::source_position at = node.node()->source().begin;
+      return absl::StrFormat(":%d:%d", at.line, at.column);
+    }
+    const size_t cut = path.find_last_of(".[");
+    path = cut == std::string::npos ? "" : path.substr(0, cut);
+  }
+  return "";
+}
+
+}  // namespace
 
 absl::StatusOr<Scenario> ParseScenario(const std::string& text,
                                        const std::string& source) {
@@ -23,25 +48,50 @@ absl::StatusOr<Scenario> ParseScenario(const std::string& text,
     return read;
   }
   if (absl::Status v = ValidateScenario(s); !v.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("%s: %s", source, v.message()));
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s%s: %s", source, LineOfKey(*parsed, std::string(v.message())),
+        v.message()));
   }
   return s;
 }
 
 absl::StatusOr<Scenario> LoadScenarioFile(const std::string& path) {
+  // Only a regular file of a sane size: a directory, a device (/dev/zero)
+  // or a FIFO would be read forever or as an empty scenario.
+  constexpr size_t kMaxBytes = 1 << 20;
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) {
+    return absl::NotFoundError(absl::StrFormat(
+        "cannot open scenario file \"%s\": %s", path, strerror(errno)));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: not a scenario file (%s)", path,
+        S_ISDIR(st.st_mode) ? "a directory" : "not a regular file"));
+  }
+  if (static_cast<uint64_t>(st.st_size) > kMaxBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: larger than 1 MiB", path));
+  }
   std::ifstream in(path);
   if (!in) {
     return absl::NotFoundError(
         absl::StrFormat("cannot open scenario file \"%s\"", path));
   }
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  if (buffer.str().size() > (1u << 20)) {
+  std::string text(kMaxBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(in.gcount()));
+  if (text.size() > kMaxBytes) {
     return absl::InvalidArgumentError(
         absl::StrFormat("%s: larger than 1 MiB", path));
   }
-  return ParseScenario(buffer.str(), path);
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: empty: a scenario names at least itself (name = \"...\"); see "
+        "docs/scenarios.md",
+        path));
+  }
+  return ParseScenario(text, path);
 }
 
 std::string ScenarioToToml(const Scenario& scenario) {

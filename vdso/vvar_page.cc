@@ -3,8 +3,11 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <map>
+#include <mutex>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
@@ -17,16 +20,52 @@ static_assert(vdsolab::vdso::VvarPage::kPages ==
 
 namespace vdsolab::vdso {
 
+namespace {
+
+// Every live page by data(), for VvarPage::Find().
+struct Registry {
+  std::mutex mu;
+  std::map<const uint8_t*, const VvarPage*> pages;
+};
+Registry& Pages() {
+  static auto* registry = new Registry;
+  return *registry;
+}
+std::atomic<uint64_t> g_next_id{1};
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<VvarPage>> VvarPage::Create() {
-  // mmap gives page alignment and zeroed memory, and lets later tools change
-  // the protection of the page (to trap loads of unmodified vDSO code).
-  void* mem = mmap(nullptr, kPages * kPageSize, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (mem == MAP_FAILED) {
-    return absl::ResourceExhaustedError(
-        absl::StrFormat("mmap of the vvar area failed: %s", strerror(errno)));
+  // A memfd mapped shared gives page alignment and zeroed memory, lets later
+  // tools change the protection of their own mapping of it (to trap loads of
+  // unmodified vDSO code), and lets another process map the same pages.
+  // MFD_CLOEXEC: programs this process runs do not inherit it.
+  const int fd = memfd_create("vdsolab-vvar", MFD_CLOEXEC);
+  if (fd < 0) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "memfd_create for the vvar area failed: %s", strerror(errno)));
   }
-  return std::unique_ptr<VvarPage>(new VvarPage(static_cast<uint8_t*>(mem)));
+  const size_t bytes = kPages * kPageSize;
+  if (ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
+    const int err = errno;
+    close(fd);
+    return absl::ResourceExhaustedError(
+        absl::StrFormat("sizing the vvar area failed: %s", strerror(err)));
+  }
+  void* mem = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (mem == MAP_FAILED) {
+    const int err = errno;
+    close(fd);
+    return absl::ResourceExhaustedError(
+        absl::StrFormat("mmap of the vvar area failed: %s", strerror(err)));
+  }
+  std::unique_ptr<VvarPage> page(
+      new VvarPage(static_cast<uint8_t*>(mem), fd,
+                   g_next_id.fetch_add(1, std::memory_order_relaxed)));
+  Registry& r = Pages();
+  std::lock_guard<std::mutex> lock(r.mu);
+  r.pages[page->data()] = page.get();
+  return page;
 }
 
 namespace {
@@ -58,9 +97,8 @@ absl::StatusOr<std::unique_ptr<VvarPage>> VvarPage::CreateWithTimensView() {
     const int err = errno;
     if (fd >= 0) close(fd);
     if (ns_fd >= 0) close(ns_fd);
-    return absl::ResourceExhaustedError(
-        absl::StrFormat("%s for the time namespace view failed: %s", what,
-                        strerror(err)));
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "%s for the time namespace view failed: %s", what, strerror(err)));
   };
   if (fd < 0 || ns_fd < 0) return fail("memfd_create");
   // Reserve both areas, then map the shared pages over them.
@@ -72,29 +110,40 @@ absl::StatusOr<std::unique_ptr<VvarPage>> VvarPage::CreateWithTimensView() {
   // The namespace task's view (vvar_fault() in a time namespace): page 0
   // the namespace's page, page 1 the real time page, then the random and
   // arch pages and the vclock pages where they always are.
-  const bool mapped =
-      MapAt(base, fd, 0, kPages) && MapAt(view, ns_fd, 0, 1) &&
-      MapAt(view + kPageSize, fd, 0, 1) &&
-      MapAt(view + 2 * kPageSize, fd, 2, kPages - 2);
+  const bool mapped = MapAt(base, fd, 0, kPages) && MapAt(view, ns_fd, 0, 1) &&
+                      MapAt(view + kPageSize, fd, 0, 1) &&
+                      MapAt(view + 2 * kPageSize, fd, 2, kPages - 2);
   if (!mapped) {
     munmap(area, 2 * kPages * kPageSize);
     return fail("mmap");
   }
-  std::unique_ptr<VvarPage> page(new VvarPage(base));
+  std::unique_ptr<VvarPage> page(new VvarPage(
+      base, fd, g_next_id.fetch_add(1, std::memory_order_relaxed)));
   page->timens_ = view;
-  page->fd_ = fd;
   page->timens_fd_ = ns_fd;
+  Registry& r = Pages();
+  std::lock_guard<std::mutex> lock(r.mu);
+  r.pages[page->data()] = page.get();
   return page;
 }
 
 VvarPage::~VvarPage() {
-  if (timens_ == nullptr) {
-    munmap(base_, kPages * kPageSize);
-    return;
+  {
+    Registry& r = Pages();
+    std::lock_guard<std::mutex> lock(r.mu);
+    r.pages.erase(base_);
   }
-  munmap(base_, 2 * kPages * kPageSize);
+  // With a namespace view, base_ starts the reservation of both areas.
+  munmap(base_, (timens_ == nullptr ? 1 : 2) * kPages * kPageSize);
   close(fd_);
-  close(timens_fd_);
+  if (timens_fd_ >= 0) close(timens_fd_);
+}
+
+const VvarPage* VvarPage::Find(const uint8_t* data) {
+  Registry& r = Pages();
+  std::lock_guard<std::mutex> lock(r.mu);
+  auto it = r.pages.find(data);
+  return it == r.pages.end() ? nullptr : it->second;
 }
 
 void VvarPage::StoreTimens(uint32_t offset, uint8_t size, uint64_t value) {

@@ -41,6 +41,11 @@ struct VvarUpdate {
 // The vvar area in the x86-64 6.13+ arrangement (vdso/datapage.h): four
 // data pages, the time data page first, then the pvclock and Hyper-V pages;
 // page-aligned, zero-filled, writable only through Store()/Apply().
+//
+// The area is a memfd mapped shared, so that another process can map the
+// same pages (the compiled vDSO's child process maps them next to its
+// copy of the vDSO text, with its own protections: hostvdso/). Nothing is
+// copied: a store here is visible there at once.
 class VvarPage {
  public:
   static constexpr size_t kPages = 6;  // kVvarDataPages + kVvarVclockPages
@@ -52,6 +57,15 @@ class VvarPage {
   // writer's stores show through both. The namespace page starts zeroed.
   static absl::StatusOr<std::unique_ptr<VvarPage>> CreateWithTimensView();
   ~VvarPage();
+
+  // The memfd behind this area (owned by the page; valid while it lives).
+  int fd() const { return fd_; }
+  // A number no other page of this process has had: another process that
+  // mapped this page's fd can tell whether it still maps the current one.
+  uint64_t id() const { return id_; }
+  // The live page whose data() is `data`, or nullptr (readers get only the
+  // data pointer; this finds the fd behind it).
+  static const VvarPage* Find(const uint8_t* data);
   VvarPage(const VvarPage&) = delete;
   VvarPage& operator=(const VvarPage&) = delete;
 
@@ -82,11 +96,13 @@ class VvarPage {
   std::vector<uint8_t> Snapshot() const;
 
  private:
-  explicit VvarPage(uint8_t* base) : base_(base) {}
+  VvarPage(uint8_t* base, int fd, uint64_t id)
+      : base_(base), fd_(fd), id_(id) {}
   static void StoreSized(uint8_t* p, uint8_t size, uint64_t value);
   uint8_t* base_;
+  int fd_;  // The area's memfd.
+  uint64_t id_;
   uint8_t* timens_ = nullptr;  // kPages of view, when there is one.
-  int fd_ = -1;                // The shared area's memfd.
   int timens_fd_ = -1;         // The namespace page's memfd.
 };
 

@@ -1,8 +1,10 @@
 #include "vdso/vvar_page.h"
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 
 #include <cstdint>
+#include <cstring>
 
 #include "vdso/datapage.h"
 
@@ -37,6 +39,30 @@ TEST(VvarPage, ApplyRunsStoresInOrder) {
   (*page)->Apply(update);
   EXPECT_EQ((*page)->Load(0, 4), 7u);  // The later store wins.
   EXPECT_EQ((*page)->Load(8, 8), 9u);
+}
+
+// Another mapping of the page's memfd (what the compiled vDSO's child
+// process makes) sees every store at once, and Find() knows the page by its
+// data pointer while it lives.
+TEST(VvarPage, IsSharedThroughItsMemfdAndFoundByData) {
+  auto page = VvarPage::Create();
+  ASSERT_TRUE(page.ok());
+  auto other = VvarPage::Create();
+  ASSERT_TRUE(other.ok());
+  EXPECT_NE((*page)->id(), (*other)->id());
+  EXPECT_EQ(VvarPage::Find((*page)->data()), page->get());
+  EXPECT_EQ(VvarPage::Find((*other)->data()), other->get());
+  void* view = mmap(nullptr, VvarPage::kPages * kPageSize, PROT_READ,
+                    MAP_SHARED, (*page)->fd(), 0);
+  ASSERT_NE(view, MAP_FAILED);
+  (*page)->Store(kPvclockPageOffset + 8, 8, 0x1122334455667788ull);
+  uint64_t seen = 0;
+  std::memcpy(&seen, static_cast<uint8_t*>(view) + kPvclockPageOffset + 8, 8);
+  EXPECT_EQ(seen, 0x1122334455667788ull);
+  munmap(view, VvarPage::kPages * kPageSize);
+  const uint8_t* data = (*page)->data();
+  page->reset();
+  EXPECT_EQ(VvarPage::Find(data), nullptr);
 }
 
 TEST(DescribeVvarOffset, NamesFieldsOfTheKernelLayout) {

@@ -190,14 +190,20 @@ VDSOLAB_LOAD_HOOKS(4)
 VDSOLAB_LOAD_HOOKS(8)
 VDSOLAB_LOAD_HOOKS(16)
 
-VDSOLAB_HIDDEN void __tsan_read_range(void* a, size_t n) { on_load(a, n); }
-VDSOLAB_HIDDEN void __tsan_write_range(void* a, size_t n) {
+/* The signatures are gcc's builtin ones (sanitizer.def: a long length,
+ * func_exit taking the return address), which gcc checks whenever any
+ * sanitizer is on (Bazel's --config=asan/ubsan compile this file too); clang
+ * calls func_exit with no argument, which an ignored parameter accepts. */
+VDSOLAB_HIDDEN void __tsan_read_range(void* a, long n) {
+  on_load(a, (size_t)n);
+}
+VDSOLAB_HIDDEN void __tsan_write_range(void* a, long n) {
   (void)a;
   (void)n;
 }
 VDSOLAB_HIDDEN void __tsan_init(void) {}
 VDSOLAB_HIDDEN void __tsan_func_entry(void* pc) { (void)pc; }
-VDSOLAB_HIDDEN void __tsan_func_exit(void) {}
+VDSOLAB_HIDDEN void __tsan_func_exit(void* pc) { (void)pc; }
 
 /* clang instruments struct copies as calls to these. */
 VDSOLAB_HIDDEN void* __tsan_memcpy(void* dst, const void* src, size_t n) {
@@ -248,6 +254,28 @@ VDSOLAB_HIDDEN int64_t vdsolab_glue_syscall(int64_t nr, int64_t a1, int64_t a2,
                           (struct vdsolab_timespec*)(uintptr_t)a2);
 }
 
+/* xmm0-15 to and from a 256-byte, 16-aligned area at (%rsp): the C
+ * callee may use any of them; the kernel code around the site expects them
+ * unchanged. */
+#define SAVE_XMM                                                          \
+  "  movdqa %xmm0, 0(%rsp)\n  movdqa %xmm1, 16(%rsp)\n"                  \
+  "  movdqa %xmm2, 32(%rsp)\n  movdqa %xmm3, 48(%rsp)\n"                 \
+  "  movdqa %xmm4, 64(%rsp)\n  movdqa %xmm5, 80(%rsp)\n"                 \
+  "  movdqa %xmm6, 96(%rsp)\n  movdqa %xmm7, 112(%rsp)\n"                \
+  "  movdqa %xmm8, 128(%rsp)\n  movdqa %xmm9, 144(%rsp)\n"               \
+  "  movdqa %xmm10, 160(%rsp)\n  movdqa %xmm11, 176(%rsp)\n"             \
+  "  movdqa %xmm12, 192(%rsp)\n  movdqa %xmm13, 208(%rsp)\n"             \
+  "  movdqa %xmm14, 224(%rsp)\n  movdqa %xmm15, 240(%rsp)\n"
+#define RESTORE_XMM                                                       \
+  "  movdqa 0(%rsp), %xmm0\n  movdqa 16(%rsp), %xmm1\n"                  \
+  "  movdqa 32(%rsp), %xmm2\n  movdqa 48(%rsp), %xmm3\n"                 \
+  "  movdqa 64(%rsp), %xmm4\n  movdqa 80(%rsp), %xmm5\n"                 \
+  "  movdqa 96(%rsp), %xmm6\n  movdqa 112(%rsp), %xmm7\n"                \
+  "  movdqa 128(%rsp), %xmm8\n  movdqa 144(%rsp), %xmm9\n"               \
+  "  movdqa 160(%rsp), %xmm10\n  movdqa 176(%rsp), %xmm11\n"             \
+  "  movdqa 192(%rsp), %xmm12\n  movdqa 208(%rsp), %xmm13\n"             \
+  "  movdqa 224(%rsp), %xmm14\n  movdqa 240(%rsp), %xmm15\n"
+
 /* The thunks the rewritten rdtsc / rdtscp / rdtsc_ordered() / syscall
  * sites call. Each saves every register the instruction does not define
  * (and the flags, which a compiler may keep live across an intrinsic's
@@ -292,41 +320,11 @@ __asm__(
     "  pushq %r11\n"
     "  andq $-16, %rsp\n"
     "  subq $256, %rsp\n"
-    "  movdqa %xmm0, 0(%rsp)\n"
-    "  movdqa %xmm1, 16(%rsp)\n"
-    "  movdqa %xmm2, 32(%rsp)\n"
-    "  movdqa %xmm3, 48(%rsp)\n"
-    "  movdqa %xmm4, 64(%rsp)\n"
-    "  movdqa %xmm5, 80(%rsp)\n"
-    "  movdqa %xmm6, 96(%rsp)\n"
-    "  movdqa %xmm7, 112(%rsp)\n"
-    "  movdqa %xmm8, 128(%rsp)\n"
-    "  movdqa %xmm9, 144(%rsp)\n"
-    "  movdqa %xmm10, 160(%rsp)\n"
-    "  movdqa %xmm11, 176(%rsp)\n"
-    "  movdqa %xmm12, 192(%rsp)\n"
-    "  movdqa %xmm13, 208(%rsp)\n"
-    "  movdqa %xmm14, 224(%rsp)\n"
-    "  movdqa %xmm15, 240(%rsp)\n"
+    SAVE_XMM
     "  movq 16(%rbp), %rdi\n"
     "  cld\n"
     "  call vdsolab_glue_counter\n"
-    "  movdqa 0(%rsp), %xmm0\n"
-    "  movdqa 16(%rsp), %xmm1\n"
-    "  movdqa 32(%rsp), %xmm2\n"
-    "  movdqa 48(%rsp), %xmm3\n"
-    "  movdqa 64(%rsp), %xmm4\n"
-    "  movdqa 80(%rsp), %xmm5\n"
-    "  movdqa 96(%rsp), %xmm6\n"
-    "  movdqa 112(%rsp), %xmm7\n"
-    "  movdqa 128(%rsp), %xmm8\n"
-    "  movdqa 144(%rsp), %xmm9\n"
-    "  movdqa 160(%rsp), %xmm10\n"
-    "  movdqa 176(%rsp), %xmm11\n"
-    "  movdqa 192(%rsp), %xmm12\n"
-    "  movdqa 208(%rsp), %xmm13\n"
-    "  movdqa 224(%rsp), %xmm14\n"
-    "  movdqa 240(%rsp), %xmm15\n"
+    RESTORE_XMM
     "  movq %rax, %rdx\n"
     "  shrq $32, %rdx\n"
     "  movl %eax, %eax\n"
@@ -364,44 +362,14 @@ __asm__(
     "  pushq %r10\n"
     "  andq $-16, %rsp\n"
     "  subq $256, %rsp\n"
-    "  movdqa %xmm0, 0(%rsp)\n"
-    "  movdqa %xmm1, 16(%rsp)\n"
-    "  movdqa %xmm2, 32(%rsp)\n"
-    "  movdqa %xmm3, 48(%rsp)\n"
-    "  movdqa %xmm4, 64(%rsp)\n"
-    "  movdqa %xmm5, 80(%rsp)\n"
-    "  movdqa %xmm6, 96(%rsp)\n"
-    "  movdqa %xmm7, 112(%rsp)\n"
-    "  movdqa %xmm8, 128(%rsp)\n"
-    "  movdqa %xmm9, 144(%rsp)\n"
-    "  movdqa %xmm10, 160(%rsp)\n"
-    "  movdqa %xmm11, 176(%rsp)\n"
-    "  movdqa %xmm12, 192(%rsp)\n"
-    "  movdqa %xmm13, 208(%rsp)\n"
-    "  movdqa %xmm14, 224(%rsp)\n"
-    "  movdqa %xmm15, 240(%rsp)\n"
+    SAVE_XMM
     "  movq %rdx, %rcx\n" /* (nr, a1, a2, a3) <- (rax, rdi, rsi, rdx) */
     "  movq %rsi, %rdx\n"
     "  movq %rdi, %rsi\n"
     "  movq %rax, %rdi\n"
     "  cld\n"
     "  call vdsolab_glue_syscall\n"
-    "  movdqa 0(%rsp), %xmm0\n"
-    "  movdqa 16(%rsp), %xmm1\n"
-    "  movdqa 32(%rsp), %xmm2\n"
-    "  movdqa 48(%rsp), %xmm3\n"
-    "  movdqa 64(%rsp), %xmm4\n"
-    "  movdqa 80(%rsp), %xmm5\n"
-    "  movdqa 96(%rsp), %xmm6\n"
-    "  movdqa 112(%rsp), %xmm7\n"
-    "  movdqa 128(%rsp), %xmm8\n"
-    "  movdqa 144(%rsp), %xmm9\n"
-    "  movdqa 160(%rsp), %xmm10\n"
-    "  movdqa 176(%rsp), %xmm11\n"
-    "  movdqa 192(%rsp), %xmm12\n"
-    "  movdqa 208(%rsp), %xmm13\n"
-    "  movdqa 224(%rsp), %xmm14\n"
-    "  movdqa 240(%rsp), %xmm15\n"
+    RESTORE_XMM
     "  leaq -48(%rbp), %rsp\n"
     "  popq %r10\n"
     "  popq %r9\n"

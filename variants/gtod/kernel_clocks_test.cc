@@ -18,10 +18,14 @@
 #include "testing/publish_bed.h"
 #include "timekeeper/clocksource.h"
 #include "timekeeper/ntp.h"
-#include "variants/gtod/gtod_testing.h"
+#include "variants/gtod/gtod.h"
 
 namespace vdsolab::variants::gtod {
 namespace {
+
+const Variant& GetVariant(std::string_view name) {
+  return testing::VariantNamed(GtodVariants(), name);
+}
 
 using testing::PublishBed;
 using testing::Tsc;

@@ -14,11 +14,15 @@
 #include "absl/strings/str_format.h"
 #include "common/clockid.h"
 #include "testing/publish_bed.h"
-#include "variants/gtod/gtod_testing.h"
+#include "variants/gtod/gtod.h"
 #include "variants/layout.h"
 
 namespace vdsolab::variants::gtod {
 namespace {
+
+const Variant& GetVariant(std::string_view name) {
+  return testing::VariantNamed(GtodVariants(), name);
+}
 
 using testing::PublishBed;
 using testing::Tsc;

@@ -11,10 +11,14 @@
 
 #include "common/clock_result.h"
 #include "testing/publish_bed.h"
-#include "variants/gtod/gtod_testing.h"
+#include "variants/gtod/gtod.h"
 
 namespace vdsolab::variants::gtod {
 namespace {
+
+const Variant& GetVariant(std::string_view name) {
+  return testing::VariantNamed(GtodVariants(), name);
+}
 
 using testing::PublishBed;
 using testing::Tsc;

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <time.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <memory>
@@ -28,11 +29,26 @@ std::atomic<uint64_t> g_limit_ms{1000};
 struct Slot {
   std::atomic<GuardState*> state{nullptr};
   pthread_t thread{};
+  clockid_t cpu_clock{};  // The thread's CPU-time clock.
   // The watchdog's own view (only it touches these).
   uint64_t last_calls = 0;
-  uint64_t stalled_ms = 0;
+  uint64_t stalled_ms = 0;    // Wall time the current call has run...
+  uint64_t cpu_at_start = 0;  // ...and the thread's CPU time (ns) then.
   uint64_t signalled_for = 0;
 };
+
+// A call is stopped after the bound of the thread's own CPU time, so that
+// a call waiting for a CPU on a loaded machine is not called a spin; a
+// call blocked without running (sleeping in foreign code) is stopped after
+// this many times the bound of wall time.
+constexpr uint64_t kWallBackstop = 30;
+
+uint64_t CpuNs(clockid_t clock) {
+  struct timespec ts;
+  if (clock_gettime(clock, &ts) != 0) return 0;
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000u +
+         static_cast<uint64_t>(ts.tv_nsec);
+}
 std::array<Slot, kMaxThreads> g_slots;
 std::mutex g_slots_mu;
 
@@ -96,13 +112,17 @@ void Watchdog() {
           calls != slot.last_calls) {
         slot.last_calls = calls;
         slot.stalled_ms = 0;
+        slot.cpu_at_start = CpuNs(slot.cpu_clock);
         continue;
       }
       slot.stalled_ms += kWatchdogPeriodMs;
-      if (limit != 0 && slot.stalled_ms >= limit &&
-          slot.signalled_for != calls) {
+      const uint64_t cpu_ms =
+          (CpuNs(slot.cpu_clock) - slot.cpu_at_start) / 1000000;
+      if (limit != 0 && slot.signalled_for != calls &&
+          (cpu_ms >= limit || slot.stalled_ms >= kWallBackstop * limit)) {
         slot.signalled_for = calls;
-        g->spun_ms.store(slot.stalled_ms, std::memory_order_relaxed);
+        g->spun_ms.store(std::max(cpu_ms, std::min(slot.stalled_ms, limit)),
+                         std::memory_order_relaxed);
         pthread_kill(slot.thread, kWatchdogSignal);
       }
     }
@@ -142,6 +162,7 @@ struct ThreadRegistration {
     for (int i = 0; i < kMaxThreads; ++i) {
       if (g_slots[i].state.load() == nullptr) {
         g_slots[i].thread = pthread_self();
+        pthread_getcpuclockid(pthread_self(), &g_slots[i].cpu_clock);
         g_slots[i].last_calls = 0;
         g_slots[i].stalled_ms = 0;
         g_slots[i].signalled_for = 0;

@@ -2,17 +2,19 @@
 //
 // Containment for foreign code under test (plugins, compiled kernel code):
 // a call that crashes (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP,
-// SIGSYS) or spins past a wall-time bound is abandoned and reported as a
+// SIGSYS) or spins past a time bound is abandoned and reported as a
 // CallFault, so a misbehaving variant is a finding, never a crash or a hang
 // of vdsolab.
 //
 // How: the call runs after sigsetjmp(); the signal handlers siglongjmp()
 // back when the fault happened inside the call on this thread (not inside
 // vdsolab's own callbacks, which are marked with HostCallScope). A watchdog
-// thread notices a call that has not returned for the bound and signals
-// its thread (SIGXCPU); if that thread is inside a callback, the jump waits
-// until the callback returns. Handlers run on an alternate stack, so
-// runaway recursion is caught too.
+// thread notices a call that has run for the bound of its thread's CPU
+// time (so a loaded machine does not turn a slow call into a spin), or 30
+// times the bound of wall time (a call blocked without running), and
+// signals its thread (SIGXCPU); if that thread is inside a callback, the
+// jump waits until the callback returns. Handlers run on an alternate
+// stack, so runaway recursion is caught too.
 //
 // What cannot be contained in-process: foreign code that corrupts
 // vdsolab's memory before it faults, or calls exit(). docs/robustness.md
@@ -31,7 +33,8 @@
 
 namespace vdsolab::variants {
 
-// The wall-time bound of one call (default 1 s); 0 disables the watchdog.
+// The time bound of one call (default 1 s of the thread's CPU time); 0
+// disables the watchdog.
 void SetCallTimeLimit(double seconds);
 double CallTimeLimit();
 
@@ -67,7 +70,14 @@ void AfterHostCall(GuardState& g);
 // the foreign call that a jump past it would leak.
 template <class Fn>
 std::optional<vdso::CallFault> RunContained(Fn&& fn) {
-  call_guard_internal::GuardState& g = call_guard_internal::ThisThread();
+  return RunContained(call_guard_internal::ThisThread(), fn);
+}
+
+// The same with this thread's guard state already at hand (ThisThread()),
+// for callers that also hand it to their callbacks' HostCallScope.
+template <class Fn>
+std::optional<vdso::CallFault> RunContained(call_guard_internal::GuardState& g,
+                                            Fn&& fn) {
   // savemask 0: no sigprocmask syscall per call; the handlers are
   // SA_NODEFER, so a jump out of one leaves no signal blocked.
   const int code = sigsetjmp(g.env, 0);
@@ -86,7 +96,9 @@ std::optional<vdso::CallFault> RunContained(Fn&& fn) {
 // waits until the callback returns.
 class HostCallScope {
  public:
-  HostCallScope() : g_(call_guard_internal::ThisThread()) {
+  HostCallScope() : HostCallScope(call_guard_internal::ThisThread()) {}
+  // With the calling thread's state at hand: no thread-local lookup.
+  explicit HostCallScope(call_guard_internal::GuardState& g) : g_(g) {
     g_.in_host.store(1, std::memory_order_relaxed);
   }
   ~HostCallScope() {

@@ -26,16 +26,22 @@ struct Ctx {
   A* access;
   const uint8_t* page;
   bool out_of_bounds = false;
+  // This thread's containment state (the simulation only), looked up once
+  // per call rather than per callback.
+  call_guard_internal::GuardState* guard = nullptr;
 };
 
 // In the simulation, the callbacks are vdsolab's code running for foreign
 // code: a fault in them is vdsolab's, and the watchdog waits for them.
 template <vdso::VdsoAccess A>
 struct HostScopeFor {
+  explicit HostScopeFor(void* ctx) : scope(*static_cast<Ctx<A>*>(ctx)->guard) {}
   HostCallScope scope;
 };
 template <>
-struct HostScopeFor<vdso::NativeAccess> {};
+struct HostScopeFor<vdso::NativeAccess> {
+  explicit HostScopeFor(void*) {}
+};
 
 template <vdso::VdsoAccess A>
 struct OpsFor {
@@ -50,15 +56,15 @@ struct OpsFor {
     return false;
   }
   static uint32_t Load32(void* ctx, const uint8_t* p) {
-    [[maybe_unused]] HostScopeFor<A> host;
+    [[maybe_unused]] HostScopeFor<A> host(ctx);
     return InPage(ctx, p, 4) ? Of(ctx).template Load<uint32_t>(p) : 0;
   }
   static uint64_t Load64(void* ctx, const uint8_t* p) {
-    [[maybe_unused]] HostScopeFor<A> host;
+    [[maybe_unused]] HostScopeFor<A> host(ctx);
     return InPage(ctx, p, 8) ? Of(ctx).template Load<uint64_t>(p) : 0;
   }
   static uint64_t ReadCounter(void* ctx, int kind) {
-    [[maybe_unused]] HostScopeFor<A> host;
+    [[maybe_unused]] HostScopeFor<A> host(ctx);
     switch (kind) {
       case VDSOLAB_RDTSCP:
         return Of(ctx).ReadTscp();
@@ -71,18 +77,18 @@ struct OpsFor {
   // v2: a preemption point before a load the plugin makes itself. Outside
   // the area it is the plugin's bug, like an out-of-page load32.
   static void BeforeLoad(void* ctx, const uint8_t* p, uint32_t size) {
-    [[maybe_unused]] HostScopeFor<A> host;
+    [[maybe_unused]] HostScopeFor<A> host(ctx);
     if (!InPage(ctx, p, size)) return;
     Of(ctx).BeforeLoad(p, size);
   }
   static void Rmb(void* ctx) { Of(ctx).Rmb(); }
   static void CpuRelax(void* ctx) { Of(ctx).CpuRelax(); }
   static int MayRetry(void* ctx) {
-    [[maybe_unused]] HostScopeFor<A> host;
+    [[maybe_unused]] HostScopeFor<A> host(ctx);
     return Of(ctx).MayRetry() ? 1 : 0;
   }
   static int32_t Fallback(void* ctx, int32_t clock, vdsolab_timespec* ts) {
-    [[maybe_unused]] HostScopeFor<A> host;
+    [[maybe_unused]] HostScopeFor<A> host(ctx);
     const ClockResult r = Of(ctx).Fallback(clock);
     if (r.ret == 0) *ts = vdsolab_timespec{r.ts.tv_sec, r.ts.tv_nsec};
     return r.ret;
@@ -119,8 +125,9 @@ std::optional<ClockResult> CallPlugin(ClockGettimeFn clock_gettime, A& access,
     ret = clock_gettime(&ops, page, clock, &ts);
   } else {
     // In the simulation a crash or a spin is a finding, not vdsolab's end.
+    ctx.guard = &call_guard_internal::ThisThread();
     if (std::optional<vdso::CallFault> fault = RunContained(
-            [&] { ret = clock_gettime(&ops, page, clock, &ts); })) {
+            *ctx.guard, [&] { ret = clock_gettime(&ops, page, clock, &ts); })) {
       access.Fault(*fault);
       return std::nullopt;
     }
