@@ -237,9 +237,8 @@ std::optional<bool> DoHresTimens(A& acc, const uint8_t* vdns,
                                  const uint8_t* vcns, ClockId clk,
                                  Timespec64* ts) {
   const uint8_t* vd = vdns + kPageSize;
-  const uint8_t* vc = vd + ClockDataOffset(clk != kClockMonotonicRaw
-                                               ? kCsHresCoarse
-                                               : kCsRaw);
+  const uint8_t* vc =
+      vd + ClockDataOffset(clk != kClockMonotonicRaw ? kCsHresCoarse : kCsRaw);
   uint64_t sec = 0, ns = 0;
   for (;;) {
     std::optional<uint32_t> seq = ReadBegin(acc, vc);
@@ -320,7 +319,8 @@ enum class AuxTimens {
   // with the namespace page's seq, 1. If the real aux clock's seq is 1 too
   // (its first update in progress, or after seq wraps, every 2^31
   // updates) the loop ends with sec and ns never read. C leaves them
-  // uninitialised; the model's hold 0 (docs/findings.md).
+  // uninitialised; the model's hold 0. (Read from the source; no test here
+  // runs this form, and docs/findings.md does not claim it.)
   kContinueToRetry,
 };
 
