@@ -76,6 +76,16 @@ for s in coarse-back-6.14 boottime-shift-5.3 suspend-without-forward \
   expect "run_history_${s}_fixed" 0 "PASS: every property held" -- \
     run "$tmp/$s-fixed.toml"
 done
+# Readers in a time namespace (docs/scenarios.md): judged against the
+# syscall plus the offsets; a variant without the TIMENS path is refused.
+expect run_timens 0 "time namespace: " -- run "$scen/timens/namespace.toml"
+expect run_timens_pass 0 "PASS: every property held." -- \
+  run "$scen/timens/namespace.toml"
+expect run_timens_refused 2 "does not model time namespaces" -- \
+  run "$scen/timens/namespace.toml" --variant=6.1
+printf 'name = "x"\n[kernel]\ntimens_monotonic = "-2"\n[[reader]]\ntimens = true\n' \
+  > "$tmp/bad-timens.toml"
+expect run_bad_timens 2 "returns -ERANGE" -- run "$tmp/bad-timens.toml"
 printf 'name = "x"\n[kernel]\nera = "6.2"\n' > "$tmp/bad-era.toml"
 expect run_bad_era 2 'unknown kernel era "6.2"' -- run "$tmp/bad-era.toml"
 printf 'name = "x"\n[[event]]\nkind = "set_tai"\ntai = -1\n' \

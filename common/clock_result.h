@@ -16,6 +16,7 @@ namespace vdsolab {
 inline constexpr int32_t kEinval = 22;  // EINVAL
 inline constexpr int32_t kEperm = 1;    // EPERM
 inline constexpr int32_t kEnodev = 19;  // ENODEV
+inline constexpr int32_t kErange = 34;  // ERANGE
 
 struct ClockResult {
   int32_t ret = 0;  // 0 or -errno, as the syscall returns it.

@@ -1,6 +1,7 @@
 #include "kselftest/sim_host.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 
@@ -10,6 +11,22 @@
 #include "vdso/upstream_reader.h"
 
 namespace vdsolab::kselftest {
+
+namespace {
+
+// True time simulated by every SimHost of this process, printed at exit.
+struct SimulatedTotal {
+  std::atomic<uint64_t> ns{0};
+  ~SimulatedTotal() {
+    std::printf("simulated time, all SimHosts of this test: %.3f s\n",
+                static_cast<double>(ns.load()) / 1e9);
+  }
+};
+SimulatedTotal g_simulated;
+
+}  // namespace
+
+SimHost::~SimHost() { g_simulated.ns += now_ns_; }
 
 SimHost::SimHost(const SimHostOptions& options)
     : options_(options),

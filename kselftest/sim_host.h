@@ -42,6 +42,11 @@ struct SimHostOptions {
 class SimHost {
  public:
   explicit SimHost(const SimHostOptions& options = {});
+  // Adds now_ns() to the process's simulated total, which the test binary
+  // prints at exit (docs/kselftest-map.md's simulated-time column).
+  ~SimHost();
+  SimHost(const SimHost&) = delete;
+  SimHost& operator=(const SimHost&) = delete;
 
   uint64_t now_ns() const { return now_ns_; }
   // The TSC at the current true time.

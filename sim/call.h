@@ -69,6 +69,9 @@ struct CallRecord {
   bool migrated_before = false;  // Moved to another CPU since last call.
   bool migrated_midcall = false;
   bool preempted = false;
+  // Called by a task in the time namespace (ReaderSpec::timens): the answer
+  // holds the namespace's offsets.
+  bool timens = false;
   std::vector<TraceStep> trace;  // Only when tracing.
 };
 

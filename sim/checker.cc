@@ -121,7 +121,42 @@ void Checker::OnAuxCall(const CallRecord& call) {
   CheckCausal(call, seen);
 }
 
+// A namespace reader's answer on the initial namespace's timeline: its
+// clock's offset (timens_add_monotonic()/timens_add_boottime()) taken off,
+// in exact integer ns. Judging that against the oracle is judging the
+// answer against the oracle plus the offset, and it lets the cross-reader
+// properties (causality) compare namespace and initial readers on one
+// timeline. An answer that is not a normalised timespec is left as it is,
+// so that property 4 reports it.
+CallRecord Checker::Unshift(const CallRecord& call) const {
+  CallRecord out = call;
+  ClockResult& r = *out.result;
+  if (r.ts.tv_nsec < 0 || r.ts.tv_nsec >= static_cast<int64_t>(kNsecPerSec)) {
+    return out;
+  }
+  const timekeeper::TimensOffsets offsets{scenario_.kernel.timens_monotonic,
+                                          scenario_.kernel.timens_boottime};
+  const Timespec64 off =
+      timekeeper::TimensAdd(call.clock, offsets, Timespec64{0, 0});
+  const __int128 ns = ToNs(r.ts) - ToNs(off);
+  const __int128 nsec_per_sec = kNsecPerSec;
+  __int128 sec = ns / nsec_per_sec;
+  __int128 rem = ns % nsec_per_sec;
+  if (rem < 0) {
+    rem += nsec_per_sec;
+    --sec;
+  }
+  r.ts = Timespec64{static_cast<int64_t>(sec), static_cast<int64_t>(rem)};
+  out.timens = false;
+  return out;
+}
+
 void Checker::OnCall(const CallRecord& call) {
+  if (call.timens && call.result && call.result->ret == 0) {
+    ++coverage_.timens_calls;
+    OnCall(Unshift(call));
+    return;
+  }
   ++coverage_.calls;
   if (call.iterations > 1) ++coverage_.retries;
   if (call.stores_during > 0) ++coverage_.raced;

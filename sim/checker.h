@@ -121,6 +121,7 @@ class Checker {
   void Report(Property p, Verdict v, std::string why, std::string detail,
               const CallRecord& call);
   void OnAuxCall(const CallRecord& call);
+  CallRecord Unshift(const CallRecord& call) const;
   void CheckExactAndTorn(const CallRecord& call, const UpdateRecord* state);
   void CheckMonotonic(const CallRecord& call, const Seen& seen);
   void CheckCausal(const CallRecord& call, const Seen& seen);

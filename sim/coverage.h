@@ -56,6 +56,9 @@ struct Coverage {
                                    // timekeeping CPU.
   uint64_t livelocks = 0;
   uint64_t crashes = 0;  // Calls of foreign code that died of a signal.
+  // Calls from readers in the time namespace that returned a time (judged
+  // on the initial namespace's timeline: Checker::Unshift()).
+  uint64_t timens_calls = 0;
   // Per clock: calls answered from the page, by the syscall, and errors
   // the page path returned itself.
   std::map<ClockId, std::array<uint64_t, 3>> per_clock;

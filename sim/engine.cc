@@ -11,6 +11,8 @@
 #include "sim/page_view.h"
 #include "sim/writer.h"
 #include "timekeeper/posix_clocks.h"
+#include "timekeeper/timens.h"
+#include "timekeeper/vsyscall.h"
 
 namespace vdsolab::sim {
 namespace {
@@ -23,6 +25,8 @@ struct World {
   Writer* writer;
   PageView* view;
   const uint8_t* page;
+  // The namespace's offsets (kernel.timens_*), for readers in it.
+  const timekeeper::TimensOffsets* timens;
 };
 
 // The random strategy's hooks for one call.
@@ -107,6 +111,8 @@ class RandomHooks : public vdso::AccessHooks {
     ctx.cycles = w_.writer->SyscallCounter(u, cpu_, now_);
     ctx.has_rtc = w_.scenario->kernel.has_rtc;
     ctx.aux_timekeepers = w_.writer->AuxStatesAt(now_);
+    // A task in the namespace: clock_gettime() adds its offsets.
+    ctx.timens = spec_->timens ? w_.timens : nullptr;
     ctx.thread_cputime_ns = static_cast<int64_t>(now_ / 4);
     ctx.process_cputime_ns = static_cast<int64_t>(now_ / 2);
     rec_->read_counter = true;
@@ -227,6 +233,13 @@ struct Later {
 
 }  // namespace
 
+bool UsesTimens(const Scenario& scenario) {
+  for (const ReaderSpec& r : scenario.readers) {
+    if (r.timens) return true;
+  }
+  return false;
+}
+
 std::vector<ClockId> ClocksFor(const ReaderSpec& reader,
                                const variants::Variant& variant) {
   std::vector<ClockId> clocks;
@@ -242,12 +255,28 @@ absl::StatusOr<RunResult> RunRandom(const Scenario& scenario,
                                     const variants::Variant& variant,
                                     const RandomOptions& options) {
   if (absl::Status s = ValidateScenario(scenario); !s.ok()) return s;
+  const bool timens = UsesTimens(scenario);
+  if (timens && !variant.timens) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "variant %s does not model time namespaces (VDSO_CLOCKMODE_TIMENS): "
+        "it cannot run this scenario's readers with timens = true",
+        variant.name));
+  }
   const uint64_t seed = scenario.run.seed;
   Machine machine(scenario.machine, seed);
   absl::StatusOr<std::unique_ptr<vdso::VvarPage>> page_or =
-      vdso::VvarPage::Create();
+      timens ? vdso::VvarPage::CreateWithTimensView()
+             : vdso::VvarPage::Create();
   if (!page_or.ok()) return page_or.status();
   std::unique_ptr<vdso::VvarPage> page = std::move(*page_or);
+  const timekeeper::TimensOffsets offsets{scenario.kernel.timens_monotonic,
+                                          scenario.kernel.timens_boottime};
+  if (timens) {
+    // timens_set_vvar_page(): the namespace's page, once, before its
+    // first task runs.
+    page->ApplyTimens(timekeeper::BuildTimensPage(
+        offsets, variant.build_aux_update != nullptr));
+  }
   absl::StatusOr<std::unique_ptr<Writer>> writer_or =
       Writer::Create(scenario, &machine, page.get(), &variant);
   if (!writer_or.ok()) return writer_or.status();
@@ -255,7 +284,8 @@ absl::StatusOr<RunResult> RunRandom(const Scenario& scenario,
   PageView view(page.get(), writer.get());
   Checker checker(scenario, &machine, writer.get(), &variant);
   checker.AcceptKnown(options.accept_known);
-  World world{&scenario, &variant, &machine, writer.get(), &view, page->data()};
+  World world{&scenario, &variant,     &machine, writer.get(),
+              &view,     page->data(), &offsets};
   std::unique_ptr<variants::SimReader> reader = variant.make_sim_reader();
   RunResult result;
 
@@ -318,8 +348,13 @@ absl::StatusOr<RunResult> RunRandom(const Scenario& scenario,
         world, &spec, &rec,
         Rng::Deferred(seed, 0xca11, static_cast<uint64_t>(r->id), r->calls),
         tracing, r->cpu);
-    vdso::HookedAccess access(page->data(), &hooks);
-    rec.result = reader->Call(access, page->data(), rec.clock);
+    rec.timens = spec.timens;
+    vdso::HookedAccess access =
+        spec.timens ? vdso::HookedAccess(page->data(), &hooks,
+                                         page->timens_data(), page->size())
+                    : vdso::HookedAccess(page->data(), &hooks);
+    rec.result = reader->Call(
+        access, spec.timens ? page->timens_data() : page->data(), rec.clock);
     rec.end_ns = hooks.now();
     rec.cpu_end = hooks.cpu();
     if (tracing) {

@@ -33,6 +33,9 @@ namespace vdsolab::sim {
 // The clocks a reader calls in turn with this variant: its scenario
 // clocks plus the variant's own clocks, or only the variant's own clocks
 // for a user-space variant.
+// Some reader of `scenario` is in the time namespace (ReaderSpec::timens).
+bool UsesTimens(const Scenario& scenario);
+
 std::vector<ClockId> ClocksFor(const ReaderSpec& reader,
                                const variants::Variant& variant);
 

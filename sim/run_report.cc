@@ -82,6 +82,13 @@ std::string FormatRunReport(const Scenario& s, const RunResult& r) {
       c.retries, c.raced, c.preemptions, c.migrations, c.midcall_migrations,
       c.negative_motion, c.beyond_max_cycles, c.counter_wrapped,
       c.cross_cpu_reads, c.livelocks);
+  if (c.timens_calls != 0) {
+    // Only with readers in a time namespace: other reports stay as they are.
+    absl::StrAppendFormat(&o,
+                          "time namespace: %d calls judged against the "
+                          "syscall plus the namespace's offsets\n\n",
+                          c.timens_calls);
+  }
   absl::StrAppendFormat(&o, "%-3s %-12s %10s %9s %14s %13s\n", "#", "property",
                         "checked", "defects", "preconditions", "known-kernel");
   for (int i = 0; i < kNumProperties; ++i) {

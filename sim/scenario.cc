@@ -1,14 +1,18 @@
 #include "sim/scenario.h"
 
+#include <tuple>
+
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/clock_result.h"
 #include "common/limits.h"
 #include "common/math64.h"
 #include "sim/durations.h"
 #include "timekeeper/profile.h"
+#include "timekeeper/timens.h"
 #include "timekeeper/timex_names.h"
 
 namespace vdsolab::sim {
@@ -201,6 +205,38 @@ absl::Status ValidateNewEvent(const Scenario& s, size_t i) {
   return absl::OkStatus();
 }
 
+// The time namespace: proc_timens_set_offset()'s domain for each offset,
+// written before the run, when MONOTONIC and BOOTTIME both read
+// kernel.boot_offset. The exhaustive strategy explores the plain page only.
+absl::Status ValidateTimens(const Scenario& s) {
+  const KernelSpec& k = s.kernel;
+  for (auto [clock, val, name] :
+       {std::tuple{kClockMonotonic, k.timens_monotonic,
+                   "kernel.timens_monotonic"},
+        std::tuple{kClockBoottime, k.timens_boottime,
+                   "kernel.timens_boottime"}}) {
+    timekeeper::TimensOffsets ignored;
+    const int ret =
+        timekeeper::TimensSetOffset(clock, val, k.boot_offset, &ignored);
+    if (ret != 0) {
+      return Bad(absl::StrFormat(
+          "%s = %s: proc_timens_set_offset() returns %s (%s + offset must "
+          "stay within 0 .. KTIME_SEC_MAX / 2 seconds)",
+          name, FormatTimespec(val), ret == -kErange ? "-ERANGE" : "-EINVAL",
+          FormatTimespec(k.boot_offset)));
+    }
+  }
+  for (size_t i = 0; i < s.readers.size(); ++i) {
+    if (s.readers[i].timens && s.run.strategy == Strategy::kExhaustive) {
+      return Bad(absl::StrFormat(
+          "reader[%d].timens: the exhaustive strategy reads the initial "
+          "namespace's page only; use strategy = \"random\"",
+          i));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status ValidateScenario(const Scenario& s) {
@@ -380,7 +416,7 @@ absl::Status ValidateScenario(const Scenario& s) {
   if (s.checks.livelock_budget < 2) {
     return Bad("checks.livelock_budget must be at least 2");
   }
-  return absl::OkStatus();
+  return ValidateTimens(s);
 }
 
 }  // namespace vdsolab::sim

@@ -80,6 +80,12 @@ struct KernelSpec {
   // read_persistent_clock64() works (x86's CMOS RTC): suspend and resume
   // read it, in whole seconds of true time since boot_realtime.
   bool persistent_clock = true;
+  // The time namespace of readers with `timens = true` (CONFIG_TIME_NS):
+  // its struct timens_offsets, written through /proc/PID/timens_offsets
+  // before the run (proc_timens_set_offset()'s domain, checked against
+  // MONOTONIC and BOOTTIME at boot, boot_offset).
+  Timespec64 timens_monotonic{0, 0};
+  Timespec64 timens_boottime{0, 0};
 
   friend bool operator==(const KernelSpec&, const KernelSpec&) = default;
 };
@@ -163,6 +169,9 @@ struct ReaderSpec {
   uint64_t period_jitter_ns = 0;     // the start of the next, plus jitter.
   uint32_t migrate_ppm = 0;          // Move to another CPU between calls.
   uint32_t migrate_midcall_ppm = 0;  // ...or at a hook inside a call.
+  // The reader's task is in the time namespace of kernel.timens_*: it reads
+  // the namespace's page and the syscall adds the offsets.
+  bool timens = false;
 
   friend bool operator==(const ReaderSpec&, const ReaderSpec&) = default;
 };

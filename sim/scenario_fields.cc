@@ -243,6 +243,8 @@ const Fields<KernelSpec>& KernelFields() {
       Bool("aux_clocks", &K::aux_clocks).OmitDefault(),
       Bool("tsc_nonstop", &K::tsc_nonstop).OmitDefault(),
       Bool("persistent_clock", &K::persistent_clock).OmitDefault(),
+      SignedTime("timens_monotonic", &K::timens_monotonic).OmitDefault(),
+      SignedTime("timens_boottime", &K::timens_boottime).OmitDefault(),
   };
   return *fields;
 }
@@ -329,6 +331,7 @@ const Fields<ReaderSpec>& ReaderFields() {
       Duration("period_jitter", &R::period_jitter_ns),
       Int("migrate_ppm", &R::migrate_ppm, 0, kPpmMax),
       Int("migrate_midcall_ppm", &R::migrate_midcall_ppm, 0, kPpmMax),
+      Bool("timens", &R::timens).OmitDefault(),
   };
   return *fields;
 }

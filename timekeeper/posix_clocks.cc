@@ -41,10 +41,9 @@ ClockResult CpuClockGet(ClockId clock, const SyscallContext& ctx) {
 constexpr ClockId kProcessSchedClock = (~0 << 3) | 2;
 constexpr ClockId kThreadSchedClock = (~0 << 3) | kCpuclockPerthreadMask | 2;
 
-}  // namespace
-
-ClockResult SysClockGettime(const Timekeeper& tk, ClockId which,
-                            const SyscallContext& ctx) {
+// The clocks as the initial time namespace sees them.
+ClockResult ClockGettimeInitNs(const Timekeeper& tk, ClockId which,
+                               const SyscallContext& ctx) {
   // clockid_to_kclock(): negative ids are CPU clocks or fd-based clocks.
   if (which < 0) {
     if ((which & kClockfdMask) == kClockfd) {
@@ -93,6 +92,17 @@ ClockResult SysClockGettime(const Timekeeper& tk, ClockId which,
       // (or, for aux clocks, none enabled).
       return ClockResult::Error(-kEinval);
   }
+}
+
+}  // namespace
+
+ClockResult SysClockGettime(const Timekeeper& tk, ClockId which,
+                            const SyscallContext& ctx) {
+  ClockResult r = ClockGettimeInitNs(tk, which, ctx);
+  if (ctx.timens != nullptr && r.ret == 0) {
+    r.ts = TimensAdd(which, *ctx.timens, r.ts);
+  }
+  return r;
 }
 
 }  // namespace vdsolab::timekeeper

@@ -14,6 +14,7 @@
 #include "common/clock_result.h"
 #include "common/clockid.h"
 #include "timekeeper/timekeeper.h"
+#include "timekeeper/timens.h"
 #include "timekeeper/timekeeping.h"
 
 namespace vdsolab::timekeeper {
@@ -37,10 +38,15 @@ struct SyscallContext {
   // them (the default, as on the project's host), where ids 16..23 have no
   // kclock and answer -EINVAL.
   const Timekeeper* aux_timekeepers = nullptr;
+  // The calling task's time namespace (CONFIG_TIME_NS); nullptr: the
+  // initial namespace, whose offsets are zero.
+  const TimensOffsets* timens = nullptr;
 };
 
 // SYSCALL_DEFINE2(clock_gettime): 0 and the time, -EINVAL for an id
 // without a kclock, -ENODEV for an aux clock that is not enabled.
+// In a time namespace the MONOTONIC and BOOTTIME families are shifted by
+// its offsets (timens_add_monotonic()/timens_add_boottime()).
 ClockResult SysClockGettime(const Timekeeper& tk, ClockId which,
                             const SyscallContext& ctx);
 inline ClockResult SysClockGettime(const Timekeeping& tk, ClockId which,

@@ -160,6 +160,41 @@ vdso::VvarUpdate BuildUpdateAux(const Timekeeper& tk, uint32_t seq) {
   return out.Take();
 }
 
+namespace {
+
+// timens_setup_vdso_clock_data() for the record at `vc`.
+void TimensClockData(StoreList& out, uint32_t vc, const TimensOffsets& o) {
+  out.U32(vc + vdso::kVcSeq, 1);
+  out.U32(vc + vdso::kVcClockMode, static_cast<uint32_t>(kVdsoClockmodeTimens));
+  auto offset = [&](ClockId clk, const Timespec64& ts) {
+    // offset_from_ts(): sec as s64, nsec as u64.
+    out.U64(vc + vdso::VcOffsetSec(clk), static_cast<uint64_t>(ts.tv_sec));
+    out.U64(vc + vdso::VcOffsetNsec(clk), static_cast<uint64_t>(ts.tv_nsec));
+  };
+  offset(kClockMonotonic, o.monotonic);
+  offset(kClockMonotonicRaw, o.monotonic);
+  offset(kClockMonotonicCoarse, o.monotonic);
+  offset(kClockBoottime, o.boottime);
+  offset(kClockBoottimeAlarm, o.boottime);
+}
+
+}  // namespace
+
+// Models timens_set_vvar_page() (kernel/time/namespace.c, 6.17+).
+vdso::VvarUpdate BuildTimensPage(const TimensOffsets& offsets,
+                                 bool aux_clocks) {
+  StoreList out;
+  for (int cs = 0; cs < vdso::kCsBases; ++cs) {
+    TimensClockData(out, ClockDataOffset(cs), offsets);
+  }
+  if (aux_clocks) {
+    for (int i = 0; i < kMaxAuxClocks; ++i) {
+      TimensClockData(out, vdso::AuxClockDataOffset(i), offsets);
+    }
+  }
+  return out.Take();
+}
+
 VvarPublisher::VvarPublisher(vdso::VvarPage* page, uint32_t hrtimer_res,
                              bool boottime_shift_overflow)
     : page_(page),

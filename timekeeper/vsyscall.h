@@ -12,6 +12,7 @@
 #include "common/clockid.h"
 #include "timekeeper/timekeeper.h"
 #include "timekeeper/timekeeping.h"
+#include "timekeeper/timens.h"
 #include "vdso/vvar_page.h"
 
 namespace vdsolab::timekeeper {
@@ -35,6 +36,16 @@ vdso::VvarUpdate BuildUpdateVsyscall(const Timekeeper& tk, uint32_t seq_hres,
 // (it is shifted down, the offset's ns added, and shifted back up), so the
 // vDSO's aux time can read up to 1 ns below the syscall's.
 vdso::VvarUpdate BuildUpdateAux(const Timekeeper& tk, uint32_t seq);
+
+// timens_set_vvar_page() with timens_setup_vdso_clock_data() (6.17+, aux
+// records included): a time namespace's page, written once before its
+// first task runs. Every record gets seq 1 (odd for good, so readers
+// divert) and mode TIMENS; offset[] holds the namespace's MONOTONIC offset
+// for MONOTONIC, MONOTONIC_RAW and MONOTONIC_COARSE and its BOOTTIME offset
+// for BOOTTIME and BOOTTIME_ALARM, zeros elsewhere (the page starts
+// zeroed). Offsets relative to the namespace page.
+vdso::VvarUpdate BuildTimensPage(const TimensOffsets& offsets,
+                                 bool aux_clocks = true);
 
 // A VsyscallSink that applies each update_vsyscall() to one page at once,
 // continuing the seq the page holds. (The simulation, which lands stores

@@ -81,6 +81,7 @@ const Variant& UpstreamVariant() {
     v->build_aux_update = timekeeper::BuildUpdateAux;
     v->make_sim_reader = MakeStateless<Read<vdso::HookedAccess>>;
     v->native_loop = NativeLoop<Read<vdso::NativeAccess>>;
+    v->timens = true;
     v->vdso_clocks.assign(std::begin(kVdsoServedClocks),
                           std::end(kVdsoServedClocks));
     return v;

@@ -165,6 +165,13 @@ struct Variant {
   // The built-in variant this one patches, or the closest stand-in for the
   // code it patches (the benchmark compares the two): "" if none.
   std::string_view patches;
+  // Its reader follows VDSO_CLOCKMODE_TIMENS (seq odd on a namespace page)
+  // to the time page one page on, in the 6.13+ arrangement of
+  // VvarPage::CreateWithTimensView(), and adds the namespace's offsets.
+  // A variant without it is not run with readers in a time namespace: the
+  // run is refused (sim/engine.cc), never answered from a page it would
+  // misread (docs/scenarios.md, "Time namespaces").
+  bool timens = false;
 };
 
 // The clock's definition if `variant` defines it, else nullptr.

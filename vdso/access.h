@@ -14,6 +14,7 @@
 #define VDSOLAB_VDSO_ACCESS_H_
 
 #include <concepts>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -123,10 +124,23 @@ class HookedAccess {
  public:
   HookedAccess(const uint8_t* page, AccessHooks* hooks)
       : page_(page), hooks_(hooks) {}
+  // A reader in a time namespace, which starts at `timens_view`
+  // (VvarPage::timens_data(), `view_bytes` long): loads on the view's time
+  // page (its page 1) and beyond reach the hooks at the offsets of the same
+  // bytes in `page`. Loads of the namespace page itself (page 0) reach no
+  // hook: it is written once before the namespace's first task runs
+  // (timens_set_vvar_page()), so no store can land between them and they
+  // are not preemption points (a deviation in timing only).
+  HookedAccess(const uint8_t* page, AccessHooks* hooks,
+               const uint8_t* timens_view, size_t view_bytes)
+      : page_(page),
+        hooks_(hooks),
+        timens_view_(timens_view),
+        view_bytes_(view_bytes) {}
 
   template <class T>
   T Load(const uint8_t* p) {
-    hooks_->BeforeLoad(static_cast<uint32_t>(p - page_), sizeof(T));
+    BeforeLoad(p, sizeof(T));
     T value;
     std::memcpy(&value, p, sizeof(T));
     return value;
@@ -134,6 +148,18 @@ class HookedAccess {
   // The hook of Load() without the load: the reader loads `size` bytes at
   // `p` itself afterwards and sees the page as the hook left it.
   void BeforeLoad(const uint8_t* p, uint32_t size) {
+    if (timens_view_ != nullptr && p >= timens_view_ &&
+        p < timens_view_ + view_bytes_) {
+      const size_t rel = static_cast<size_t>(p - timens_view_);
+      if (rel < kTimensPageBytes) return;  // The namespace page.
+      // The view's page 1 is the time page (page 0 of `page`); the pages
+      // after it are where they are in `page`.
+      hooks_->BeforeLoad(static_cast<uint32_t>(rel < 2 * kTimensPageBytes
+                                                   ? rel - kTimensPageBytes
+                                                   : rel),
+                         size);
+      return;
+    }
     hooks_->BeforeLoad(static_cast<uint32_t>(p - page_), size);
   }
   uint64_t ReadTsc() { return hooks_->ReadCounter(CounterRead::kOrdered); }
@@ -146,8 +172,11 @@ class HookedAccess {
   void Fault(const CallFault& fault) { hooks_->OnFault(fault); }
 
  private:
+  static constexpr size_t kTimensPageBytes = 4096;  // vdso/datapage.h
   const uint8_t* page_;
   AccessHooks* hooks_;
+  const uint8_t* timens_view_ = nullptr;
+  size_t view_bytes_ = 0;
 };
 
 static_assert(VdsoAccess<NativeAccess>);

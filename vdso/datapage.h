@@ -93,6 +93,11 @@ constexpr uint32_t VcBasetimeNsec(int idx) {
   return VcBasetimeSec(idx) + static_cast<uint32_t>(sizeof(uint64_t));
 }
 
+// struct timens_offset { s64 sec; u64 nsec; }: in a time namespace page
+// the union holds offset[clk] where the time page has basetime[clk].
+constexpr uint32_t VcOffsetSec(int clk) { return VcBasetimeSec(clk); }
+constexpr uint32_t VcOffsetNsec(int clk) { return VcBasetimeNsec(clk); }
+
 // Page offset of clock_data[cs] / aux_clock_data[idx].
 constexpr uint32_t ClockDataOffset(int cs) {
   return static_cast<uint32_t>(offsetof(VdsoTimeData, clock_data) +

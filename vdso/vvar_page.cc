@@ -68,14 +68,75 @@ absl::StatusOr<std::unique_ptr<VvarPage>> VvarPage::Create() {
   return page;
 }
 
+namespace {
+
+// A shared, zeroed memory object of `pages` pages, or -1.
+int SharedPages(const char* name, size_t pages) {
+  const int fd = memfd_create(name, MFD_CLOEXEC);
+  if (fd < 0) return -1;
+  if (ftruncate(fd, static_cast<off_t>(pages * kPageSize)) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Maps `pages` pages of `fd` from page `from` at `at` (MAP_FIXED).
+bool MapAt(uint8_t* at, int fd, size_t from, size_t pages) {
+  return mmap(at, pages * kPageSize, PROT_READ | PROT_WRITE,
+              MAP_SHARED | MAP_FIXED, fd,
+              static_cast<off_t>(from * kPageSize)) == at;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<VvarPage>> VvarPage::CreateWithTimensView() {
+  const int fd = SharedPages("vdsolab-vvar", kPages);
+  const int ns_fd = SharedPages("vdsolab-timens", 1);
+  auto fail = [&](const char* what) {
+    const int err = errno;
+    if (fd >= 0) close(fd);
+    if (ns_fd >= 0) close(ns_fd);
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "%s for the time namespace view failed: %s", what, strerror(err)));
+  };
+  if (fd < 0 || ns_fd < 0) return fail("memfd_create");
+  // Reserve both areas, then map the shared pages over them.
+  void* area = mmap(nullptr, 2 * kPages * kPageSize, PROT_NONE,
+                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (area == MAP_FAILED) return fail("mmap");
+  uint8_t* base = static_cast<uint8_t*>(area);
+  uint8_t* view = base + kPages * kPageSize;
+  // The namespace task's view (vvar_fault() in a time namespace): page 0
+  // the namespace's page, page 1 the real time page, then the random and
+  // arch pages and the vclock pages where they always are.
+  const bool mapped = MapAt(base, fd, 0, kPages) && MapAt(view, ns_fd, 0, 1) &&
+                      MapAt(view + kPageSize, fd, 0, 1) &&
+                      MapAt(view + 2 * kPageSize, fd, 2, kPages - 2);
+  if (!mapped) {
+    munmap(area, 2 * kPages * kPageSize);
+    return fail("mmap");
+  }
+  std::unique_ptr<VvarPage> page(new VvarPage(
+      base, fd, g_next_id.fetch_add(1, std::memory_order_relaxed)));
+  page->timens_ = view;
+  page->timens_fd_ = ns_fd;
+  Registry& r = Pages();
+  std::lock_guard<std::mutex> lock(r.mu);
+  r.pages[page->data()] = page.get();
+  return page;
+}
+
 VvarPage::~VvarPage() {
   {
     Registry& r = Pages();
     std::lock_guard<std::mutex> lock(r.mu);
     r.pages.erase(base_);
   }
-  munmap(base_, kPages * kPageSize);
+  // With a namespace view, base_ starts the reservation of both areas.
+  munmap(base_, (timens_ == nullptr ? 1 : 2) * kPages * kPageSize);
   close(fd_);
+  if (timens_fd_ >= 0) close(timens_fd_);
 }
 
 const VvarPage* VvarPage::Find(const uint8_t* data) {
@@ -85,8 +146,22 @@ const VvarPage* VvarPage::Find(const uint8_t* data) {
   return it == r.pages.end() ? nullptr : it->second;
 }
 
+void VvarPage::StoreTimens(uint32_t offset, uint8_t size, uint64_t value) {
+  if (timens_ == nullptr || offset + size > kPageSize) return;
+  StoreSized(timens_ + offset, size, value);
+}
+
+void VvarPage::ApplyTimens(const VvarUpdate& update) {
+  for (const VvarStore& s : update.stores) {
+    StoreTimens(s.offset, s.size, s.value);
+  }
+}
+
 void VvarPage::Store(uint32_t offset, uint8_t size, uint64_t value) {
-  uint8_t* p = base_ + offset;
+  StoreSized(base_ + offset, size, value);
+}
+
+void VvarPage::StoreSized(uint8_t* p, uint8_t size, uint64_t value) {
   // Relaxed atomic stores are plain movs on x86 and keep a concurrent native
   // reader (benchmarks) free of data races.
   switch (size) {

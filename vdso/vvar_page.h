@@ -51,6 +51,11 @@ class VvarPage {
   static constexpr size_t kPages = 6;  // kVvarDataPages + kVvarVclockPages
 
   static absl::StatusOr<std::unique_ptr<VvarPage>> Create();
+  // The same area, plus the view a task in a time namespace has of it
+  // (lib/vdso/datastore.c's vvar_fault()): the namespace's page first, then
+  // this area's time data page and the rest, mapped a second time, so the
+  // writer's stores show through both. The namespace page starts zeroed.
+  static absl::StatusOr<std::unique_ptr<VvarPage>> CreateWithTimensView();
   ~VvarPage();
 
   // The memfd behind this area (owned by the page; valid while it lives).
@@ -66,6 +71,12 @@ class VvarPage {
 
   // The first byte of the time data page, where readers start.
   const uint8_t* data() const { return base_; }
+  // Where a time namespace task's readers start (its namespace page), or
+  // nullptr without CreateWithTimensView(). Its time page is at +4096.
+  const uint8_t* timens_data() const { return timens_; }
+  // A store to the namespace page (timens_setup_vdso_clock_data()).
+  void StoreTimens(uint32_t offset, uint8_t size, uint64_t value);
+  void ApplyTimens(const VvarUpdate& update);
   size_t size() const { return kPages * 4096; }
   // Writes raw bytes (copying a live page in, for example).
   void CopyIn(uint32_t offset, const uint8_t* bytes, size_t n);
@@ -87,9 +98,12 @@ class VvarPage {
  private:
   VvarPage(uint8_t* base, int fd, uint64_t id)
       : base_(base), fd_(fd), id_(id) {}
+  static void StoreSized(uint8_t* p, uint8_t size, uint64_t value);
   uint8_t* base_;
-  int fd_;
+  int fd_;  // The area's memfd.
   uint64_t id_;
+  uint8_t* timens_ = nullptr;  // kPages of view, when there is one.
+  int timens_fd_ = -1;         // The namespace page's memfd.
 };
 
 // "clock_data[0].basetime[CLOCK_MONOTONIC].nsec" for a page offset in the

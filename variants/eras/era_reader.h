@@ -218,7 +218,8 @@ bool GetTimestamp(A& acc, const uint8_t* vd, ClockId clk, uint64_t* sec,
       uint64_t n =
           base + Arch::CalcDelta(cycles, last,
                                  acc.template Load<uint32_t>(vd + r.mult));
-      *ns = ShrX86(n, acc.template Load<uint32_t>(vd + r.shift));  // vdso_shift_ns
+      *ns = ShrX86(n,
+                   acc.template Load<uint32_t>(vd + r.shift));  // vdso_shift_ns
     } else {
       *ns = Arch::CalcNs(acc, vd, r, cycles, base);
     }
@@ -300,7 +301,7 @@ std::optional<bool> ClockGettimeCommon615(A& acc, const uint8_t* vd,
   const uint32_t msk = 1u << clock;
   const uint8_t* hres = vd + vdso::ClockDataOffset(vdso::kCsHresCoarse);
   if ((msk & kVdsoHres) != 0) return up::DoHres(acc, vd, hres, clock, ts);
-  if ((msk & kVdsoCoarse) != 0) return up::DoCoarse(acc, hres, clock, ts);
+  if ((msk & kVdsoCoarse) != 0) return up::DoCoarse(acc, vd, hres, clock, ts);
   if ((msk & kVdsoRaw) != 0) {
     return up::DoHres(acc, vd, vd + vdso::ClockDataOffset(vdso::kCsRaw), clock,
                       ts);

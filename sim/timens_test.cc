@@ -1,0 +1,126 @@
+// Readers in a time namespace on the simulation: the upstream reader passes
+// against the oracle plus the offsets, a reader that drops the offsets is
+// caught, a variant without the TIMENS path is refused, and the scenario
+// keys keep proc_timens_set_offset()'s domain.
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <optional>
+
+#include "absl/strings/match.h"
+#include "sim/engine.h"
+#include "sim/scenario.h"
+#include "sim/scenario_toml.h"
+#include "variants/registry.h"
+#include "variants/upstream.h"
+#include "vdso/datapage.h"
+#include "vdso/upstream_reader.h"
+
+namespace vdsolab::sim {
+namespace {
+
+Scenario InNamespace() {
+  Scenario s;
+  s.run.duration_ns = 200000000;  // 0.2 s.
+  s.kernel.boot_offset = {50, 0};
+  s.kernel.timens_monotonic = {-49, 250000000};  // MONOTONIC 1.25 s at boot
+  s.kernel.timens_boottime = {3600, 999999999};
+  s.readers = {ReaderSpec{}, ReaderSpec{}};
+  s.readers[0].clocks = {kClockMonotonic,       kClockBoottime,
+                         kClockMonotonicRaw,    kClockRealtime,
+                         kClockMonotonicCoarse, kClockTai};
+  s.readers[0].timens = true;
+  s.readers[1].clocks = {kClockMonotonic, kClockBoottime};
+  s.readers[1].period_ns = 7000;
+  s.events.push_back(EventSpec{});
+  s.events.back().kind = EventKind::kAdjtimexFrequency;
+  s.events.back().at_ns = 50000000;
+  s.events.back().freq_scaled_ppm = 300ll << 16;
+  return s;
+}
+
+TEST(Timens, UpstreamReaderAnswersTheSyscallPlusTheOffsets) {
+  auto r = RunRandom(InNamespace(), variants::UpstreamVariant());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(r->failed);
+  EXPECT_TRUE(r->violations.empty());
+  EXPECT_GT(r->coverage.timens_calls, 1000u);
+  EXPECT_LT(r->coverage.timens_calls, r->coverage.calls);
+  EXPECT_GT(r->stats[static_cast<int>(Property::kExact) - 1].checked, 1000u);
+  EXPECT_GT(r->stats[static_cast<int>(Property::kCausal) - 1].checked, 1000u);
+}
+
+// A reader that goes straight to the time page behind the namespace's and
+// so never adds the offsets.
+std::optional<ClockResult> SkipsTheNamespacePage(vdso::HookedAccess& access,
+                                                 const uint8_t* page,
+                                                 ClockId clock) {
+  return vdso::upstream::ClockGettime(access, page + vdso::kPageSize, clock);
+}
+
+TEST(Timens, AReaderThatDropsTheOffsetsIsCaught) {
+  variants::Variant broken = variants::UpstreamVariant();
+  broken.make_sim_reader = variants::MakeStateless<SkipsTheNamespacePage>;
+  auto r = RunRandom(InNamespace(), broken);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->failed);
+  EXPECT_GT(r->stats[static_cast<int>(Property::kExact) - 1].defects, 0u);
+  bool monotonic_named = false;
+  for (const Violation& v : r->violations) {
+    if (v.property == Property::kExact &&
+        absl::StrContains(v.detail, "MONOTONIC")) {
+      monotonic_named = true;
+    }
+  }
+  EXPECT_TRUE(monotonic_named);
+}
+
+TEST(Timens, AVariantWithoutTheTimensPathIsRefusedNotMisjudged) {
+  absl::StatusOr<const variants::Variant*> era = variants::FindVariant("6.1");
+  ASSERT_TRUE(era.ok());
+  ASSERT_FALSE((*era)->timens);
+  auto r = RunRandom(InNamespace(), **era);
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(absl::StrContains(r.status().message(),
+                                "does not model time namespaces"));
+  // Without namespace readers the same variant runs as before.
+  Scenario plain = InNamespace();
+  plain.readers[0].timens = false;
+  EXPECT_TRUE(RunRandom(plain, **era).ok());
+}
+
+TEST(Timens, OffsetsOutsideTheKernelsDomainAreBadInput) {
+  Scenario s = InNamespace();
+  s.kernel.timens_boottime = {0, 1000000000};
+  absl::Status st = ValidateScenario(s);
+  EXPECT_TRUE(absl::StrContains(st.message(), "timens_boottime")) << st;
+  EXPECT_TRUE(absl::StrContains(st.message(), "-EINVAL")) << st;
+  s = InNamespace();
+  s.kernel.timens_monotonic = {-51, 0};  // MONOTONIC -1 s at boot
+  st = ValidateScenario(s);
+  EXPECT_TRUE(absl::StrContains(st.message(), "-ERANGE")) << st;
+  s = InNamespace();
+  s.run.strategy = Strategy::kExhaustive;
+  st = ValidateScenario(s);
+  EXPECT_TRUE(absl::StrContains(st.message(), "reader[0].timens")) << st;
+}
+
+TEST(Timens, KeysRoundTripAndStayOutOfOtherScenarios) {
+  const Scenario s = InNamespace();
+  const std::string text = ScenarioToToml(s);
+  EXPECT_TRUE(absl::StrContains(text, "timens = true")) << text;
+  absl::StatusOr<Scenario> back = ParseScenario(text, "round-trip");
+  ASSERT_TRUE(back.ok()) << back.status();
+  // The file spells each reader's id out (-1: its index).
+  Scenario want = s;
+  want.readers[0].id = 0;
+  want.readers[1].id = 1;
+  EXPECT_TRUE(*back == want) << text;
+  Scenario plain;
+  plain.readers = {ReaderSpec{}};
+  EXPECT_FALSE(absl::StrContains(ScenarioToToml(plain), "timens"));
+}
+
+}  // namespace
+}  // namespace vdsolab::sim

@@ -1,0 +1,139 @@
+// Time namespaces, end to end: for generated timekeeper histories and
+// namespace offsets in proc_timens_set_offset()'s domain, the upstream vDSO
+// reader entering through the namespace's page (seq 1,
+// VDSO_CLOCKMODE_TIMENS) answers bit for bit what clock_gettime() answers
+// in that namespace: the initial namespace's syscall plus the offsets for
+// the MONOTONIC and BOOTTIME families, unshifted for the rest. The counter
+// stays within 2^62 of cycle_last (the x86 63-bit domain is
+// reader_oracle_property_test's) and times within ktime's range.
+
+#include <gtest/gtest.h>
+#include <rapidcheck.h>
+#include <rapidcheck/gtest.h>
+
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "common/clock_result.h"
+#include "common/clockid.h"
+#include "common/limits.h"
+#include "testing/fixed_counter_hooks.h"
+#include "tests/generators.h"
+#include "timekeeper/clocksource.h"
+#include "timekeeper/posix_clocks.h"
+#include "timekeeper/timekeeping.h"
+#include "timekeeper/timens.h"
+#include "timekeeper/vsyscall.h"
+#include "vdso/access.h"
+#include "vdso/upstream_reader.h"
+#include "vdso/vvar_page.h"
+
+namespace vdsolab {
+namespace {
+
+using timekeeper::SyscallContext;
+using timekeeper::TimensOffsets;
+
+// An offset for a clock that reads `now`: anywhere proc_timens_set_offset()
+// accepts, its edges included.
+Timespec64 GenOffset(const Timespec64& now) {
+  const int64_t lo = -now.tv_sec;                        // now + val >= 0 s
+  const int64_t hi = kKtimeSecMax / 2 - now.tv_sec - 1;  // stays below /2
+  const int64_t drawn = *rc::gen::weightedOneOf<int64_t>(
+      {{4, rc::gen::inRange<int64_t>(-1000, 1000000)},
+       {1, rc::gen::element(lo, hi, int64_t{0})},
+       {1, rc::gen::inRange<int64_t>(lo, hi)}});
+  const int64_t sec = std::clamp(drawn, lo, hi);
+  const int64_t nsec = *rc::gen::element<int64_t>(
+      0, 999999999, *rc::gen::inRange<int64_t>(0, 1000000000));
+  return Timespec64{sec, nsec};
+}
+
+RC_GTEST_PROP(TimensReader, MatchesTheSyscallPlusOffsets, ()) {
+  auto page_or = vdso::VvarPage::CreateWithTimensView();
+  RC_ASSERT(page_or.ok());
+  std::unique_ptr<vdso::VvarPage> page = std::move(*page_or);
+  timekeeper::VvarPublisher publisher(page.get(), 1);
+
+  auto tsc = timekeeper::MakeTscClocksource(*testing::GenTscKhz());
+  RC_ASSERT(tsc.ok());
+  const timekeeper::Clocksource clock = *tsc;
+  const uint64_t c0 = *testing::GenCounterStart() & clock.mask;
+  const Timespec64 wall{*rc::gen::inRange<int64_t>(0, 4000000000),
+                        *rc::gen::inRange<int64_t>(0, 1000000000)};
+  const Timespec64 boot{*rc::gen::inRange<int64_t>(0, 100000),
+                        *rc::gen::inRange<int64_t>(0, 1000000000)};
+  timekeeper::Timekeeping tk(clock, *testing::GenHz(), &publisher);
+  tk.Init(c0, wall, boot);
+
+  // The offsets are written before the namespace's first task, against
+  // MONOTONIC and BOOTTIME then; the page once, with them.
+  SyscallContext at_init;
+  at_init.cycles = c0;
+  const Timespec64 mono0 =
+      timekeeper::SysClockGettime(tk, kClockMonotonic, at_init).ts;
+  const Timespec64 boot0 =
+      timekeeper::SysClockGettime(tk, kClockBoottime, at_init).ts;
+  TimensOffsets offsets;
+  RC_ASSERT(timekeeper::TimensSetOffset(kClockMonotonic, GenOffset(mono0),
+                                        mono0, &offsets) == 0);
+  RC_ASSERT(timekeeper::TimensSetOffset(kClockBoottime, GenOffset(boot0), boot0,
+                                        &offsets) == 0);
+  page->ApplyTimens(timekeeper::BuildTimensPage(offsets));
+
+  // A history of ticks and frequency changes after the namespace exists.
+  const uint64_t ci = tk.timekeeper().cycle_interval;
+  uint64_t now = c0;
+  const int steps = *rc::gen::inRange(0, 30);
+  for (int i = 0; i < steps; ++i) {
+    now = (now + *testing::GenTickGap(ci, clock.max_cycles)) & clock.mask;
+    if (*rc::gen::inRange(0, 8) == 0) {
+      timekeeper::Timex txc;
+      txc.modes = timekeeper::kAdjFrequency;
+      txc.freq = *rc::gen::inRange<int64_t>(-(500ll << 16), 500ll << 16);
+      RC_ASSERT(tk.Adjtimex(txc, now).ok());
+    } else {
+      tk.Advance(timekeeper::AdvanceMode::kTick, now);
+    }
+  }
+  const uint64_t cycle_last = tk.timekeeper().tkr_mono.cycle_last;
+  const uint64_t delta =
+      *rc::gen::inRange<uint64_t>(0, 2 * clock.max_cycles + 1);
+  SyscallContext ctx;
+  ctx.cycles = (cycle_last + delta) & clock.mask;
+  ctx.timens = &offsets;
+
+  RC_CLASSIFY(offsets.monotonic.tv_sec < 0, "negative MONOTONIC offset");
+  RC_CLASSIFY(offsets.boottime.tv_sec >= (1ll << 32),
+              "BOOTTIME offset >= 2^32 s");
+  RC_CLASSIFY(delta > clock.max_cycles, "delta > max_cycles");
+  RC_CLASSIFY(offsets.monotonic.tv_nsec + mono0.tv_nsec >= 1000000000,
+              "MONOTONIC nsec carries");
+
+  // Every kernel clock id the vDSO knows, the aux ids (disabled: the
+  // namespace page diverts, the real record sends them to the syscall).
+  for (ClockId id = 0; id <= kClockAuxLast; ++id) {
+    testing::FixedCounterHooks hooks(ctx.cycles);
+    hooks.UseSyscallOf(&tk.timekeeper(), ctx);
+    hooks.retry_budget = 0;
+    vdso::HookedAccess access(page->data(), &hooks, page->timens_data(),
+                              page->size());
+    const std::optional<ClockResult> got =
+        vdso::upstream::ClockGettime(access, page->timens_data(), id);
+    RC_ASSERT(got.has_value());
+    const ClockResult want = timekeeper::SysClockGettime(tk, id, ctx);
+    if (!(*got == want)) {
+      RC_FAIL(absl::StrFormat(
+          "%s: vDSO %s, syscall in the namespace %s (counter %#x, offsets "
+          "mono %s boot %s)",
+          ClockName(id), FormatClockResult(*got), FormatClockResult(want),
+          ctx.cycles, FormatTimespec(offsets.monotonic),
+          FormatTimespec(offsets.boottime)));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace vdsolab
