@@ -83,6 +83,7 @@ constexpr char kAutoconf[] = R"(/* vdsolab: x86-64 config for kernel/time */
 #define CONFIG_X86_TSC 1
 #define CONFIG_PRINTK 1
 #define CONFIG_MMU 1
+#define CONFIG_SLUB 1
 #define CONFIG_BUG 1
 #define CONFIG_GENERIC_BUG 1
 #define CONFIG_GENERIC_BUG_RELATIVE_POINTERS 1

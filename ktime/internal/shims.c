@@ -298,6 +298,17 @@ long sized_strscpy(char *dst, const char *src, size_t count) {
   memcpy(dst, src, n + 1);
   return (long)n;
 }
+/* 6.1's lib/string.c strlcpy() (boot_override_clocksource(), never
+ * called). */
+size_t strlcpy(char *dst, const char *src, size_t size) {
+  size_t n = strlen(src);
+  if (size) {
+    size_t len = n >= size ? size - 1 : n;
+    memcpy(dst, src, len);
+    dst[len] = 0;
+  }
+  return n;
+}
 /* time.c's system calls copy to and from user space; never called. */
 unsigned long _copy_from_user(void *to, const void *from, unsigned long n) {
   (void)to;
