@@ -9,6 +9,8 @@
 #include "absl/strings/str_format.h"
 #include "timekeeper/clocksource.h"
 #include "timekeeper/timekeeping.h"
+#include "variants/registry.h"
+#include "variants/variant.h"
 
 namespace vdsolab::ktime {
 namespace {
@@ -151,12 +153,68 @@ std::string CompareTimex(int model_ret, const tk::Timex& m, int tree_ret,
   return d.first();
 }
 
+// Where _vdso_data[0] is in the vvar page before 6.15 (x86's
+// DECLARE_VVAR(128, struct vdso_data, _vdso_data)); the tree's bytes are
+// the array itself.
+constexpr uint32_t kVdsoDataOffset = 128;
+
+// The model's update_vsyscall(): the era writer's stores (variants/eras),
+// applied at once to a copy of the page, the seq continued as the
+// kernel's vdso_write_begin()/end() continue it.
+class PageSink : public tk::VsyscallSink {
+ public:
+  explicit PageSink(const variants::Variant* writer) : writer_(writer) {}
+  void UpdateVsyscall(const tk::Timekeeper& t) override {
+    const vdso::VvarUpdate u = writer_->build_update(t, seq_, ctx_);
+    for (const vdso::VvarStore& st : u.stores) {
+      for (int b = 0; b < st.size; ++b) {
+        bytes_[st.offset + static_cast<uint32_t>(b)] =
+            static_cast<uint8_t>(st.value >> (8 * b));
+      }
+    }
+    seq_ += 2;
+  }
+  const uint8_t* bytes() const { return bytes_.data(); }
+  const variants::Variant* writer() const { return writer_; }
+
+ private:
+  const variants::Variant* writer_;
+  variants::PublishContext ctx_;  // hrtimer_res 1: the shim's resolution
+  uint32_t seq_ = 0;
+  std::vector<uint8_t> bytes_ = std::vector<uint8_t>(4096, 0);
+};
+
+// The built-in variant whose writer publishes the era's page
+// (struct vdso_data before 6.15; later trees are not supported yet).
+std::string WriterEra(const tk::TimekeeperProfile& profile) {
+  return profile.era == "5.3" || profile.era == "6.1" ? profile.era : "6.10";
+}
+
 // The model's and the tree's timekeeping from the same boot state.
 struct Pair {
   tk::Clocksource cs;
+  std::unique_ptr<PageSink> sink;
   std::unique_ptr<tk::Timekeeping> model;
   uint64_t now = 0;
 };
+
+// The first byte of the published data where the model's page and the
+// tree's _vdso_data differ, named by the era layout.
+std::string ComparePage(const PageSink& sink, const KernelTime& kt) {
+  unsigned size = 0;
+  const unsigned char* tree = kt.api().vdso_data(&size);
+  for (unsigned i = 0; i < size && kVdsoDataOffset + i < 4096; ++i) {
+    const uint8_t m = sink.bytes()[kVdsoDataOffset + i];
+    if (m != tree[i]) {
+      return absl::StrFormat(
+          "page byte vvar+%d (%s): model %#04x, tree %#04x",
+          kVdsoDataOffset + i,
+          sink.writer()->layout->DescribeOffset(kVdsoDataOffset + i), m,
+          tree[i]);
+    }
+  }
+  return "";
+}
 
 absl::StatusOr<std::string> Boot(const KernelTime& kt,
                                  const tk::TimekeeperProfile& profile,
@@ -165,7 +223,12 @@ absl::StatusOr<std::string> Boot(const KernelTime& kt,
   if (!cs.ok()) return cs.status();
   p->cs = *cs;
   p->cs.suspend_nonstop = seq.suspend_nonstop;
-  p->model = std::make_unique<tk::Timekeeping>(p->cs, kHz, nullptr, profile);
+  absl::StatusOr<const variants::Variant*> writer =
+      variants::FindVariant(WriterEra(profile));
+  if (!writer.ok()) return writer.status();
+  p->sink = std::make_unique<PageSink>(*writer);
+  p->model =
+      std::make_unique<tk::Timekeeping>(p->cs, kHz, p->sink.get(), profile);
   p->now = seq.start;
   p->model->Init(p->now, seq.wall, Timespec64{});
   kt.api().reset();
@@ -186,7 +249,8 @@ absl::StatusOr<std::string> Boot(const KernelTime& kt,
   d.Field("clocksource.max_cycles", p->cs.max_cycles, f.max_cycles);
   d.Field("clocksource.max_idle_ns", p->cs.max_idle_ns, f.max_idle_ns);
   if (!d.first().empty()) return d.first();
-  return CompareState(*p->model, kt);
+  if (std::string st = CompareState(*p->model, kt); !st.empty()) return st;
+  return ComparePage(*p->sink, kt);
 }
 
 // Runs `op` on both; returns the first difference after it ("" if none).
@@ -238,7 +302,8 @@ std::string Step(const KernelTime& kt, Pair& p, const Op& op) {
       break;
     }
   }
-  return CompareState(*p.model, kt);
+  if (std::string d = CompareState(*p.model, kt); !d.empty()) return d;
+  return ComparePage(*p.sink, kt);
 }
 
 // adjtimex() requests over every mode, mostly inside
@@ -475,7 +540,11 @@ absl::StatusOr<ConformResult> RunConform(const KernelTime& kt,
       if (!cs.ok()) return cs.status();
       p.cs = *cs;
       p.cs.suspend_nonstop = seq.suspend_nonstop;
-      tk::Timekeeping model(p.cs, kHz, nullptr, profile);
+      absl::StatusOr<const variants::Variant*> writer =
+          variants::FindVariant(WriterEra(profile));
+      if (!writer.ok()) return writer.status();
+      PageSink sink(*writer);  // The model publishes as the tree does.
+      tk::Timekeeping model(p.cs, kHz, &sink, profile);
       uint64_t now = seq.start;
       model.Init(now, seq.wall, Timespec64{});
       for (const Op& op : seq.ops) {
