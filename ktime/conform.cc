@@ -410,8 +410,12 @@ Sequence RandomSequence(std::mt19937_64& rng, int length) {
 Sequence Shrink(const KernelTime& kt, const tk::TimekeeperProfile& profile,
                 Sequence s) {
   size_t f = 0;
-  // Everything after the failing operation is irrelevant.
-  CompareSequence(kt, profile, s, &f);
+  // Everything after the failing operation is irrelevant; a difference at
+  // boot needs no operation at all.
+  if (CompareSequence(kt, profile, s, &f).starts_with("boot:")) {
+    s.ops.clear();
+    return s;
+  }
   s.ops.resize(std::min(s.ops.size(), f + 1));
   for (size_t chunk = s.ops.size() / 2; chunk >= 1; chunk /= 2) {
     for (size_t i = 0; i + chunk <= s.ops.size();) {
