@@ -3,9 +3,9 @@
 namespace vdsolab::cli {
 
 std::vector<Command> Commands() {
-  return {RunCommand(),         ReplayCommand(),  CompareCommand(),
-          VariantsCommand(),    InspectCommand(), ConformCommand(),
-          BuildVariantCommand()};
+  return {RunCommand(),          ReplayCommand(),      CompareCommand(),
+          VariantsCommand(),     InspectCommand(),     ConformCommand(),
+          BuildVariantCommand(), ConformModelCommand()};
 }
 
 }  // namespace vdsolab::cli

@@ -24,7 +24,8 @@ struct Command {
 
 // The default job (no command name): the built-in end-to-end check.
 Command DefaultCommand();
-// run, replay, compare, variants, inspect, conform, build-variant.
+// run, replay, compare, variants, inspect, conform, build-variant,
+// conform-model.
 std::vector<Command> Commands();
 
 // Each command's own entry point.
@@ -35,6 +36,7 @@ Command VariantsCommand();
 Command InspectCommand();
 Command ConformCommand();
 Command BuildVariantCommand();
+Command ConformModelCommand();
 
 }  // namespace vdsolab::cli
 

@@ -53,7 +53,8 @@ absl::StatusOr<TimekeeperProfile> ProfileForEra(std::string_view era) {
   p.era = std::string(era);
   // Each step back in time undoes one change, newest first.
   if (era == "6.18") return p;
-  p.aux_clocks = false;  // 6.17
+  p.aux_clocks = false;                    // 6.17
+  p.adjtimex_time_after_setoffset = true;  // 6.17's do_adjtimex() rework
   if (era == "6.15") return p;
   p.coarse_nsec = false;  // 6.15
   if (era == "6.13") return p;

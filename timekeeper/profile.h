@@ -84,6 +84,11 @@ struct TimekeeperProfile {
   // correction to ntp_error. The model has always had it; false gives
   // timekeeping_apply_adjustment() as mainline 4.19-7.0 released it.
   bool apply_adjustment_ntp_error = true;
+  // Before the aux-clock rework of do_adjtimex() (6.16/6.17, which reads
+  // the time before taking the lock): the read-back's time is read after
+  // ADJ_SETOFFSET's injection, so it includes the offset. Found by
+  // conform-model against Debian's 6.1 and 6.12 trees (docs/ktime.md).
+  bool adjtimex_time_after_setoffset = false;
   TimekeepingDefects defects;
   NtpQuirks ntp;
 

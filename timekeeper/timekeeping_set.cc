@@ -111,6 +111,10 @@ int Timekeeping::DoAdjtimex(TkData& tkd, Timex* txc, uint64_t now) {
     if (const int ret = InjectOffsetTkd(tkd, delta, now); ret != 0) {
       return ret;
     }
+    // do_adjtimex() before 6.17 reads the time after the injection.
+    if (profile_.adjtimex_time_after_setoffset && !aux_clock) {
+      ts = KtimeGetRealTs64(tkd.timekeeper, now);
+    }
   }
 
   const int32_t orig_tai = tks.tai_offset;

@@ -171,12 +171,12 @@ absl::StatusOr<Patch> ReadPatch(const std::string& path) {
 }
 
 absl::StatusOr<Applied> ApplyPatch(const Patch& patch, const std::string& view,
-                                   const std::string& scratch,
-                                   std::string* log) {
+                                   const std::string& scratch, std::string* log,
+                                   const std::vector<std::string>& subset) {
   Applied a;
   std::string kept;
   for (const FileDiff& f : patch.files) {
-    if (!InVdsoSubset(f.target)) {
+    if (!InSubset(subset, f.target)) {
       a.skipped.push_back(f.target);
       *log += absl::StrFormat(
           "%s: %s is not part of the vDSO build; its change is not compiled "

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "ktree/internal/source.h"
 
 namespace vdsolab::ktree::internal {
 
@@ -51,9 +52,10 @@ struct Applied {
 // Applies `patch` to the copy of the tree at `view` (made by MirrorTree of
 // the vDSO subset). A hunk that does not apply is an InvalidArgument error
 // naming the patch, the hunk and the file.
-absl::StatusOr<Applied> ApplyPatch(const Patch& patch, const std::string& view,
-                                   const std::string& scratch,
-                                   std::string* log);
+// `subset` (default: the vDSO build's) is what the build compiles.
+absl::StatusOr<Applied> ApplyPatch(
+    const Patch& patch, const std::string& view, const std::string& scratch,
+    std::string* log, const std::vector<std::string>& subset = VdsoSubset());
 
 }  // namespace vdsolab::ktree::internal
 

@@ -33,7 +33,9 @@ absl::Status CheckTree(const std::string& given, const std::string& root) {
 // Extracts the vDSO subset of `tarball` into `dest` (a new directory).
 absl::StatusOr<std::string> Extract(const std::string& given,
                                     const std::string& tarball,
-                                    const std::string& dest, std::string* log) {
+                                    const std::string& dest,
+                                    const std::vector<std::string>& subset,
+                                    std::string* log) {
   std::vector<std::string> argv = {"tar",
                                    "-xf",
                                    tarball,
@@ -42,7 +44,7 @@ absl::StatusOr<std::string> Extract(const std::string& given,
                                    "--wildcards",
                                    "--no-wildcards-match-slash"};
   // One leading component: the tarball's top directory, whatever its name.
-  for (const std::string& rel : VdsoSubset()) argv.push_back("*/" + rel);
+  for (const std::string& rel : subset) argv.push_back("*/" + rel);
   *log += ShellQuote(argv) + "\n";
   absl::StatusOr<RunOutput> r = RunProgram(argv);
   if (!r.ok()) return r.status();
@@ -78,7 +80,11 @@ const std::vector<std::string>& VdsoSubset() {
 }
 
 bool InVdsoSubset(const std::string& rel) {
-  for (const std::string& s : VdsoSubset()) {
+  return InSubset(VdsoSubset(), rel);
+}
+
+bool InSubset(const std::vector<std::string>& subset, const std::string& rel) {
+  for (const std::string& s : subset) {
     if (rel == s ||
         (rel.size() > s.size() && rel.starts_with(s) && rel[s.size()] == '/')) {
       return true;
@@ -88,7 +94,8 @@ bool InVdsoSubset(const std::string& rel) {
 }
 
 absl::StatusOr<TreeSource> ResolveTree(const std::string& tree,
-                                       const std::string& cache_root) {
+                                       const std::string& cache_root,
+                                       const std::vector<std::string>& subset) {
   TreeSource src;
   src.given = tree;
   if (tree.empty()) return NotATree(tree, "no tree given");
@@ -115,7 +122,8 @@ absl::StatusOr<TreeSource> ResolveTree(const std::string& tree,
   if (!IsDirectory(dir)) {
     absl::StatusOr<std::string> tmp = MakeTempDir(trees, ".extract-");
     if (!tmp.ok()) return tmp.status();
-    absl::StatusOr<std::string> top = Extract(tree, *real, *tmp, &src.log);
+    absl::StatusOr<std::string> top =
+        Extract(tree, *real, *tmp, subset, &src.log);
     if (!top.ok()) {
       RemoveTree(*tmp);
       return top.status();

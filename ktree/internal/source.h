@@ -20,8 +20,9 @@ namespace vdsolab::ktree::internal {
 // wrapper compiles its vclock_gettime.c) and the syscall table (the
 // generated unistd_64.h).
 const std::vector<std::string>& VdsoSubset();
-// Whether a tree-relative path is inside VdsoSubset().
+// Whether a tree-relative path is inside VdsoSubset() (or `subset`).
 bool InVdsoSubset(const std::string& rel);
+bool InSubset(const std::vector<std::string>& subset, const std::string& rel);
 
 struct TreeSource {
   std::string given;     // As the user named it (for messages).
@@ -36,8 +37,11 @@ struct TreeSource {
 };
 
 // An InvalidArgument error names the tree and what is wrong with it.
-absl::StatusOr<TreeSource> ResolveTree(const std::string& tree,
-                                       const std::string& cache_root);
+// `subset` is what a tarball's extraction keeps (ktime/ extracts
+// kernel/time too, into its own cache).
+absl::StatusOr<TreeSource> ResolveTree(
+    const std::string& tree, const std::string& cache_root,
+    const std::vector<std::string>& subset = VdsoSubset());
 
 struct KernelVersion {
   int version = 0;

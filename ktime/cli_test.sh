@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# vdsolab conform-model end to end (docs/ktime.md): the Debian 6.12 tree
+# agrees with the model; a patch to ntp.c, made from the tree at test time,
+# is a difference shrunk to boot with a replay command; bad input is exit 2.
+set -u
+bin="${TEST_SRCDIR:-.}/vdsolab/cli/vdsolab"
+tmp="${TEST_TMPDIR:-/tmp}"
+export VDSOLAB_CACHE_DIR="$tmp/cache"
+t612=/usr/src/linux-source-6.12.tar.xz
+failures=0
+
+# shellcheck source=testing/cli_expect.sh
+source "${TEST_SRCDIR:-.}/vdsolab/testing/cli_expect.sh"
+
+if [ ! -r "$t612" ]; then
+  echo "skipped: $t612 is not installed"
+  exit 0
+fi
+
+expect agrees 0 "no difference" -- \
+  conform-model --kernel-tree="$t612" --ops=3000 --seed=5
+expect agrees_json 0 '"ops_compared": 3000' -- \
+  conform-model --kernel-tree="$t612" --ops=3000 --seed=5 --format=json
+
+# ntp.c booting with STA_PLL set: ntp.time_status differs at boot.
+mkdir -p "$tmp/p/a/kernel/time" "$tmp/p/b/kernel/time"
+tar -xOf "$t612" --wildcards --no-wildcards-match-slash \
+  '*/kernel/time/ntp.c' > "$tmp/p/a/kernel/time/ntp.c"
+sed 's/^static int\t\t\ttime_status = STA_UNSYNC;/static int\t\t\ttime_status = STA_UNSYNC | STA_PLL;/' \
+  "$tmp/p/a/kernel/time/ntp.c" > "$tmp/p/b/kernel/time/ntp.c"
+(cd "$tmp/p" && diff -u a/kernel/time/ntp.c b/kernel/time/ntp.c) \
+  > "$tmp/ntp-pll.diff"
+expect patched_differs 1 "boot: ntp.time_status: model 64, tree 65" -- \
+  conform-model --kernel-tree="$t612" --patch="$tmp/ntp-pll.diff" --ops=500
+expect patched_replay 1 "replay: vdsolab conform-model --kernel-tree=" -- \
+  conform-model --kernel-tree="$t612" --patch="$tmp/ntp-pll.diff" --ops=500
+
+expect no_such_tree 2 "--kernel-tree=/nonexistent" -- \
+  conform-model --kernel-tree=/nonexistent
+expect no_tree 2 "--kernel-tree is required" -- conform-model
+printf -- '--- a/nothing.c\n+++ b/nothing.c\n@@ -1 +1 @@\n-x\n+y\n' \
+  > "$tmp/bogus.diff"
+expect bad_patch 2 "bogus.diff" -- \
+  conform-model --kernel-tree="$t612" --patch="$tmp/bogus.diff"
+
+exit $failures

@@ -1,0 +1,637 @@
+#include "ktime/conform.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <map>
+#include <random>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_format.h"
+#include "timekeeper/clocksource.h"
+#include "timekeeper/timekeeping.h"
+#include "variants/registry.h"
+#include "variants/variant.h"
+
+namespace vdsolab::ktime {
+namespace {
+
+namespace tk = ::vdsolab::timekeeper;
+
+constexpr int kHz = 250;  // CONFIG_HZ of the tree build (ktime.cc).
+
+const char* KindName(OpKind k) {
+  switch (k) {
+    case OpKind::kTick:
+      return "tick";
+    case OpKind::kIdle:
+      return "idle";
+    case OpKind::kAdjtimex:
+      return "adjtimex";
+    case OpKind::kSetTime:
+      return "settimeofday";
+    case OpKind::kInjectOffset:
+      return "inject_offset";
+    case OpKind::kSuspend:
+      return "suspend/resume";
+  }
+  return "?";
+}
+
+vdsolab_kt_timex ToKernel(const tk::Timex& t) {
+  vdsolab_kt_timex k{};
+  k.modes = t.modes;
+  k.offset = t.offset;
+  k.freq = t.freq;
+  k.maxerror = t.maxerror;
+  k.esterror = t.esterror;
+  k.status = t.status;
+  k.constant = t.constant;
+  k.precision = t.precision;
+  k.tolerance = t.tolerance;
+  k.time_sec = t.time.tv_sec;
+  k.time_usec = t.time.tv_usec;
+  k.tick = t.tick;
+  k.tai = t.tai;
+  return k;
+}
+
+// Compares name by name; the first difference wins.
+class Diff {
+ public:
+  template <typename A, typename B>
+  void Field(const char* name, A model, B tree) {
+    if (!first_.empty()) return;
+    if (static_cast<int64_t>(model) != static_cast<int64_t>(tree)) {
+      first_ = absl::StrFormat("%s: model %d, tree %d", name,
+                               static_cast<int64_t>(model),
+                               static_cast<int64_t>(tree));
+    }
+  }
+  const std::string& first() const { return first_; }
+
+ private:
+  std::string first_;
+};
+
+void CompareTkr(Diff& d, const char* which, const tk::TkReadBase& m,
+                const vdsolab_kt_tkr& t) {
+  const std::string p = which;
+  d.Field((p + ".mask").c_str(), m.mask, t.mask);
+  d.Field((p + ".cycle_last").c_str(), m.cycle_last, t.cycle_last);
+  d.Field((p + ".mult").c_str(), m.mult, t.mult);
+  d.Field((p + ".shift").c_str(), m.shift, t.shift);
+  d.Field((p + ".xtime_nsec").c_str(), m.xtime_nsec, t.xtime_nsec);
+  d.Field((p + ".base").c_str(), m.base, t.base);
+  d.Field((p + ".base_real").c_str(), m.base_real, t.base_real);
+}
+
+std::string CompareState(const tk::Timekeeping& model, const KernelTime& kt) {
+  vdsolab_kt_state s{};
+  kt.api().read_state(&s);
+  const tk::Timekeeper& m = model.timekeeper();
+  const tk::NtpData& n = model.ntp().data();
+  Diff d;
+  CompareTkr(d, "tkr_mono", m.tkr_mono, s.tkr_mono);
+  CompareTkr(d, "tkr_raw", m.tkr_raw, s.tkr_raw);
+  d.Field("xtime_sec", m.xtime_sec, s.xtime_sec);
+  d.Field("ktime_sec", m.ktime_sec, s.ktime_sec);
+  d.Field("raw_sec", m.raw_sec, s.raw_sec);
+  d.Field("wall_to_monotonic.tv_sec", m.wall_to_monotonic.tv_sec, s.wtm_sec);
+  d.Field("wall_to_monotonic.tv_nsec", m.wall_to_monotonic.tv_nsec, s.wtm_nsec);
+  d.Field("offs_real", m.offs_real, s.offs_real);
+  d.Field("offs_boot", m.offs_boot, s.offs_boot);
+  d.Field("offs_tai", m.offs_tai, s.offs_tai);
+  d.Field("monotonic_to_boot.tv_sec", m.monotonic_to_boot.tv_sec, s.mtb_sec);
+  d.Field("monotonic_to_boot.tv_nsec", m.monotonic_to_boot.tv_nsec, s.mtb_nsec);
+  d.Field("tai_offset", m.tai_offset, s.tai_offset);
+  d.Field("next_leap_ktime", m.next_leap_ktime, s.next_leap_ktime);
+  d.Field("cycle_interval", m.cycle_interval, s.cycle_interval);
+  d.Field("xtime_interval", m.xtime_interval, s.xtime_interval);
+  d.Field("xtime_remainder", m.xtime_remainder, s.xtime_remainder);
+  d.Field("raw_interval", m.raw_interval, s.raw_interval);
+  d.Field("ntp_tick", m.ntp_tick, s.ntp_tick);
+  d.Field("ntp_error", m.ntp_error, s.ntp_error);
+  d.Field("ntp_error_shift", m.ntp_error_shift, s.ntp_error_shift);
+  d.Field("ntp_err_mult", m.ntp_err_mult, s.ntp_err_mult);
+  d.Field("skip_second_overflow", m.skip_second_overflow,
+          s.skip_second_overflow);
+  d.Field("timekeeping_suspended", model.suspended() ? 1 : 0, s.suspended);
+  d.Field("ntp.tick_usec", n.tick_usec, s.tick_usec);
+  d.Field("ntp.tick_length", n.tick_length, s.tick_length);
+  d.Field("ntp.tick_length_base", n.tick_length_base, s.tick_length_base);
+  d.Field("ntp.time_state", n.time_state, s.time_state);
+  d.Field("ntp.time_status", n.time_status, s.time_status);
+  d.Field("ntp.time_offset", n.time_offset, s.time_offset);
+  d.Field("ntp.time_constant", n.time_constant, s.time_constant);
+  d.Field("ntp.time_maxerror", n.time_maxerror, s.time_maxerror);
+  d.Field("ntp.time_esterror", n.time_esterror, s.time_esterror);
+  d.Field("ntp.time_freq", n.time_freq, s.time_freq);
+  d.Field("ntp.time_reftime", n.time_reftime, s.time_reftime);
+  d.Field("ntp.time_adjust", n.time_adjust, s.time_adjust);
+  d.Field("ntp.ntp_tick_adj", n.ntp_tick_adj, s.ntp_tick_adj);
+  d.Field("ntp.next_leap_sec", n.next_leap_sec, s.ntp_next_leap_sec);
+  return d.first();
+}
+
+std::string CompareTimex(int model_ret, const tk::Timex& m, int tree_ret,
+                         const vdsolab_kt_timex& t) {
+  Diff d;
+  d.Field("adjtimex return", model_ret, tree_ret);
+  d.Field("txc.modes", m.modes, t.modes);
+  d.Field("txc.offset", m.offset, t.offset);
+  d.Field("txc.freq", m.freq, t.freq);
+  d.Field("txc.maxerror", m.maxerror, t.maxerror);
+  d.Field("txc.esterror", m.esterror, t.esterror);
+  d.Field("txc.status", m.status, t.status);
+  d.Field("txc.constant", m.constant, t.constant);
+  d.Field("txc.precision", m.precision, t.precision);
+  d.Field("txc.tolerance", m.tolerance, t.tolerance);
+  d.Field("txc.time.tv_sec", m.time.tv_sec, t.time_sec);
+  d.Field("txc.time.tv_usec", m.time.tv_usec, t.time_usec);
+  d.Field("txc.tick", m.tick, t.tick);
+  d.Field("txc.tai", m.tai, t.tai);
+  return d.first();
+}
+
+// Where _vdso_data[0] is in the vvar page before 6.15 (x86's
+// DECLARE_VVAR(128, struct vdso_data, _vdso_data)); the tree's bytes are
+// the array itself.
+constexpr uint32_t kVdsoDataOffset = 128;
+
+// The model's update_vsyscall(): the era writer's stores (variants/eras),
+// applied at once to a copy of the page, the seq continued as the
+// kernel's vdso_write_begin()/end() continue it.
+class PageSink : public tk::VsyscallSink {
+ public:
+  explicit PageSink(const variants::Variant* writer) : writer_(writer) {}
+  void UpdateVsyscall(const tk::Timekeeper& t) override {
+    const vdso::VvarUpdate u = writer_->build_update(t, seq_, ctx_);
+    for (const vdso::VvarStore& st : u.stores) {
+      for (int b = 0; b < st.size; ++b) {
+        bytes_[st.offset + static_cast<uint32_t>(b)] =
+            static_cast<uint8_t>(st.value >> (8 * b));
+      }
+    }
+    seq_ += 2;
+  }
+  const uint8_t* bytes() const { return bytes_.data(); }
+  const variants::Variant* writer() const { return writer_; }
+
+ private:
+  const variants::Variant* writer_;
+  variants::PublishContext ctx_;  // hrtimer_res 1: the shim's resolution
+  uint32_t seq_ = 0;
+  std::vector<uint8_t> bytes_ = std::vector<uint8_t>(4096, 0);
+};
+
+// The built-in variant whose writer publishes the era's page
+// (struct vdso_data before 6.15; later trees are not supported yet).
+std::string WriterEra(const tk::TimekeeperProfile& profile) {
+  return profile.era == "5.3" || profile.era == "6.1" ? profile.era : "6.10";
+}
+
+// The model's and the tree's timekeeping from the same boot state.
+struct Pair {
+  tk::Clocksource cs;
+  std::unique_ptr<PageSink> sink;
+  std::unique_ptr<tk::Timekeeping> model;
+  uint64_t now = 0;
+};
+
+// The first byte of the published data where the model's page and the
+// tree's _vdso_data differ, named by the era layout.
+std::string ComparePage(const PageSink& sink, const KernelTime& kt) {
+  unsigned size = 0;
+  const unsigned char* tree = kt.api().vdso_data(&size);
+  for (unsigned i = 0; i < size && kVdsoDataOffset + i < 4096; ++i) {
+    const uint8_t m = sink.bytes()[kVdsoDataOffset + i];
+    if (m != tree[i]) {
+      return absl::StrFormat(
+          "page byte vvar+%d (%s): model %#04x, tree %#04x",
+          kVdsoDataOffset + i,
+          sink.writer()->layout->DescribeOffset(kVdsoDataOffset + i), m,
+          tree[i]);
+    }
+  }
+  return "";
+}
+
+absl::StatusOr<std::string> Boot(const KernelTime& kt,
+                                 const tk::TimekeeperProfile& profile,
+                                 const Sequence& seq, Pair* p) {
+  absl::StatusOr<tk::Clocksource> cs = tk::MakeTscClocksource(seq.tsc_khz);
+  if (!cs.ok()) return cs.status();
+  p->cs = *cs;
+  p->cs.suspend_nonstop = seq.suspend_nonstop;
+  absl::StatusOr<const variants::Variant*> writer =
+      variants::FindVariant(WriterEra(profile));
+  if (!writer.ok()) return writer.status();
+  p->sink = std::make_unique<PageSink>(*writer);
+  p->model =
+      std::make_unique<tk::Timekeeping>(p->cs, kHz, p->sink.get(), profile);
+  p->now = seq.start;
+  p->model->Init(p->now, seq.wall, Timespec64{});
+  kt.api().reset();
+  vdsolab_kt_clock c{};
+  c.mask = p->cs.mask;
+  c.scale = 1000;  // clocksource_register_khz(), as tsc.c registers it
+  c.freq = seq.tsc_khz;
+  c.vdso_clock_mode = p->cs.vdso_clock_mode;
+  c.rating = p->cs.rating;
+  c.suspend_nonstop = seq.suspend_nonstop ? 1 : 0;
+  vdsolab_kt_clock_fields f{};
+  kt.api().register_clock(&c, &f);
+  kt.api().init(p->now, seq.wall.tv_sec, seq.wall.tv_nsec, 0, 0);
+  Diff d;
+  d.Field("clocksource.mult", p->cs.mult, f.mult);
+  d.Field("clocksource.shift", p->cs.shift, f.shift);
+  d.Field("clocksource.maxadj", p->cs.maxadj, f.maxadj);
+  d.Field("clocksource.max_cycles", p->cs.max_cycles, f.max_cycles);
+  d.Field("clocksource.max_idle_ns", p->cs.max_idle_ns, f.max_idle_ns);
+  if (!d.first().empty()) return d.first();
+  if (std::string st = CompareState(*p->model, kt); !st.empty()) return st;
+  return ComparePage(*p->sink, kt);
+}
+
+// Runs `op` on both; returns the first difference after it ("" if none).
+std::string Step(const KernelTime& kt, Pair& p, const Op& op) {
+  p.now += op.cycles;
+  switch (op.kind) {
+    case OpKind::kTick:
+    case OpKind::kIdle:
+      p.model->Advance(tk::AdvanceMode::kTick, p.now);
+      kt.api().tick(p.now);
+      break;
+    case OpKind::kAdjtimex: {
+      tk::Timex m = op.txc;
+      const int mr = p.model->Adjtimex(&m, p.now);
+      vdsolab_kt_timex t = ToKernel(op.txc);
+      const int tr = kt.api().adjtimex(&t, p.now);
+      if (std::string d = CompareTimex(mr, m, tr, t); !d.empty()) return d;
+      break;
+    }
+    case OpKind::kSetTime: {
+      const int mr = p.model->SetTimeOfDay(op.ts, p.now);
+      const int tr = kt.api().settimeofday(op.ts.tv_sec, op.ts.tv_nsec, p.now);
+      Diff d;
+      d.Field("settimeofday return", mr, tr);
+      if (!d.first().empty()) return d.first();
+      break;
+    }
+    case OpKind::kInjectOffset: {
+      const int mr = p.model->InjectOffset(op.ts, p.now);
+      const int tr = kt.api().inject_offset(op.ts.tv_sec, op.ts.tv_nsec, p.now);
+      Diff d;
+      d.Field("inject_offset return", mr, tr);
+      if (!d.first().empty()) return d.first();
+      break;
+    }
+    case OpKind::kSuspend: {
+      // The RTC reads whole seconds of REALTIME (read_persistent_clock64()).
+      const Timespec64 rtc{
+          static_cast<int64_t>(p.model->timekeeper().xtime_sec), 0};
+      p.model->Suspend(p.now, rtc);
+      kt.api().suspend(p.now, rtc.tv_sec, 0);
+      if (std::string d = CompareState(*p.model, kt); !d.empty()) {
+        return "after suspend: " + d;
+      }
+      p.now += op.sleep_cycles;
+      const Timespec64 wake{rtc.tv_sec + op.sleep_sec, 0};
+      p.model->Resume(tk::ResumeInput{p.now, wake});
+      kt.api().resume(p.now, wake.tv_sec, 0);
+      break;
+    }
+  }
+  if (std::string d = CompareState(*p.model, kt); !d.empty()) return d;
+  return ComparePage(*p.sink, kt);
+}
+
+// adjtimex() requests over every mode, mostly inside
+// timekeeping_validate_timex()'s domain, sometimes outside it.
+tk::Timex RandomTimex(std::mt19937_64& rng) {
+  auto pick = [&](int64_t lo, int64_t hi) {
+    return lo +
+           static_cast<int64_t>(rng() % static_cast<uint64_t>(hi - lo + 1));
+  };
+  tk::Timex t;
+  const int flavour = static_cast<int>(rng() % 20);
+  if (flavour == 0) {
+    t.modes = tk::kAdjOffsetSingleshot;
+    t.offset = pick(-600000, 600000);
+    return t;
+  }
+  if (flavour == 1) {
+    t.modes = tk::kAdjOffsetSsRead;
+    return t;
+  }
+  if (flavour == 2) {
+    t.modes = tk::kAdjSetoffset | (rng() % 2 ? tk::kAdjNano : 0);
+    t.time.tv_sec = pick(-3, 3);
+    t.time.tv_usec = (t.modes & tk::kAdjNano) ? pick(-5, 999999999 + 5)
+                                              : pick(-5, 999999 + 5);
+    return t;
+  }
+  if (flavour == 3) return t;  // A plain read.
+  static constexpr uint32_t kBits[] = {
+      tk::kAdjOffset, tk::kAdjFrequency, tk::kAdjMaxerror, tk::kAdjEsterror,
+      tk::kAdjStatus, tk::kAdjTimeconst, tk::kAdjTai,      tk::kAdjMicro,
+      tk::kAdjNano,   tk::kAdjTick};
+  for (uint32_t b : kBits) {
+    if (rng() % 3 == 0) t.modes |= b;
+  }
+  t.offset = pick(-700000, 700000) * ((t.modes & tk::kAdjNano) ? 1000 : 1);
+  t.freq = pick(-600, 600) * 65536 + pick(-65535, 65535);
+  t.maxerror = pick(-10, 20000000);
+  t.esterror = pick(-10, 20000000);
+  static constexpr int32_t kStatus[] = {
+      tk::kStaPll,    tk::kStaFll,      tk::kStaIns,     tk::kStaDel,
+      tk::kStaUnsync, tk::kStaFreqhold, tk::kStaPpsfreq, tk::kStaPpstime};
+  for (int32_t s : kStatus) {
+    if (rng() % 3 == 0) t.status |= s;
+  }
+  t.constant = pick(-2, 12);
+  t.tai = static_cast<int32_t>(pick(-1, 40));
+  t.constant = (t.modes & tk::kAdjTai) && rng() % 2 ? pick(-1, 40) : t.constant;
+  t.tick = rng() % 8 == 0 ? pick(8000, 12000) : pick(9000, 11000);
+  return t;
+}
+
+Sequence RandomSequence(std::mt19937_64& rng, int length) {
+  static constexpr uint32_t kKhz[] = {2600000, 1000000, 3999999, 2194917,
+                                      500000,  4800123, 1843200, 3000000};
+  Sequence s;
+  s.tsc_khz = kKhz[rng() % (sizeof(kKhz) / sizeof(kKhz[0]))];
+  s.suspend_nonstop = rng() % 2 == 0;
+  const uint64_t starts[] = {0, 1000, (1ull << 32) - 5000000,
+                             rng() % (1ull << 50)};
+  s.start = starts[rng() % 4];
+  s.wall = {1700000000 + static_cast<int64_t>(rng() % 100000000), 0};
+  // x86's RTC reads whole seconds, so the wall time's nsec is 0; this
+  // draw is kept so that a seed's sequences stay what they were.
+  rng();
+  const uint64_t tick_cycles = static_cast<uint64_t>(s.tsc_khz) * 1000 / kHz;
+  for (int i = 0; i < length; ++i) {
+    Op op;
+    const int r = static_cast<int>(rng() % 100);
+    if (r < 55) {
+      op.kind = OpKind::kTick;
+      op.cycles = tick_cycles - tick_cycles / 20 + rng() % (tick_cycles / 10);
+    } else if (r < 62) {
+      op.kind = OpKind::kIdle;
+      op.cycles = tick_cycles * (2 + rng() % 2000);
+    } else if (r < 85) {
+      op.kind = OpKind::kAdjtimex;
+      op.cycles = rng() % tick_cycles;
+      op.txc = RandomTimex(rng);
+    } else if (r < 90) {
+      op.kind = OpKind::kSetTime;
+      op.cycles = rng() % tick_cycles;
+      op.ts = {1600000000 + static_cast<int64_t>(rng() % 200000000),
+               static_cast<int64_t>(rng() % 1000000000)};
+      if (rng() % 16 == 0) op.ts.tv_nsec = 1000000000;  // refused
+    } else if (r < 95) {
+      op.kind = OpKind::kInjectOffset;
+      op.cycles = rng() % tick_cycles;
+      op.ts = {static_cast<int64_t>(rng() % 20) - 10,
+               static_cast<int64_t>(rng() % 1000000000)};
+    } else {
+      op.kind = OpKind::kSuspend;
+      op.cycles = rng() % tick_cycles;
+      op.sleep_sec = static_cast<int64_t>(rng() % 5000);
+      op.sleep_cycles = static_cast<uint64_t>(op.sleep_sec) * s.tsc_khz * 1000 +
+                        rng() % (static_cast<uint64_t>(s.tsc_khz) * 1000);
+    }
+    s.ops.push_back(op);
+  }
+  return s;
+}
+
+// Greedy shrinking: drop operations (halves first, then one by one)
+// while the sequence still differs somewhere.
+Sequence Shrink(const KernelTime& kt, const tk::TimekeeperProfile& profile,
+                Sequence s) {
+  size_t f = 0;
+  // Everything after the failing operation is irrelevant; a difference at
+  // boot needs no operation at all.
+  if (CompareSequence(kt, profile, s, &f).starts_with("boot:")) {
+    s.ops.clear();
+    return s;
+  }
+  s.ops.resize(std::min(s.ops.size(), f + 1));
+  for (size_t chunk = s.ops.size() / 2; chunk >= 1; chunk /= 2) {
+    for (size_t i = 0; i + chunk <= s.ops.size();) {
+      Sequence t = s;
+      t.ops.erase(t.ops.begin() + static_cast<long>(i),
+                  t.ops.begin() + static_cast<long>(i + chunk));
+      size_t tf = 0;
+      if (!CompareSequence(kt, profile, t, &tf).empty()) {
+        t.ops.resize(std::min(t.ops.size(), tf + 1));
+        s = t;
+      } else {
+        i += chunk;
+      }
+    }
+  }
+  return s;
+}
+
+}  // namespace
+
+absl::StatusOr<tk::TimekeeperProfile> ProfileForTree(
+    const std::string& version) {
+  int major = 0, minor = 0;
+  if (std::sscanf(version.c_str(), "%d.%d", &major, &minor) != 2) {
+    return absl::InvalidArgumentError("kernel version " + version);
+  }
+  // The latest era at or before the tree's version.
+  std::string era;
+  for (const std::string& e : tk::KnownEras()) {
+    int a = 0, b = 0;
+    std::sscanf(e.c_str(), "%d.%d", &a, &b);
+    if (a < major || (a == major && b <= minor)) era = e;
+  }
+  if (era.empty()) {
+    return absl::InvalidArgumentError("no model era at or before " + version);
+  }
+  return tk::ProfileForEra(era);
+}
+
+std::string CompareSequence(const KernelTime& kt,
+                            const tk::TimekeeperProfile& profile,
+                            const Sequence& seq, size_t* failing_op) {
+  Pair p;
+  absl::StatusOr<std::string> boot = Boot(kt, profile, seq, &p);
+  *failing_op = 0;
+  if (!boot.ok()) return "boot: " + std::string(boot.status().message());
+  if (!boot->empty()) return "boot: " + *boot;
+  for (size_t i = 0; i < seq.ops.size(); ++i) {
+    if (std::string d = Step(kt, p, seq.ops[i]); !d.empty()) {
+      *failing_op = i;
+      return absl::StrFormat("op %d (%s): %s", i, KindName(seq.ops[i].kind), d);
+    }
+  }
+  return "";
+}
+
+std::string FormatOp(const Op& op) {
+  std::string s =
+      absl::StrFormat("%s +%d cycles", KindName(op.kind), op.cycles);
+  switch (op.kind) {
+    case OpKind::kAdjtimex: {
+      const tk::Timex& t = op.txc;
+      s += absl::StrFormat(
+          " modes=%#x offset=%d freq=%d maxerror=%d esterror=%d "
+          "status=%#x constant=%d tick=%d tai=%d time=%d.%d",
+          t.modes, t.offset, t.freq, t.maxerror, t.esterror, t.status,
+          t.constant, t.tick, t.tai, t.time.tv_sec, t.time.tv_usec);
+      break;
+    }
+    case OpKind::kSetTime:
+    case OpKind::kInjectOffset:
+      s += absl::StrFormat(" %d.%09d", op.ts.tv_sec, op.ts.tv_nsec);
+      break;
+    case OpKind::kSuspend:
+      s += absl::StrFormat(" sleep %d s, %d cycles", op.sleep_sec,
+                           op.sleep_cycles);
+      break;
+    default:
+      break;
+  }
+  return s;
+}
+
+std::string FormatSequence(const Sequence& seq) {
+  std::string s =
+      absl::StrFormat("boot: tsc_khz=%d nonstop=%d counter=%d wall=%d.%09d\n",
+                      seq.tsc_khz, seq.suspend_nonstop ? 1 : 0, seq.start,
+                      seq.wall.tv_sec, seq.wall.tv_nsec);
+  for (size_t i = 0; i < seq.ops.size(); ++i) {
+    s += absl::StrFormat("  op %d: %s\n", i, FormatOp(seq.ops[i]));
+  }
+  return s;
+}
+
+absl::StatusOr<ConformResult> RunConform(const KernelTime& kt,
+                                         const tk::TimekeeperProfile& profile,
+                                         const ConformOptions& options) {
+  ConformResult r;
+  std::mt19937_64 rng(options.seed);
+  std::map<std::string, uint64_t> counts;
+  double model_s = 0, tree_s = 0;
+  using Clock = std::chrono::steady_clock;
+  while (r.ops_compared < options.ops) {
+    const int len = static_cast<int>(
+        std::min<uint64_t>(static_cast<uint64_t>(options.ops_per_sequence),
+                           options.ops - r.ops_compared));
+    Sequence seq = RandomSequence(rng, len);
+    size_t f = 0;
+    const std::string d = CompareSequence(kt, profile, seq, &f);
+    ++r.sequences;
+    if (!d.empty()) {
+      r.ok = false;
+      r.ops_compared += f;
+      r.minimal = Shrink(kt, profile, seq);
+      r.difference = CompareSequence(kt, profile, r.minimal, &r.failing_op);
+      r.events = kt.api().take_events();
+      break;
+    }
+    r.ops_compared += seq.ops.size();
+    for (const Op& op : seq.ops) ++counts[KindName(op.kind)];
+    // Throughput of each side alone, on the same sequence.
+    {
+      const auto t0 = Clock::now();
+      Pair p;
+      absl::StatusOr<tk::Clocksource> cs = tk::MakeTscClocksource(seq.tsc_khz);
+      if (!cs.ok()) return cs.status();
+      p.cs = *cs;
+      p.cs.suspend_nonstop = seq.suspend_nonstop;
+      absl::StatusOr<const variants::Variant*> writer =
+          variants::FindVariant(WriterEra(profile));
+      if (!writer.ok()) return writer.status();
+      PageSink sink(*writer);  // The model publishes as the tree does.
+      tk::Timekeeping model(p.cs, kHz, &sink, profile);
+      uint64_t now = seq.start;
+      model.Init(now, seq.wall, Timespec64{});
+      for (const Op& op : seq.ops) {
+        now += op.cycles;
+        switch (op.kind) {
+          case OpKind::kTick:
+          case OpKind::kIdle:
+            model.Advance(tk::AdvanceMode::kTick, now);
+            break;
+          case OpKind::kAdjtimex: {
+            tk::Timex t = op.txc;
+            model.Adjtimex(&t, now);
+            break;
+          }
+          case OpKind::kSetTime:
+            model.SetTimeOfDay(op.ts, now);
+            break;
+          case OpKind::kInjectOffset:
+            model.InjectOffset(op.ts, now);
+            break;
+          case OpKind::kSuspend: {
+            const Timespec64 rtc{
+                static_cast<int64_t>(model.timekeeper().xtime_sec), 0};
+            model.Suspend(now, rtc);
+            now += op.sleep_cycles;
+            model.Resume(tk::ResumeInput{now, {rtc.tv_sec + op.sleep_sec, 0}});
+            break;
+          }
+        }
+      }
+      const auto t1 = Clock::now();
+      const vdsolab_kt_api& a = kt.api();
+      a.reset();
+      vdsolab_kt_clock c{p.cs.mask,   1000,
+                         seq.tsc_khz, p.cs.vdso_clock_mode,
+                         p.cs.rating, seq.suspend_nonstop ? 1 : 0};
+      vdsolab_kt_clock_fields cf{};
+      a.register_clock(&c, &cf);
+      now = seq.start;
+      a.init(now, seq.wall.tv_sec, seq.wall.tv_nsec, 0, 0);
+      for (const Op& op : seq.ops) {
+        now += op.cycles;
+        switch (op.kind) {
+          case OpKind::kTick:
+          case OpKind::kIdle:
+            a.tick(now);
+            break;
+          case OpKind::kAdjtimex: {
+            vdsolab_kt_timex t = ToKernel(op.txc);
+            a.adjtimex(&t, now);
+            break;
+          }
+          case OpKind::kSetTime:
+            a.settimeofday(op.ts.tv_sec, op.ts.tv_nsec, now);
+            break;
+          case OpKind::kInjectOffset:
+            a.inject_offset(op.ts.tv_sec, op.ts.tv_nsec, now);
+            break;
+          case OpKind::kSuspend: {
+            vdsolab_kt_state s{};
+            a.read_state(&s);
+            const int64_t rtc = static_cast<int64_t>(s.xtime_sec);
+            a.suspend(now, rtc, 0);
+            now += op.sleep_cycles;
+            a.resume(now, rtc + op.sleep_sec, 0);
+            break;
+          }
+        }
+      }
+      a.take_events();
+      const auto t2 = Clock::now();
+      model_s += std::chrono::duration<double>(t1 - t0).count();
+      tree_s += std::chrono::duration<double>(t2 - t1).count();
+    }
+  }
+  for (const auto& [k, v] : counts) {
+    r.op_counts.push_back(absl::StrFormat("%s %d", k, v));
+  }
+  const double n = static_cast<double>(r.ops_compared);
+  r.model_ops_per_s = model_s > 0 ? n / model_s : 0;
+  r.tree_ops_per_s = tree_s > 0 ? n / tree_s : 0;
+  return r;
+}
+
+}  // namespace vdsolab::ktime

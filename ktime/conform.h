@@ -1,0 +1,94 @@
+// File: ktime/conform.h
+//
+// The differential oracle (vdsolab conform-model): random operation
+// sequences run on the timekeeper model (timekeeper/, in the tree's era
+// profile) and on the tree's own kernel/time code (kernel_time.h) from the
+// same state; after every operation the timekeeper's fields, ntp.c's state
+// and adjtimex()'s return value and read-back are compared. A difference
+// is shrunk to a minimal sequence and reported with its first differing
+// field (docs/ktime.md).
+
+#ifndef VDSOLAB_KTIME_CONFORM_H_
+#define VDSOLAB_KTIME_CONFORM_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/timespec.h"
+#include "ktime/kernel_time.h"
+#include "timekeeper/profile.h"
+#include "timekeeper/timex.h"
+
+namespace vdsolab::ktime {
+
+enum class OpKind {
+  kTick,          // update_wall_time() one tick (with jitter) later
+  kIdle,          // update_wall_time() after a long NO_HZ idle
+  kAdjtimex,      // do_adjtimex()
+  kSetTime,       // do_settimeofday64()
+  kInjectOffset,  // timekeeping_inject_offset()
+  kSuspend,       // timekeeping_suspend(), sleep, timekeeping_resume()
+};
+
+struct Op {
+  OpKind kind = OpKind::kTick;
+  uint64_t cycles = 0;        // Counter advance before the operation.
+  timekeeper::Timex txc;      // kAdjtimex
+  Timespec64 ts;              // kSetTime, kInjectOffset
+  uint64_t sleep_cycles = 0;  // kSuspend: counter advance while asleep
+  int64_t sleep_sec = 0;      // kSuspend: the RTC's advance
+};
+
+// One sequence: a clocksource frequency and boot state, then operations.
+struct Sequence {
+  uint32_t tsc_khz = 2600000;
+  bool suspend_nonstop = false;
+  uint64_t start = 0;  // The counter at timekeeping_init().
+  Timespec64 wall;     // read_persistent_clock64() at boot.
+  std::vector<Op> ops;
+};
+
+struct ConformOptions {
+  uint64_t ops = 100000;  // Operations in all.
+  uint64_t seed = 1;
+  int ops_per_sequence = 200;
+};
+
+struct ConformResult {
+  uint64_t ops_compared = 0;
+  uint64_t sequences = 0;
+  double model_ops_per_s = 0;
+  double tree_ops_per_s = 0;
+  bool ok = true;
+  // On a difference: the minimal sequence, the index of its failing
+  // operation, the first differing field and both values.
+  Sequence minimal;
+  size_t failing_op = 0;
+  std::string difference;
+  std::string events;  // The tree's printk/events of the minimal run.
+  std::vector<std::string> op_counts;  // "adjtimex 12345", ...
+};
+
+// The era profile for a tree version ("6.12.117" -> "6.10").
+absl::StatusOr<timekeeper::TimekeeperProfile> ProfileForTree(
+    const std::string& version);
+
+absl::StatusOr<ConformResult> RunConform(
+    const KernelTime& kt, const timekeeper::TimekeeperProfile& profile,
+    const ConformOptions& options);
+
+// Runs one sequence on both; "" if they agree after every operation, else
+// the first difference ("op 3 (adjtimex): tkr_mono.mult: model 1, tree 2"),
+// with *failing_op set.
+std::string CompareSequence(const KernelTime& kt,
+                            const timekeeper::TimekeeperProfile& profile,
+                            const Sequence& seq, size_t* failing_op);
+
+std::string FormatOp(const Op& op);
+std::string FormatSequence(const Sequence& seq);
+
+}  // namespace vdsolab::ktime
+
+#endif  // VDSOLAB_KTIME_CONFORM_H_

@@ -1,0 +1,124 @@
+// The tree's own kernel/time code against the timekeeper model in the
+// tree's era profile: 100,000 random operations per Debian tree with no
+// difference, and a model defect switched on is found and shrunk.
+
+#include "ktime/conform.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "ktime/kernel_time.h"
+#include "ktime/ktime.h"
+
+namespace vdsolab::ktime {
+namespace {
+
+constexpr uint64_t kSeed = 0x6b74696d65;  // "ktime"
+
+struct Tree {
+  KernelTime kt;
+  std::string version;
+};
+
+bool Installed(const std::string& tarball) {
+  return access(tarball.c_str(), R_OK) == 0;
+}
+
+// Builds (cache under $TEST_TMPDIR) and loads the Debian tree; a failure
+// is a test failure.
+std::optional<Tree> LoadTree(const std::string& tarball) {
+  BuildOptions o;
+  o.tree = tarball;
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  o.cache_dir = std::string(tmp ? tmp : "/tmp") + "/ktime-cache";
+  absl::StatusOr<BuiltKernelTime> b = BuildKernelTime(o);
+  EXPECT_TRUE(b.ok()) << b.status();
+  if (!b.ok()) return std::nullopt;
+  absl::StatusOr<KernelTime> kt = KernelTime::Load(b->so_path);
+  EXPECT_TRUE(kt.ok()) << kt.status();
+  if (!kt.ok()) return std::nullopt;
+  return Tree{*kt, b->version};
+}
+
+class ConformTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(ConformTest, ModelAgreesWithTheTreeAfterEveryOperation) {
+  const std::string tarball =
+      std::string("/usr/src/linux-source-") + GetParam() + ".tar.xz";
+  if (!Installed(tarball)) GTEST_SKIP() << tarball << " is not installed";
+  std::optional<Tree> tree = LoadTree(tarball);
+  ASSERT_TRUE(tree.has_value());
+  absl::StatusOr<timekeeper::TimekeeperProfile> profile =
+      ProfileForTree(tree->version);
+  ASSERT_TRUE(profile.ok()) << profile.status();
+  ConformOptions o;
+  o.ops = 100000;
+  o.seed = kSeed;
+  absl::StatusOr<ConformResult> r = RunConform(tree->kt, *profile, o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  std::printf(
+      "Linux %s (model era %s): %llu ops in %llu sequences; model "
+      "%.0f ops/s, tree %.0f ops/s\n",
+      tree->version.c_str(), profile->era.c_str(),
+      static_cast<unsigned long long>(r->ops_compared),
+      static_cast<unsigned long long>(r->sequences), r->model_ops_per_s,
+      r->tree_ops_per_s);
+  for (const std::string& c : r->op_counts) std::printf("  %s\n", c.c_str());
+  EXPECT_TRUE(r->ok) << r->difference << "\n"
+                     << FormatSequence(r->minimal) << r->events;
+  EXPECT_EQ(r->ops_compared, o.ops);
+}
+
+// The oracle can fail: 6.15-rc1's adjtimex() defect (TK_ADV_FREQ forwards
+// and clears ntp_error) switched on in the model is a difference after the
+// first frequency change, shrunk to a handful of operations.
+TEST_P(ConformTest, FindsAndShrinksAModelDefect) {
+  const std::string tarball =
+      std::string("/usr/src/linux-source-") + GetParam() + ".tar.xz";
+  if (!Installed(tarball)) GTEST_SKIP() << tarball << " is not installed";
+  std::optional<Tree> tree = LoadTree(tarball);
+  ASSERT_TRUE(tree.has_value());
+  absl::StatusOr<timekeeper::TimekeeperProfile> profile =
+      ProfileForTree(tree->version);
+  ASSERT_TRUE(profile.ok());
+  profile->defects.adjtimex_forwards_and_clears_error = true;
+  ConformOptions o;
+  o.ops = 20000;
+  o.seed = kSeed;
+  absl::StatusOr<ConformResult> r = RunConform(tree->kt, *profile, o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_FALSE(r->ok);
+  std::printf("%s\n%s", r->difference.c_str(),
+              FormatSequence(r->minimal).c_str());
+  EXPECT_LE(r->minimal.ops.size(), 6u);
+  EXPECT_EQ(r->minimal.ops[r->failing_op].kind, OpKind::kAdjtimex);
+}
+
+// The page comparison can fail: the 6.1 era's writer (240-byte records,
+// no max_cycles) against the 6.12 tree's 248-byte records differs at boot.
+TEST(ConformPageTest, AWrongEraWriterIsAPageDifference) {
+  const std::string tarball = "/usr/src/linux-source-6.12.tar.xz";
+  if (!Installed(tarball)) GTEST_SKIP() << tarball << " is not installed";
+  std::optional<Tree> tree = LoadTree(tarball);
+  ASSERT_TRUE(tree.has_value());
+  absl::StatusOr<timekeeper::TimekeeperProfile> profile =
+      timekeeper::ProfileForEra("6.1");
+  ASSERT_TRUE(profile.ok());
+  Sequence seq;
+  seq.ops.push_back(Op{});
+  seq.ops[0].cycles = 10400000;
+  size_t failing = 0;
+  const std::string d = CompareSequence(tree->kt, *profile, seq, &failing);
+  std::printf("%s\n", d.c_str());
+  EXPECT_NE(d.find("boot: page byte vvar+"), std::string::npos) << d;
+}
+
+INSTANTIATE_TEST_SUITE_P(DebianTrees, ConformTest,
+                         ::testing::Values("6.1", "6.12"));
+
+}  // namespace
+}  // namespace vdsolab::ktime

@@ -1,0 +1,218 @@
+/* File: ktime/internal/glue_timekeeping.c
+ *
+ * The tree's kernel/time/timekeeping.c, unmodified, and the entry points of
+ * the ktime ABI (ktime_abi.h) that need its statics. This wrapper includes
+ * the source file, as the vDSO's vclock_gettime.c includes gettimeofday.c,
+ * so the static functions the kernel reaches through syscore ops and
+ * do_adjtimex() (timekeeping_suspend(), timekeeping_resume(),
+ * timekeeping_inject_offset()) can be called directly.
+ * Compiled with the kernel's flags and headers (no libc).
+ */
+#include "kernel/time/timekeeping.c"
+
+#include "ktime_abi.h"
+
+/* shims.c: the counter of the current call, the persistent clock, events. */
+extern unsigned long long vdsolab_kt_now;
+extern long long vdsolab_kt_rtc_sec, vdsolab_kt_rtc_nsec;
+extern long long vdsolab_kt_boot_sec, vdsolab_kt_boot_nsec;
+extern struct clocksource *vdsolab_kt_clock;
+void vdsolab_kt_reset_statics(void);
+const char *vdsolab_kt_take_events(void);
+/* glue_ntp.c, glue_vsyscall.c */
+void vdsolab_kt_read_ntp(struct vdsolab_kt_state *out);
+const unsigned char *vdsolab_kt_vdso_data(unsigned int *size);
+
+/* clock->read(): the simulation's counter. */
+static u64 vdsolab_read(struct clocksource *cs) { return vdsolab_kt_now; }
+
+static struct clocksource vdsolab_cs = {
+    .name = "tsc",
+    .read = vdsolab_read,
+};
+
+static int vdsolab_register_clock(const struct vdsolab_kt_clock *c,
+                                  struct vdsolab_kt_clock_fields *out) {
+  int ret;
+  vdsolab_cs.mask = c->mask;
+  vdsolab_cs.rating = c->rating;
+  vdsolab_cs.vdso_clock_mode = c->vdso_clock_mode;
+  /* arch/x86/kernel/tsc.c's clocksource_tsc flags. */
+  vdsolab_cs.flags = CLOCK_SOURCE_IS_CONTINUOUS | CLOCK_SOURCE_VALID_FOR_HRES |
+                     CLOCK_SOURCE_MUST_VERIFY | CLOCK_SOURCE_VERIFY_PERCPU;
+  if (c->suspend_nonstop) vdsolab_cs.flags |= CLOCK_SOURCE_SUSPEND_NONSTOP;
+  ret = __clocksource_register_scale(&vdsolab_cs, c->scale, c->freq);
+  vdsolab_kt_clock = &vdsolab_cs;
+  out->mask = vdsolab_cs.mask;
+  out->mult = vdsolab_cs.mult;
+  out->shift = vdsolab_cs.shift;
+  out->maxadj = vdsolab_cs.maxadj;
+  out->max_cycles = vdsolab_cs.max_cycles;
+  out->max_idle_ns = vdsolab_cs.max_idle_ns;
+#ifdef VDSOLAB_KT_HAS_MAX_RAW_DELTA
+  out->max_raw_delta = vdsolab_cs.max_raw_delta;
+#else
+  out->max_raw_delta = 0;
+#endif
+  return ret;
+}
+
+static void vdsolab_init(unsigned long long now, long long wall_sec,
+                         long long wall_nsec, long long boot_sec,
+                         long long boot_nsec) {
+  vdsolab_kt_now = now;
+  vdsolab_kt_rtc_sec = wall_sec;
+  vdsolab_kt_rtc_nsec = wall_nsec;
+  vdsolab_kt_boot_sec = boot_sec;
+  vdsolab_kt_boot_nsec = boot_nsec;
+  timekeeping_init();
+}
+
+static void vdsolab_tick(unsigned long long now) {
+  vdsolab_kt_now = now;
+  update_wall_time();
+}
+
+static int vdsolab_adjtimex(struct vdsolab_kt_timex *t,
+                            unsigned long long now) {
+  struct __kernel_timex txc = {0};
+  int ret;
+  vdsolab_kt_now = now;
+  txc.modes = t->modes;
+  txc.offset = t->offset;
+  txc.freq = t->freq;
+  txc.maxerror = t->maxerror;
+  txc.esterror = t->esterror;
+  txc.status = t->status;
+  txc.constant = t->constant;
+  txc.precision = t->precision;
+  txc.tolerance = t->tolerance;
+  txc.time.tv_sec = t->time_sec;
+  txc.time.tv_usec = t->time_usec;
+  txc.tick = t->tick;
+  txc.tai = t->tai;
+  ret = do_adjtimex(&txc);
+  t->modes = txc.modes;
+  t->offset = txc.offset;
+  t->freq = txc.freq;
+  t->maxerror = txc.maxerror;
+  t->esterror = txc.esterror;
+  t->status = txc.status;
+  t->constant = txc.constant;
+  t->precision = txc.precision;
+  t->tolerance = txc.tolerance;
+  t->time_sec = txc.time.tv_sec;
+  t->time_usec = txc.time.tv_usec;
+  t->tick = txc.tick;
+  t->ppsfreq = txc.ppsfreq;
+  t->jitter = txc.jitter;
+  t->shift = txc.shift;
+  t->stabil = txc.stabil;
+  t->jitcnt = txc.jitcnt;
+  t->calcnt = txc.calcnt;
+  t->errcnt = txc.errcnt;
+  t->stbcnt = txc.stbcnt;
+  t->tai = txc.tai;
+  return ret;
+}
+
+static int vdsolab_settimeofday(long long sec, long long nsec,
+                                unsigned long long now) {
+  struct timespec64 ts = {.tv_sec = sec, .tv_nsec = nsec};
+  vdsolab_kt_now = now;
+  return do_settimeofday64(&ts);
+}
+
+static int vdsolab_inject_offset(long long sec, long long nsec,
+                                 unsigned long long now) {
+  struct timespec64 ts = {.tv_sec = sec, .tv_nsec = nsec};
+  vdsolab_kt_now = now;
+  return timekeeping_inject_offset(&ts);
+}
+
+static void vdsolab_suspend(unsigned long long now, long long rtc_sec,
+                            long long rtc_nsec) {
+  vdsolab_kt_now = now;
+  vdsolab_kt_rtc_sec = rtc_sec;
+  vdsolab_kt_rtc_nsec = rtc_nsec;
+  timekeeping_suspend();
+}
+
+static void vdsolab_resume(unsigned long long now, long long rtc_sec,
+                           long long rtc_nsec) {
+  vdsolab_kt_now = now;
+  vdsolab_kt_rtc_sec = rtc_sec;
+  vdsolab_kt_rtc_nsec = rtc_nsec;
+  timekeeping_resume();
+}
+
+static void vdsolab_inject_sleeptime(long long sec, long long nsec,
+                                     unsigned long long now) {
+  struct timespec64 ts = {.tv_sec = sec, .tv_nsec = nsec};
+  vdsolab_kt_now = now;
+  timekeeping_inject_sleeptime64(&ts);
+}
+
+static void vdsolab_copy_tkr(struct vdsolab_kt_tkr *o,
+                             const struct tk_read_base *t) {
+  o->mask = t->mask;
+  o->cycle_last = t->cycle_last;
+  o->xtime_nsec = t->xtime_nsec;
+  o->base_real = t->base_real;
+  o->base = t->base;
+  o->mult = t->mult;
+  o->shift = t->shift;
+}
+
+static void vdsolab_read_state(struct vdsolab_kt_state *o) {
+  const struct timekeeper *tk = &tk_core.timekeeper;
+  vdsolab_copy_tkr(&o->tkr_mono, &tk->tkr_mono);
+  vdsolab_copy_tkr(&o->tkr_raw, &tk->tkr_raw);
+  o->xtime_sec = tk->xtime_sec;
+  o->ktime_sec = tk->ktime_sec;
+  o->raw_sec = tk->raw_sec;
+  o->wtm_sec = tk->wall_to_monotonic.tv_sec;
+  o->wtm_nsec = tk->wall_to_monotonic.tv_nsec;
+  o->mtb_sec = tk->monotonic_to_boot.tv_sec;
+  o->mtb_nsec = tk->monotonic_to_boot.tv_nsec;
+  o->offs_real = tk->offs_real;
+  o->offs_boot = tk->offs_boot;
+  o->offs_tai = tk->offs_tai;
+  o->next_leap_ktime = tk->next_leap_ktime;
+  o->tai_offset = tk->tai_offset;
+  o->clock_was_set_seq = tk->clock_was_set_seq;
+  o->cs_was_changed_seq = tk->cs_was_changed_seq;
+  o->cycle_interval = tk->cycle_interval;
+  o->xtime_interval = tk->xtime_interval;
+  o->raw_interval = tk->raw_interval;
+  o->ntp_tick = tk->ntp_tick;
+  o->xtime_remainder = tk->xtime_remainder;
+  o->ntp_error = tk->ntp_error;
+  o->ntp_error_shift = tk->ntp_error_shift;
+  o->ntp_err_mult = tk->ntp_err_mult;
+  o->skip_second_overflow = tk->skip_second_overflow;
+  o->suspended = timekeeping_suspended;
+  vdsolab_kt_read_ntp(o);
+}
+
+static const struct vdsolab_kt_api vdsolab_api = {
+    .abi_version = VDSOLAB_KT_ABI_VERSION,
+    .reset = vdsolab_kt_reset_statics,
+    .register_clock = vdsolab_register_clock,
+    .init = vdsolab_init,
+    .tick = vdsolab_tick,
+    .adjtimex = vdsolab_adjtimex,
+    .settimeofday = vdsolab_settimeofday,
+    .inject_offset = vdsolab_inject_offset,
+    .suspend = vdsolab_suspend,
+    .resume = vdsolab_resume,
+    .inject_sleeptime = vdsolab_inject_sleeptime,
+    .read_state = vdsolab_read_state,
+    .vdso_data = vdsolab_kt_vdso_data,
+    .take_events = vdsolab_kt_take_events,
+};
+
+__attribute__((visibility("default"))) const struct vdsolab_kt_api *
+vdsolab_ktime_api(void) {
+  return &vdsolab_api;
+}

@@ -1,0 +1,101 @@
+/* File: ktime/internal/ktime_abi.h
+ *
+ * The C ABI between vdsolab and a kernel tree's own kernel/time code built
+ * into a shared object (docs/ktime.md). Plain C types only: the glue that
+ * implements it is compiled with the kernel's headers and -nostdinc.
+ * Every counter value the kernel code reads through clock->read() is `now`
+ * of the call that runs it.
+ */
+#ifndef VDSOLAB_KTIME_ABI_H_
+#define VDSOLAB_KTIME_ABI_H_
+
+#define VDSOLAB_KT_ABI_VERSION 1
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The clocksource the tree registers (__clocksource_register_scale()). */
+struct vdsolab_kt_clock {
+  unsigned long long mask;
+  unsigned int scale; /* 1000: clocksource_register_khz(); 1: _hz() */
+  unsigned int freq;
+  int vdso_clock_mode;
+  int rating;
+  int suspend_nonstop; /* CLOCK_SOURCE_SUSPEND_NONSTOP */
+};
+
+/* What registration computed (struct clocksource). */
+struct vdsolab_kt_clock_fields {
+  unsigned long long mask, max_cycles, max_idle_ns, max_raw_delta;
+  unsigned int mult, shift, maxadj;
+};
+
+struct vdsolab_kt_tkr {
+  unsigned long long mask, cycle_last, xtime_nsec, base_real;
+  long long base;
+  unsigned int mult, shift;
+};
+
+/* struct timekeeper (tk_core.timekeeper) and ntp.c's state. */
+struct vdsolab_kt_state {
+  struct vdsolab_kt_tkr tkr_mono, tkr_raw;
+  unsigned long long xtime_sec, ktime_sec, raw_sec;
+  long long wtm_sec, wtm_nsec, mtb_sec, mtb_nsec;
+  long long offs_real, offs_boot, offs_tai, next_leap_ktime;
+  int tai_offset;
+  unsigned int clock_was_set_seq, cs_was_changed_seq;
+  unsigned long long cycle_interval, xtime_interval, raw_interval, ntp_tick;
+  long long xtime_remainder, ntp_error;
+  unsigned int ntp_error_shift, ntp_err_mult, skip_second_overflow;
+  /* ntp.c */
+  unsigned long long tick_usec, tick_length, tick_length_base;
+  int time_state, time_status;
+  long long time_offset, time_constant, time_maxerror, time_esterror;
+  long long time_freq, time_reftime, time_adjust, ntp_tick_adj;
+  long long ntp_next_leap_sec;
+  int suspended; /* timekeeping_suspended */
+};
+
+/* struct __kernel_timex, field by field. */
+struct vdsolab_kt_timex {
+  unsigned int modes;
+  int status, tai, shift;
+  long long offset, freq, maxerror, esterror, constant, precision, tolerance;
+  long long time_sec, time_usec, tick, ppsfreq, jitter, stabil;
+  long long jitcnt, calcnt, errcnt, stbcnt;
+};
+
+/* Events the kernel code raised (clock_was_set(), hrtimer, notifier, ...)
+ * and its printk output, since the last vdsolab_kt_take_events(). */
+struct vdsolab_kt_api {
+  int abi_version;
+  /* Restores every static of the kernel code to its state at load. */
+  void (*reset)(void);
+  /* Registers the clocksource; timekeeping_init() then runs on it. */
+  int (*register_clock)(const struct vdsolab_kt_clock *c,
+                        struct vdsolab_kt_clock_fields *out);
+  void (*init)(unsigned long long now, long long wall_sec, long long wall_nsec,
+               long long boot_sec, long long boot_nsec);
+  void (*tick)(unsigned long long now);                  /* update_wall_time */
+  int (*adjtimex)(struct vdsolab_kt_timex *txc, unsigned long long now);
+  int (*settimeofday)(long long sec, long long nsec, unsigned long long now);
+  int (*inject_offset)(long long sec, long long nsec, unsigned long long now);
+  void (*suspend)(unsigned long long now, long long rtc_sec, long long rtc_nsec);
+  void (*resume)(unsigned long long now, long long rtc_sec, long long rtc_nsec);
+  void (*inject_sleeptime)(long long sec, long long nsec, unsigned long long now);
+  void (*read_state)(struct vdsolab_kt_state *out);
+  /* The vvar page as update_vsyscall() left it: _vdso_data[CS_BASES]. */
+  const unsigned char *(*vdso_data)(unsigned int *size);
+  /* Events and log lines, '\n'-separated, since the last call. */
+  const char *(*take_events)(void);
+};
+
+/* The one exported symbol. */
+const struct vdsolab_kt_api *vdsolab_ktime_api(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VDSOLAB_KTIME_ABI_H_ */

@@ -1,0 +1,46 @@
+// File: ktime/ktime.h
+//
+// A kernel tree's own kernel/time/timekeeping.c, ntp.c, vsyscall.c,
+// clocksource.c and time.c, unmodified (patched with --patch if asked),
+// compiled into a user-space shared object that speaks the C ABI of
+// ktime/internal/ktime_abi.h, against vdsolab's shims (docs/ktime.md):
+//
+//   vdsolab conform-model --kernel-tree=/usr/src/linux-source-6.12.tar.xz
+//
+// The tree comes from a directory or a tarball as for ktree (the same
+// extraction and patch code, ktree/internal); a tarball's build is cached
+// under <cache>/ktime-v1 by the tarball's hash, the patches' hashes, the
+// compiler and the shims (a directory tree is rebuilt every time).
+
+#ifndef VDSOLAB_KTIME_KTIME_H_
+#define VDSOLAB_KTIME_KTIME_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace vdsolab::ktime {
+
+struct BuildOptions {
+  std::string tree;                  // A directory or a source tarball.
+  std::vector<std::string> patches;  // Unified diffs, patch -p1, in order.
+  std::string cache_dir;             // "" = ktree::DefaultCacheDir().
+  std::string cc = "gcc";
+};
+
+struct BuiltKernelTime {
+  std::string so_path;
+  std::string version;  // "6.12.117"
+  std::string name;     // "ktime-6.12.117", "+patch" per patch.
+  bool from_cache = false;
+  std::string build_log;
+};
+
+// Builds (or finds in the cache) the tree's timekeeping object. Errors a
+// user can act on are InvalidArgument with one line naming the file.
+absl::StatusOr<BuiltKernelTime> BuildKernelTime(const BuildOptions& options);
+
+}  // namespace vdsolab::ktime
+
+#endif  // VDSOLAB_KTIME_KTIME_H_
