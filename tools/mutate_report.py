@@ -69,9 +69,14 @@ def write(out, log, catalogue_size, args):
     w("This run used `--suite=quick`: per mutant, `vdsolab compare` diffed "
       "against docs/compare.md and `vdsolab run` of every kselftest and "
       "history scenario (with and without the history defects) judged by "
-      "exit code, then for survivors the pinned examples. The property "
+      "exit code, then for survivors the pinned examples (unless "
+      "`--no-examples`). The property "
       "tests (`//tests:all`, `//sim:all`) run only in the default "
       "`--suite=full`.")
+    w("")
+  if getattr(args, "no_examples", False):
+    w("The pinned examples were not run (`--no-examples`): a survivor here "
+      "may still be killed by one.")
     w("")
   w("## Score")
   w("")
@@ -84,6 +89,9 @@ def write(out, log, catalogue_size, args):
   w(f"- Non-equivalent mutants: {len(counted)}; killed by a property or "
     f"scenario test or compare: {len(killed)}; killed only by a pinned "
     f"example: {len(examples_only)}; survived everything: {len(survived)}.")
+  if not counted:
+    w("- **No score yet**: no mutant finished in this run (see the status "
+      "below).")
   w(f"- **Score (property or scenario kills / non-equivalent): "
     f"{score:.1f}%** ({len(killed)}/{len(counted)}); counting example-only "
     f"kills: {with_examples:.1f}%.")
