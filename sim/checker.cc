@@ -173,6 +173,7 @@ void Checker::OnCall(const CallRecord& call) {
     ++coverage_.counter_wrapped;
   }
 
+  CheckTimekeeperLoops(call);
   // 8 and 9: termination.
   PropertyStats& live = stats_[static_cast<int>(Property::kLivelock) - 1];
   ++live.checked;
@@ -311,6 +312,7 @@ void Checker::OnCall(const CallRecord& call) {
     return;  // RAW's rate and cross-clock offsets are kernel-clock facts.
   }
   CheckRawRate(call, seen, state);
+  CheckPace(call);
   CheckCrossClock(call, seen, state);
   previous_[call.reader] = {
       PreviousCall{call.clock, call.result && call.result->ret == 0,

@@ -7,13 +7,20 @@
 //   3 causal      a call that started after another ended (true time) does
 //                 not return less;
 //   4 sane        tv_nsec in [0, 1e9) and 0 <= tv_sec <= KTIME_SEC_MAX;
-//   5 raw_rate    MONOTONIC_RAW is exactly the raw conversion of the counter
-//                 since boot; MONOTONIC advances at NTP's rate;
+//   5 raw_rate    liveness: every clock keeps pace with true time. A
+//                 reader's MONOTONIC_RAW is exactly the raw conversion of
+//                 the counter since boot and its MONOTONIC advances at NTP's
+//                 rate; the timekeeper's own clocks (checker_pace.cc), at
+//                 every call: RAW exact from the unwrapped counter and the
+//                 clocksource's mult/shift, MONOTONIC within NTP's rate and
+//                 the error bound of its arithmetic, REALTIME with it, the
+//                 coarse clock within the ticks' accumulation;
 //   6 cross_clock BOOTTIME - MONOTONIC, REALTIME - MONOTONIC, TAI - REALTIME
 //                 constant between events; coarse never ahead of fine;
 //   7 torn        the answer is one some single consistent page state gives;
 //   8 livelock    the call finished within the loop budget and, for foreign
-//                 code, within the wall-time bound;
+//                 code, within the wall-time bound; the timekeeper's loops
+//                 ended within theirs (tk_internal::LoopGuard);
 //   9 crash       the call did not die of a signal (foreign code runs
 //                 contained: variants/plugin/call_guard.h).
 //
@@ -111,6 +118,23 @@ class Checker {
     uint64_t start_ns = 0;
     uint64_t end_ns = 0;
   };
+  // Where the timekeeper's pace is measured from (checker_pace.cc): a new
+  // anchor with each NTP setting, clock setting, RAW epoch or lost wrap.
+  struct PaceAnchor {
+    bool valid = false;
+    uint32_t ntp_generation = 0;
+    uint64_t ntp_tick = 0;  // The timekeeper's (timekeeping_adjust()'s).
+    uint32_t clock_was_set_seq = 0;
+    uint64_t epoch_counter = 0;
+    uint64_t epoch_sec = 0;
+    CounterSource source = CounterSource::kMachine;
+    __int128 raw_ns = 0;
+    __int128 mono_ns = 0;
+    __int128 real_ns = 0;
+    __int128 ntp_error_ns = 0;  // NTP - clock, at the last accumulation.
+    __int128 mid_ns = 0;        // Clock - NTP since then (mult vs the tick).
+    uint64_t t_ns = 0;
+  };
   struct RateAnchor {
     uint32_t generation = 0;
     uint64_t counter = 0;
@@ -129,6 +153,10 @@ class Checker {
                     const UpdateRecord* state);
   void CheckCrossClock(const CallRecord& call, const Seen& seen,
                        const UpdateRecord* state);
+  // checker_pace.cc: the timekeeper's clocks against true time at the
+  // call's end, and its loops' termination.
+  void CheckPace(const CallRecord& call);
+  void CheckTimekeeperLoops(const CallRecord& call);
   // Why one read disagrees with another, if a violated precondition of the
   // design (counter skew, backwards or narrow counters) or a known kernel
   // behaviour explains it; nullopt means a defect.
@@ -167,6 +195,10 @@ class Checker {
       in_flight_;
   absl::flat_hash_map<ClockId, Seen> matured_;  // Max of calls already ended.
   absl::flat_hash_map<int, RateAnchor> rate_anchor_;  // Per reader, MONOTONIC.
+  PaceAnchor pace_;
+  uint64_t pace_last_ns_ = 0;      // The true time last checked,
+  uint32_t pace_last_update_ = 0;  // and the state it read.
+  bool stall_reported_ = false;
   absl::flat_hash_map<int, std::pair<PreviousCall, Seen>> previous_;
   absl::flat_hash_map<ClockId, std::pair<__int128, __int128>>
       divergence_anchor_;

@@ -112,6 +112,7 @@ absl::StatusOr<std::unique_ptr<Writer>> Writer::Create(
   w->cycle_last_ideal_ =
       machine->IdealCounter(scenario.kernel.timekeeping_cpu, 0);
   w->raw_epoch_counter_ = c0;
+  w->raw_epoch_ideal_ = w->cycle_last_ideal_;
   w->last_tick_length_ = w->tk_->ntp().TickLength();
   w->updates_.push_back(w->MakeRecord("timekeeping_init", 0, c0));
   for (int i = 0; i < kMaxAuxClocks; ++i) {
@@ -151,6 +152,8 @@ UpdateRecord Writer::MakeRecord(const std::string& cause, uint64_t start,
   record.raw_epoch_counter = raw_epoch_counter_;
   record.raw_epoch_sec = raw_epoch_sec_;
   record.raw_epoch_nsec = raw_epoch_nsec_;
+  record.raw_epoch_ideal = raw_epoch_ideal_;
+  record.raw_epoch_wrap_losses = raw_epoch_wrap_losses_;
   return record;
 }
 
@@ -190,6 +193,16 @@ uint64_t Writer::PauseEnd(uint64_t t_ns) const {
 bool Writer::InNoTickWindow(uint64_t t_ns) const {
   for (const EventSpec& e : events_) {
     if (IsWindow(e.kind) && t_ns >= e.at_ns && t_ns - e.at_ns < e.duration_ns) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool Writer::NoTickWindowBetween(uint64_t from_ns, uint64_t to_ns) const {
+  for (const EventSpec& e : events_) {
+    if (IsWindow(e.kind) && e.at_ns <= to_ns &&
+        e.at_ns + e.duration_ns >= from_ns) {
       return true;
     }
   }
@@ -284,6 +297,16 @@ void Writer::RunOperation(const std::string& cause, uint64_t t_ns,
         (counter_now - tk_->timekeeper().tkr_mono.cycle_last) &
         sources_.Mask(source_);
     cycle_last_ideal_ = sources_.Ideal(source_, tk_cpu, start) - behind;
+  }
+  if (raw_epoch_moved_) {
+    // The new epoch's counter is tkr_raw.cycle_last after the event.
+    raw_epoch_moved_ = false;
+    raw_epoch_ideal_ =
+        cycle_last_ideal_ -
+        static_cast<__int128>(
+            (tk_->timekeeper().tkr_raw.cycle_last - raw_epoch_counter_) &
+            sources_.Mask(source_));
+    raw_epoch_wrap_losses_ = wrap_losses_;
   }
   Publish(cause, start, counter_now);
 }

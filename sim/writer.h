@@ -75,6 +75,10 @@ struct UpdateRecord {
   uint64_t raw_epoch_counter = 0;
   uint64_t raw_epoch_sec = 0;
   uint64_t raw_epoch_nsec = 0;  // Shifted ns.
+  // raw_epoch_counter unwrapped (cycle_last_ideal's units), and wrap_losses
+  // when the epoch began: RAW's exact value needs no wraps lost since.
+  __int128 raw_epoch_ideal = 0;
+  uint32_t raw_epoch_wrap_losses = 0;
   timekeeper::Timekeeper tk;
 };
 
@@ -189,6 +193,8 @@ class Writer {
   }
   // True while a pause, idle or suspend window covers t (no ticks).
   bool InNoTickWindow(uint64_t t_ns) const;
+  // True if such a window overlaps [from_ns, to_ns].
+  bool NoTickWindowBetween(uint64_t from_ns, uint64_t to_ns) const;
   // True while readers cannot run: a pause, or from 1 ms before a suspend
   // (tasks are frozen first) to 1 ms after its resume.
   bool InPause(uint64_t t_ns) const;
@@ -220,6 +226,9 @@ class Writer {
   uint64_t raw_epoch_counter_ = 0;
   uint64_t raw_epoch_sec_ = 0;
   uint64_t raw_epoch_nsec_ = 0;
+  __int128 raw_epoch_ideal_ = 0;
+  uint32_t raw_epoch_wrap_losses_ = 0;
+  bool raw_epoch_moved_ = false;  // Set by an event; resolved after it.
   uint64_t last_tick_length_ = 0;
   std::array<std::deque<AuxRecord>, kMaxAuxClocks> aux_records_;
   std::array<uint32_t, kMaxAuxClocks> aux_published_{};

@@ -140,6 +140,7 @@ void Writer::RunEvent(const EventSpec& e, uint64_t start, uint64_t counter) {
       raw_epoch_counter_ = tk.tkr_raw.cycle_last;
       raw_epoch_sec_ = tk.raw_sec;
       raw_epoch_nsec_ = tk.tkr_raw.xtime_nsec;
+      raw_epoch_moved_ = true;
       return;
     }
     case EventKind::kClocksource: {
@@ -153,6 +154,7 @@ void Writer::RunEvent(const EventSpec& e, uint64_t start, uint64_t counter) {
       raw_epoch_counter_ = tk.tkr_raw.cycle_last;
       raw_epoch_sec_ = tk.raw_sec;
       raw_epoch_nsec_ = tk.tkr_raw.xtime_nsec;
+      raw_epoch_moved_ = true;
       return;
     }
     case EventKind::kAuxEnable:

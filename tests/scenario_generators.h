@@ -12,10 +12,13 @@
 
 #include <rapidcheck.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
+#include "common/timespec.h"
 #include "sim/scenario.h"
+#include "timekeeper/timex.h"
 
 namespace vdsolab::testing {
 
@@ -53,6 +56,74 @@ inline rc::Gen<sim::CpuCounterSpec> GenCpu(bool skewed) {
       c.wobble_period_ns = *rc::gen::inRange<uint64_t>(1000, 10000000);
     }
     return c;
+  });
+}
+
+// MONOTONIC at boot (offs_boot's start): zero, small, or days.
+inline rc::Gen<Timespec64> GenBootOffset() {
+  return rc::gen::weightedOneOf<Timespec64>({
+      {1, rc::gen::just(Timespec64{0, 0})},
+      {2, rc::gen::construct<Timespec64>(
+              rc::gen::inRange<int64_t>(0, 5),
+              rc::gen::inRange<int64_t>(0, 1000000000))},
+      {1, rc::gen::construct<Timespec64>(
+              rc::gen::inRange<int64_t>(86400, 400 * 86400),
+              rc::gen::inRange<int64_t>(0, 1000000000))},
+  });
+}
+
+// adjtimex() frequency in scaled ppm: inside, exactly at (+/-500 ppm) and,
+// through kAdjtimex, beyond the kernel's clamp.
+inline rc::Gen<int64_t> GenFreq(int64_t limit) {
+  return rc::gen::weightedOneOf<int64_t>({
+      {3, rc::gen::inRange<int64_t>(-limit, limit + 1)},
+      {2, rc::gen::element<int64_t>(-limit, limit)},
+      {1, rc::gen::element<int64_t>(0, 1, -1)},
+  });
+}
+
+// One event of any kind the simulation checks strictly, at any time in
+// [0, duration): NTP frequency and tick at and inside their limits, and
+// beyond them through raw adjtimex() (the kernel clamps the frequency and
+// refuses the tick); clock_settime; ADJ_SETOFFSET signed both ways; ADJ_TAI;
+// NO_HZ idle; VM pauses; suspend.
+inline rc::Gen<sim::EventSpec> GenEvent(uint64_t duration_ns) {
+  return rc::gen::exec([duration_ns] {
+    sim::EventSpec e;
+    e.at_ns = *rc::gen::inRange<uint64_t>(0, duration_ns);
+    e.kind = *rc::gen::element(
+        sim::EventKind::kAdjtimexFrequency, sim::EventKind::kAdjtimexTick,
+        sim::EventKind::kSetTime, sim::EventKind::kIdle, sim::EventKind::kPause,
+        sim::EventKind::kAdjtimex, sim::EventKind::kSetOffset,
+        sim::EventKind::kSetTai, sim::EventKind::kSuspend);
+    e.freq_scaled_ppm = *GenFreq(500ll << 16);
+    e.tick_usec = *rc::gen::weightedOneOf<int64_t>(
+        {{3, rc::gen::inRange<int64_t>(9000, 11001)},
+         {1, rc::gen::element<int64_t>(9000, 11000)}});
+    e.realtime = {*rc::gen::inRange<int64_t>(1000, 4000000000),
+                  *rc::gen::inRange<int64_t>(0, 1000000000)};
+    // Idle windows are short (readers keep running through them); a long
+    // pause is the caller's choice.
+    e.duration_ns = *rc::gen::inRange<uint64_t>(1, 50000000);
+    if (e.kind == sim::EventKind::kAdjtimex) {
+      if (*rc::gen::arbitrary<bool>()) {
+        e.modes = timekeeper::kAdjFrequency;
+        e.freq = *rc::gen::weightedOneOf<int64_t>(
+            {{1, GenFreq(500ll << 16)},
+             {2, rc::gen::element<int64_t>(-(2000ll << 16), -(501ll << 16),
+                                           501ll << 16, 2000ll << 16)}});
+      } else {
+        e.modes = timekeeper::kAdjTick;
+        e.tick_usec = *rc::gen::element<int64_t>(8999, 9000, 11000, 11001);
+      }
+    }
+    e.offset_time = {*rc::gen::inRange<int64_t>(-5, 6),
+                     *rc::gen::inRange<int64_t>(0, 1000000000)};
+    e.tai = *rc::gen::inRange<int32_t>(0, timekeeper::kMaxTaiOffset + 1);
+    if (e.kind == sim::EventKind::kSuspend) {
+      e.duration_ns = *rc::gen::inRange<uint64_t>(1000000, 3000000000);
+    }
+    return e;
   });
 }
 
@@ -106,32 +177,40 @@ inline rc::Gen<sim::Scenario> GenScenario(ScenarioShape shape) {
       s.timing.writer_stall_max_ns = *rc::gen::inRange<uint64_t>(0, 50000);
     }
     if (shape.events) {
+      s.kernel.boot_offset = *GenBootOffset();
       const int n = *rc::gen::inRange(1, 5);
-      bool long_pause = false;  // At most one, so readers run ~duration.
+      const sim::EventSpec* long_pause = nullptr;  // At most one.
       for (int i = 0; i < n; ++i) {
-        sim::EventSpec e;
-        e.at_ns = *rc::gen::inRange<uint64_t>(0, s.run.duration_ns);
-        e.kind = *rc::gen::element(
-            sim::EventKind::kAdjtimexFrequency, sim::EventKind::kAdjtimexTick,
-            sim::EventKind::kSetTime, sim::EventKind::kIdle,
-            sim::EventKind::kPause);
-        e.freq_scaled_ppm =
-            *rc::gen::inRange<int64_t>(-(500ll << 16), 500ll << 16);
-        e.tick_usec = *rc::gen::inRange<int64_t>(9000, 11001);
-        e.realtime = {*rc::gen::inRange<int64_t>(1000, 4000000000),
-                      *rc::gen::inRange<int64_t>(0, 1000000000)};
-        // Idle windows are short (readers keep running through them);
-        // pauses may outlast max_cycles (about 16 minutes for a 2.6 GHz
-        // TSC), since no reader runs while the VM is paused.
-        e.duration_ns = *rc::gen::inRange<uint64_t>(1, 50000000);
-        if (e.kind == sim::EventKind::kPause && !long_pause &&
+        sim::EventSpec e = *GenEvent(s.run.duration_ns);
+        if (e.kind == sim::EventKind::kPause && long_pause == nullptr &&
             *rc::gen::inRange(0, 3) == 0) {
-          long_pause = true;
           e.duration_ns = *rc::gen::inRange<uint64_t>(900ull * 1000000000,
                                                       1500ull * 1000000000);
           s.run.duration_ns += e.duration_ns;  // Time to read after it.
+          s.events.push_back(e);
+          long_pause = &s.events.back();
+          continue;
         }
         s.events.push_back(e);
+      }
+      if (long_pause != nullptr && *rc::gen::inRange(0, 2) == 0) {
+        // Operations deep inside the pause and right after it, when the
+        // first accumulation after max_cycles is due.
+        const uint64_t at = long_pause->at_ns;
+        const uint64_t end = at + long_pause->duration_ns;
+        sim::EventSpec inside = *GenEvent(s.run.duration_ns);
+        inside.kind = *rc::gen::element(sim::EventKind::kAdjtimexFrequency,
+                                        sim::EventKind::kSetOffset,
+                                        sim::EventKind::kSetTime);
+        inside.at_ns = *rc::gen::inRange<uint64_t>(at, end);
+        sim::EventSpec after = *GenEvent(s.run.duration_ns);
+        after.kind = *rc::gen::element(sim::EventKind::kAdjtimexFrequency,
+                                       sim::EventKind::kAdjtimexTick,
+                                       sim::EventKind::kSetOffset);
+        after.at_ns = std::min(end + *rc::gen::inRange<uint64_t>(0, 20000),
+                               s.run.duration_ns - 1);
+        s.events.push_back(inside);
+        s.events.push_back(after);
       }
     }
     const int readers = *rc::gen::inRange(1, 4);

@@ -108,6 +108,9 @@ void CheckScenario(const Scenario& s) {
   RC_CLASSIFY(c.counter_wrapped > 0, "counter wrapped");
   RC_CLASSIFY(c.midcall_migrations + c.migrations > 0, "migrated");
   RC_CLASSIFY(c.fallbacks > 0, "syscall fallback");
+  for (const EventSpec& e : s.events) RC_TAG(EventKindName(e.kind));
+  RC_CLASSIFY(r->stats[static_cast<int>(Property::kRawRate) - 1].checked > 0,
+              "timekeeper pace checked");
   uint64_t preconditions = 0, known = 0, defects = 0;
   for (const PropertyStats& st : r->stats) {
     preconditions += st.preconditions;

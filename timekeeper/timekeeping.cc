@@ -19,6 +19,7 @@ namespace {
 
 using tk_internal::kTkClearNtp;
 using tk_internal::kTkClockWasSet;
+using tk_internal::LoopGuard;
 using tk_internal::TkNormalizeXtime;
 using tk_internal::TkSetTaiOffset;
 using tk_internal::TkSetWallToMono;
@@ -169,7 +170,8 @@ void Timekeeping::ForwardTo(Timekeeper& tk, uint64_t now) {
     return;
   }
   const uint64_t max_cycles = tk.tkr_mono.clock->max_cycles;
-  while (delta > 0) {
+  LoopGuard guard("timekeeping_forward()", &stalled_loop_);
+  while (delta > 0 && guard.Next()) {
     const uint64_t incr = std::min(delta, max_cycles);
     tk.tkr_mono.xtime_nsec += incr * tk.tkr_mono.mult;
     tk.tkr_raw.xtime_nsec += incr * tk.tkr_raw.mult;
@@ -224,7 +226,8 @@ unsigned Timekeeping::AccumulateNsecsToSecs(TkData& tkd) {
   Timekeeper& tk = tkd.shadow_timekeeper;
   const uint64_t nsecps = kNsecPerSec << tk.tkr_mono.shift;
   unsigned clock_set = 0;
-  while (tk.tkr_mono.xtime_nsec >= nsecps) {
+  LoopGuard guard("accumulate_nsecs_to_secs()", &stalled_loop_);
+  while (tk.tkr_mono.xtime_nsec >= nsecps && guard.Next()) {
     tk.tkr_mono.xtime_nsec -= nsecps;
     ++tk.xtime_sec;
     // This second was already accounted for when timekeeping_adjust()
@@ -267,7 +270,8 @@ uint64_t Timekeeping::LogarithmicAccumulation(TkData& tkd, uint64_t offset,
   // Raw time keeps its sub-ns remainder in shifted units (since v4.13).
   tk.tkr_raw.xtime_nsec += tk.raw_interval << shift;
   const uint64_t snsec_per_sec = kNsecPerSec << tk.tkr_raw.shift;
-  while (tk.tkr_raw.xtime_nsec >= snsec_per_sec) {
+  LoopGuard guard("logarithmic_accumulation() raw seconds", &stalled_loop_);
+  while (tk.tkr_raw.xtime_nsec >= snsec_per_sec && guard.Next()) {
     tk.tkr_raw.xtime_nsec -= snsec_per_sec;
     ++tk.raw_sec;
   }
@@ -375,7 +379,8 @@ bool Timekeeping::AdvanceTkd(TkData& tkd, AdvanceMode mode, uint64_t now) {
     // Bound shift to one less than what overflows tick_length.
     const int maxshift = (64 - (Ilog2(tkd.ntp.TickLength()) + 1)) - 1;
     shift = std::min(shift, maxshift);
-    while (offset >= tk.cycle_interval) {
+    LoopGuard guard("timekeeping_advance() accumulation", &stalled_loop_);
+    while (offset >= tk.cycle_interval && guard.Next()) {
       offset = LogarithmicAccumulation(
           tkd, offset, static_cast<uint32_t>(shift), &clock_set);
       if (offset < tk.cycle_interval << shift) --shift;

@@ -192,6 +192,10 @@ class Timekeeping {
   int hz() const { return hz_; }
   // printk_once()/WARN messages the model emitted, oldest first.
   const std::vector<std::string>& log() const { return log_; }
+  // The model loop that ran past tk_internal::kMaxLoopIterations (a defect
+  // that would hang the kernel), or nullptr. Once set, every guarded loop
+  // stops at once, so a run reports it (sim: livelock) instead of hanging.
+  const char* stalled_loop() const { return stalled_loop_; }
 
  private:
   // struct tk_data: a timekeeper's published and shadow states, and (the
@@ -237,6 +241,7 @@ class Timekeeping {
   std::array<std::optional<TkData>, kMaxAuxTimekeepers> aux_;
   bool warned_maxadj_ = false;
   std::vector<std::string> log_;
+  const char* stalled_loop_ = nullptr;
   // Suspend and resume (timekeeping_suspend()'s statics and globals).
   bool suspended_ = false;
   bool persistent_clock_exists_ = false;

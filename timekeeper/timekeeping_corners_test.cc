@@ -143,5 +143,25 @@ TEST(Corners, AnAuxClockSetoffsetCanRunItIntoKtimeMax) {
   EXPECT_LT(after, 0);  // Wrapped: the aux clock went back 292 years.
 }
 
+// A clocksource whose max_cycles is 0 makes timekeeping_forward()'s
+// chunked loop (6.10+) add nothing per step: the kernel would spin there.
+// The model's loop guard stops it and names it, so a simulation reports a
+// livelock finding instead of hanging; every later guarded loop stops too.
+TEST(TimekeepingCorners, EndlessLoopIsStoppedAndNamed) {
+  auto cs = MakeTscClocksource(2600000);
+  ASSERT_TRUE(cs.ok());
+  Clocksource broken = *cs;
+  broken.max_cycles = 0;
+  Timekeeping tk(broken, 250, nullptr, TimekeeperProfile{});
+  tk.Init(0, {1764460800, 0}, {});
+  EXPECT_EQ(tk.stalled_loop(), nullptr);
+  tk.SetTimeOfDay({1764460900, 0}, Cycles(5000000));
+  ASSERT_NE(tk.stalled_loop(), nullptr);
+  EXPECT_EQ(std::string(tk.stalled_loop()), "timekeeping_forward()");
+  // Still answers afterwards (bounded), and names the first loop only.
+  tk.Advance(AdvanceMode::kTick, Cycles(3 * kBillion));
+  EXPECT_EQ(std::string(tk.stalled_loop()), "timekeeping_forward()");
+}
+
 }  // namespace
 }  // namespace vdsolab::timekeeper

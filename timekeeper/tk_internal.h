@@ -26,6 +26,30 @@ inline constexpr int64_t kTimeSettodSecMax = kKtimeSecMax - kTimeUptimeSecMax;
 
 inline constexpr int64_t kNsecPerSecS = static_cast<int64_t>(kNsecPerSec);
 
+// Not in the kernel: a bound on the model's loops, which end in a few
+// steps there (seconds carried, chunks accumulated: at most one per second
+// or per max_cycles of a pause). One that runs past it is a defect that
+// would hang the kernel; the guard stops it and names it in `*stalled`
+// (Timekeeping::stalled_loop()), and once that is set every guarded loop
+// stops at once.
+inline constexpr uint64_t kMaxLoopIterations = uint64_t{1} << 24;
+class LoopGuard {
+ public:
+  LoopGuard(const char* where, const char** stalled)
+      : where_(where), stalled_(stalled) {}
+  bool Next() {
+    if (*stalled_ != nullptr) return false;
+    if (++n_ <= kMaxLoopIterations) return true;
+    *stalled_ = where_;
+    return false;
+  }
+
+ private:
+  const char* where_;
+  const char** stalled_;
+  uint64_t n_ = 0;
+};
+
 // timespec64_valid().
 inline bool Timespec64Valid(const Timespec64& ts) {
   return ts.tv_sec >= 0 && ts.tv_nsec >= 0 && ts.tv_nsec < kNsecPerSecS;

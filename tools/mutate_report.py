@@ -1,0 +1,149 @@
+"""docs/mutation.md from a tools/mutate log and the triage notes.
+
+The triage notes (tools/mutation_triage.txt) say, per surviving mutant id,
+whether it is equivalent (no observable behaviour differs: argued) or a
+real survivor (why the suite misses it). Lines: `ID | equivalent | why` or
+`ID | survivor | why`; `#` starts a comment.
+"""
+
+import collections
+import json
+import os
+
+TRIAGE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                      "mutation_triage.txt")
+
+
+def load_triage():
+  notes = {}
+  if not os.path.exists(TRIAGE):
+    return notes
+  with open(TRIAGE) as f:
+    for line in f:
+      line = line.strip()
+      if not line or line.startswith("#"):
+        continue
+      mid, kind, why = (p.strip() for p in line.split("|", 2))
+      notes[mid] = (kind, why)
+  return notes
+
+
+def _change(r):
+  if r["line"] is None:
+    return r["what"]
+  return f"`{r['old'].strip()}` → `{r['new'].strip()}`"
+
+
+def write(out, log, catalogue_size, args):
+  records = []
+  if os.path.exists(log):
+    with open(log) as f:
+      records = [json.loads(l) for l in f if l.strip()]
+  notes = load_triage()
+  by = collections.Counter(r["status"] for r in records)
+  live = [r for r in records if r["status"] != "stillborn"]
+  equivalent = [r for r in live if r["status"] in ("survived", "examples_only")
+                and notes.get(r["id"], ("",))[0] == "equivalent"]
+  counted = [r for r in live if r not in equivalent]
+  killed = [r for r in counted if r["status"] == "killed"]
+  examples_only = [r for r in counted if r["status"] == "examples_only"]
+  survived = [r for r in counted if r["status"] == "survived"]
+  seconds = [r["seconds"] for r in live]
+  score = 100.0 * len(killed) / len(counted) if counted else 0.0
+  with_examples = (100.0 * (len(killed) + len(examples_only)) / len(counted)
+                   if counted else 0.0)
+
+  lines = []
+  w = lines.append
+  w("# Mutation testing")
+  w("")
+  w("Made by `tools/mutate` (docs/testing.md): each mutant of `vdso/`, "
+    "`variants/` or `timekeeper/` is built in a scratch copy of the tree and "
+    "run against the property and scenario suite (`//tests:all`, "
+    "`//sim:all`, `//cli:all` and `vdsolab compare` diffed against "
+    "docs/compare.md); a mutant the suite misses is run against the pinned "
+    "example unit tests too. Regenerate the report from a run's log with "
+    "`tools/mutate --report-only --log=FILE`.")
+  w("")
+  if getattr(args, "suite", "full") == "quick":
+    w("This run used `--suite=quick`: per mutant, `vdsolab compare` diffed "
+      "against docs/compare.md and `vdsolab run` of every kselftest and "
+      "history scenario (with and without the history defects) judged by "
+      "exit code, then for survivors the pinned examples (unless "
+      "`--no-examples`). The property "
+      "tests (`//tests:all`, `//sim:all`) run only in the default "
+      "`--suite=full`.")
+    w("")
+  if getattr(args, "no_examples", False):
+    w("The pinned examples were not run (`--no-examples`): a survivor here "
+      "may still be killed by one.")
+    w("")
+  w("## Score")
+  w("")
+  sample = (f"a sample of {len(records)} drawn with `--sample={args.sample} "
+            f"--seed={args.seed}`" if getattr(args, "sample", 0)
+            else f"{len(records)} mutants")
+  w(f"- Catalogue: {catalogue_size} mutants; this run: {sample}.")
+  w(f"- Stillborn (do not build, not counted): {by['stillborn']}; "
+    f"equivalent (argued below, not counted): {len(equivalent)}.")
+  w(f"- Non-equivalent mutants: {len(counted)}; killed by a property or "
+    f"scenario test or compare: {len(killed)}; killed only by a pinned "
+    f"example: {len(examples_only)}; survived everything: {len(survived)}.")
+  if not counted:
+    w("- **No score yet**: no mutant finished in this run (see the status "
+      "below).")
+  w(f"- **Score (property or scenario kills / non-equivalent): "
+    f"{score:.1f}%** ({len(killed)}/{len(counted)}); counting example-only "
+    f"kills: {with_examples:.1f}%.")
+  if seconds:
+    w(f"- Time per built mutant: median {sorted(seconds)[len(seconds) // 2]:.0f} s, "
+      f"max {max(seconds):.0f} s (2 shared cores); the whole catalogue at "
+      f"that rate is about {catalogue_size * sorted(seconds)[len(seconds) // 2] / 3600:.0f} h.")
+  w("")
+  w("## By operator")
+  w("")
+  w("| class | mutants | stillborn | killed | example only | survived | equivalent |")
+  w("|---|---|---|---|---|---|---|")
+  classes = sorted({r["class"] for r in records})
+  for c in classes:
+    rs = [r for r in records if r["class"] == c]
+    w(f"| {c} | {len(rs)} | "
+      f"{sum(r['status'] == 'stillborn' for r in rs)} | "
+      f"{sum(r in killed for r in rs)} | "
+      f"{sum(r in examples_only for r in rs)} | "
+      f"{sum(r in survived for r in rs)} | "
+      f"{sum(r in equivalent for r in rs)} |")
+  w("")
+  w("## Which tests kill")
+  w("")
+  kc = collections.Counter(k for r in killed for k in r.get("killers", []))
+  for k, n in kc.most_common():
+    only = sum(1 for r in killed if r.get("killers") == [k])
+    w(f"- `{k}`: {n} mutants ({only} by it alone)")
+  w("")
+  for title, rs in (("Survivors", survived),
+                    ("Killed only by a pinned example", examples_only),
+                    ("Equivalent mutants", equivalent)):
+    w(f"## {title}")
+    w("")
+    if not rs:
+      w("None in this run.")
+      w("")
+      continue
+    for r in rs:
+      kind, why = notes.get(r["id"], ("", "not yet triaged"))
+      extra = (f" (killed by {', '.join(r['example_killers'])})"
+               if r.get("example_killers") else "")
+      w(f"- `{r['id']}`: {_change(r)}{extra}. {why}")
+    w("")
+  w("## Every mutant run")
+  w("")
+  w("| mutant | change | result | killed by | s |")
+  w("|---|---|---|---|---|")
+  for r in records:
+    ch = _change(r).replace("|", "\\|")
+    kill = ", ".join(r.get("killers", []) or r.get("example_killers", []))
+    w(f"| `{r['id']}` | {ch} | {r['status']} | {kill} | {r['seconds']:.0f} |")
+  w("")
+  with open(out, "w") as f:
+    f.write("\n".join(lines))
