@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "common/timespec.h"
@@ -179,25 +180,27 @@ inline rc::Gen<sim::Scenario> GenScenario(ScenarioShape shape) {
     if (shape.events) {
       s.kernel.boot_offset = *GenBootOffset();
       const int n = *rc::gen::inRange(1, 5);
-      const sim::EventSpec* long_pause = nullptr;  // At most one.
+      // At most one. An index: a pointer into s.events would dangle at the
+      // next push_back.
+      std::optional<size_t> long_pause;
       for (int i = 0; i < n; ++i) {
         sim::EventSpec e = *GenEvent(s.run.duration_ns);
-        if (e.kind == sim::EventKind::kPause && long_pause == nullptr &&
+        if (e.kind == sim::EventKind::kPause && !long_pause.has_value() &&
             *rc::gen::inRange(0, 3) == 0) {
           e.duration_ns = *rc::gen::inRange<uint64_t>(900ull * 1000000000,
                                                       1500ull * 1000000000);
           s.run.duration_ns += e.duration_ns;  // Time to read after it.
           s.events.push_back(e);
-          long_pause = &s.events.back();
+          long_pause = s.events.size() - 1;
           continue;
         }
         s.events.push_back(e);
       }
-      if (long_pause != nullptr && *rc::gen::inRange(0, 2) == 0) {
+      if (long_pause.has_value() && *rc::gen::inRange(0, 2) == 0) {
         // Operations deep inside the pause and right after it, when the
         // first accumulation after max_cycles is due.
-        const uint64_t at = long_pause->at_ns;
-        const uint64_t end = at + long_pause->duration_ns;
+        const uint64_t at = s.events[*long_pause].at_ns;
+        const uint64_t end = at + s.events[*long_pause].duration_ns;
         sim::EventSpec inside = *GenEvent(s.run.duration_ns);
         inside.kind = *rc::gen::element(sim::EventKind::kAdjtimexFrequency,
                                         sim::EventKind::kSetOffset,
