@@ -179,8 +179,9 @@ absl::StatusOr<Applied> ApplyPatch(const Patch& patch, const std::string& view,
     if (!InSubset(subset, f.target)) {
       a.skipped.push_back(f.target);
       *log += absl::StrFormat(
-          "%s: %s is not part of the vDSO build; its change is not compiled "
-          "(the simulation's writer is vdsolab's model of the era)\n",
+          "%s: %s is not part of this build; its change is not compiled "
+          "here (a reader variant's writer is vdsolab's model of the era; "
+          "vdsolab conform-model compiles kernel/time)\n",
           patch.given, f.target);
       continue;
     }
