@@ -430,9 +430,15 @@ void Run::SuspendResume() {
   const uint64_t counter_before = m_.Counter();
   m_.Sleep(sleep_ns);
   // clocksource_stop_suspend_timing() takes the counter's measure only
-  // when it reads above its start (a wrap in suspend leaves it to the RTC).
+  // when it reads above its start (a wrap in suspend leaves it to the RTC),
+  // and timekeeping_resume() only when that converts to at least 1 ns (a
+  // cycle of a counter above 1 GHz is 0 ns: the persistent clock decides).
+  const tk::Clocksource& cs = m_.source();
+  const uint64_t slept_cycles = m_.Counter() - counter_before;
   const bool by_counter =
-      m_.source().suspend_nonstop && m_.Counter() > counter_before;
+      cs.suspend_nonstop && m_.Counter() > counter_before &&
+      ((static_cast<unsigned __int128>(slept_cycles) * cs.mult) >> cs.shift) >
+          0;
   const vdsolab::Ktime boot_before = t_.timekeeper().offs_boot;
   Timespec64 injected = t_.Resume(tk::ResumeInput{m_.Counter(), Rtc()});
   const bool measured = injected.tv_sec != 0 || injected.tv_nsec != 0;
