@@ -19,22 +19,8 @@ if ! "$dump" "$tmp/vdso.so"; then
   exit 1
 fi
 
-expect() {  # expect NAME WANT_EXIT WANT_TEXT -- ARGS...
-  local name=$1 want_exit=$2 want_text=$3
-  shift 4
-  local out rc
-  out=$("$bin" "$@" 2>&1)
-  rc=$?
-  if [ "$rc" -ne "$want_exit" ]; then
-    echo "FAIL $name: exit $rc, want $want_exit"; echo "$out" | tail -8
-    failures=$((failures + 1))
-  elif ! grep -qF -- "$want_text" <<<"$out"; then
-    echo "FAIL $name: output lacks '$want_text'"; echo "$out" | tail -8
-    failures=$((failures + 1))
-  else
-    echo "ok   $name"
-  fi
-}
+# shellcheck source=testing/cli_expect.sh
+source "${TEST_SRCDIR:-.}/vdsolab/testing/cli_expect.sh"
 
 # Short copies of the built-in scenarios (the full ones take a minute with
 # a compiled vDSO: docs/host-variant.md).

@@ -1,4 +1,4 @@
-# Sourced by the command-line tests (cli/cli_test.sh, ktree/cli_test.sh):
+# Sourced by the command-line tests (cli/, ktree/, ktime/, hostvdso/):
 # `expect NAME WANT_EXIT WANT_TEXT -- ARGS...` runs "$bin" ARGS, checks its
 # exit status and that its output (stdout and stderr) contains WANT_TEXT,
 # prints "ok   NAME" or "FAIL NAME: ..." with the output's tail, and counts
