@@ -470,8 +470,7 @@ int Compare(const CompareOptions& options) {
     for (const auto& [name, scenario] : *scenarios) {
       if (StopFlag().load()) break;
       sim::Scenario s = scenario;
-      s.run.reader = std::string(v->name);
-      s.variant = SourceOf(v);
+      UseVariant(*v, &s);
       s.replay = sim::ReplaySpec{};
       ++runs;
       std::function<void(const sim::Progress&)> progress;

@@ -102,10 +102,7 @@ int Run(const ParsedFlags& flags) {
     return kExitBadInput;
   }
   const variants::Variant& variant = *chosen->front();
-  scenario->run.reader = std::string(variant.name);
-  // A replay file says where a plugin or tree came from, so that `vdsolab
-  // replay FILE` alone loads it again.
-  scenario->variant = SourceOf(&variant);
+  UseVariant(variant, &*scenario);
   InterruptScope interrupt;
   sim::RunOptions options;
   options.stop = &StopFlag();

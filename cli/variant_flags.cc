@@ -6,6 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "cli/cli_util.h"
+#include "cli/kernel_time_variant.h"
 #include "common/sha256.h"
 #include "hostvdso/host_variant.h"
 #include "ktree/ktree.h"
@@ -129,13 +130,31 @@ absl::StatusOr<std::vector<const variants::Variant*>> Load(
     if (!v.ok()) return v.status();
     loaded.push_back(*v);
   }
-  if ((flags.Has("patch") || flags.Has("kernel-cc")) &&
-      !flags.Has("kernel-tree")) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("--%s applies to a --kernel-tree: name the tree",
-                        flags.Has("patch") ? "patch" : "kernel-cc"));
+  const bool tree = flags.Has("kernel-tree");
+  const bool time = flags.Has("kernel-time");
+  if ((flags.Has("patch") || flags.Has("kernel-cc")) && !tree && !time) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--%s applies to a --kernel-tree or --kernel-time: name the tree",
+        flags.Has("patch") ? "patch" : "kernel-cc"));
   }
-  if (flags.Has("kernel-tree")) {
+  if (flags.Has("kernel-time-patch") && !time) {
+    return absl::InvalidArgumentError(
+        "--kernel-time-patch applies to a --kernel-time: name the tree");
+  }
+  if (time) {
+    // --patch is the reader tree's when there is one.
+    std::vector<std::string> patches =
+        tree ? std::vector<std::string>{} : flags.List("patch");
+    for (const std::string& p : flags.List("kernel-time-patch")) {
+      patches.push_back(p);
+    }
+    if (absl::Status s = LoadKernelTime(flags.String("kernel-time"), patches,
+                                        flags.String("kernel-cc"));
+        !s.ok()) {
+      return s;
+    }
+  }
+  if (tree) {
     absl::StatusOr<const variants::Variant*> v =
         LoadTree(flags.String("kernel-tree"), flags.List("patch"),
                  flags.String("kernel-cc"));
@@ -173,6 +192,14 @@ std::vector<FlagSpec> VariantFlags(bool many) {
                ""),
       MakeFlag("patch", FlagKind::kList, "FILE",
                "apply this unified diff (-p1) to the kernel tree first", ""),
+      MakeFlag("kernel-time", FlagKind::kString, "PATH",
+               "a kernel tree's own kernel/time code publishes the page, "
+               "store by store, while the model judges the readers "
+               "(docs/ktime.md); --patch applies to it unless --kernel-tree "
+               "is given too",
+               ""),
+      MakeFlag("kernel-time-patch", FlagKind::kList, "FILE",
+               "apply this unified diff (-p1) to the --kernel-time tree", ""),
       MakeFlag("kernel-cc", FlagKind::kString, "CC",
                "the compiler for the kernel tree (gcc, clang-14, a path)",
                "gcc"),
@@ -200,7 +227,8 @@ FlagSpec AcceptFlag() {
 
 bool NamesAVariant(const ParsedFlags& flags) {
   return flags.Has("variant") || flags.Has("variant-so") ||
-         flags.Has("kernel-tree") || flags.Has("vdso-image");
+         flags.Has("kernel-tree") || flags.Has("vdso-image") ||
+         flags.Has("kernel-time");
 }
 
 absl::Status LoadVariantFiles(const ParsedFlags& flags) {
@@ -209,6 +237,13 @@ absl::Status LoadVariantFiles(const ParsedFlags& flags) {
 
 absl::Status LoadRecordedVariant(const sim::VariantSource& source) {
   if (!source.present) return absl::OkStatus();
+  if (!source.kernel_time.empty()) {
+    if (absl::Status s =
+            LoadKernelTime(source.kernel_time, source.kernel_time_patches, "");
+        !s.ok()) {
+      return s;
+    }
+  }
   if (!source.vdso_image.empty()) {
     absl::StatusOr<const variants::Variant*> v = LoadImage(source.vdso_image);
     if (!v.ok()) return v.status();
@@ -239,12 +274,27 @@ absl::Status LoadRecordedVariant(const sim::VariantSource& source) {
   return LoadPlugin(source.plugin).status();
 }
 
-absl::StatusOr<std::vector<const variants::Variant*>> ChooseVariants(
-    const ParsedFlags& flags, bool many, const std::string& fallback) {
+namespace {
+
+absl::StatusOr<std::vector<const variants::Variant*>> ChooseReaders(
+    const ParsedFlags& flags, bool many, std::string fallback) {
   absl::StatusOr<std::vector<const variants::Variant*>> loaded = Load(flags);
   if (!loaded.ok()) return loaded.status();
+  fallback = ReaderOf(fallback);
+  if (KernelTimeLoaded()) {
+    // The default reader reads another layout than the tree writes: the
+    // tree's era's reader instead.
+    absl::StatusOr<const variants::Variant*> f =
+        variants::FindVariant(fallback);
+    absl::StatusOr<const variants::Variant*> era =
+        variants::FindVariant(KernelTimeDefaultReader());
+    if (!f.ok() || (era.ok() && (*f)->layout != (*era)->layout)) {
+      fallback = KernelTimeDefaultReader();
+    }
+  }
   std::vector<const variants::Variant*> chosen;
-  for (const std::string& name : flags.List("variant")) {
+  for (const std::string& named : flags.List("variant")) {
+    const std::string name = ReaderOf(named);
     absl::StatusOr<const variants::Variant*> v = variants::FindVariant(name);
     if (!v.ok()) return v.status();
     chosen.push_back(*v);
@@ -265,14 +315,39 @@ absl::StatusOr<std::vector<const variants::Variant*>> ChooseVariants(
   return std::vector<const variants::Variant*>{*v};
 }
 
+}  // namespace
+
+absl::StatusOr<std::vector<const variants::Variant*>> ChooseVariants(
+    const ParsedFlags& flags, bool many, const std::string& fallback) {
+  absl::StatusOr<std::vector<const variants::Variant*>> readers =
+      ChooseReaders(flags, many, fallback);
+  if (!readers.ok() || !KernelTimeLoaded()) return readers;
+  return PairWithKernelTime(*readers, many && !flags.Has("variant"));
+}
+
 sim::VariantSource SourceOf(const variants::Variant* variant) {
+  if (variant->timekeeping != nullptr && KernelTimeLoaded()) {
+    // The reader's source, and the tree that publishes.
+    absl::StatusOr<const variants::Variant*> reader =
+        variants::FindVariant(ReaderOf(std::string(variant->name)));
+    sim::VariantSource s =
+        reader.ok() ? SourceOf(*reader) : sim::VariantSource{};
+    s.present = true;
+    s.kernel_time = KernelTimeTree();
+    s.kernel_time_patches = KernelTimePatches();
+    return s;
+  }
   auto it = Sources().find(variant);
   return it == Sources().end() ? sim::VariantSource{} : it->second;
 }
 
-std::string FlagsToLoad(const variants::Variant* variant) {
-  const sim::VariantSource s = SourceOf(variant);
+namespace {
+
+std::string ReaderFlags(const sim::VariantSource& s) {
   if (!s.present) return "";
+  if (s.plugin.empty() && s.vdso_image.empty() && s.kernel_tree.empty()) {
+    return "";  // A built-in reader (beside --kernel-time).
+  }
   if (!s.plugin.empty()) return absl::StrFormat(" --variant-so=%s", s.plugin);
   if (s.vdso_image == hostvdso::kRunningImage) return "";  // --variant=host
   if (!s.vdso_image.empty()) {
@@ -282,6 +357,30 @@ std::string FlagsToLoad(const variants::Variant* variant) {
   for (const std::string& p : s.patches)
     absl::StrAppendFormat(&o, " --patch=%s", p);
   return o;
+}
+
+}  // namespace
+
+std::string FlagsToLoad(const variants::Variant* variant) {
+  const sim::VariantSource s = SourceOf(variant);
+  std::string o = ReaderFlags(s);
+  if (!s.kernel_time.empty()) {
+    absl::StrAppendFormat(&o, " --kernel-time=%s", s.kernel_time);
+    for (const std::string& p : s.kernel_time_patches)
+      absl::StrAppendFormat(&o, " --kernel-time-patch=%s", p);
+  }
+  return o;
+}
+
+void UseVariant(const variants::Variant& variant, sim::Scenario* scenario) {
+  scenario->run.reader = std::string(variant.name);
+  // A replay file says where a plugin or tree came from, so that `vdsolab
+  // replay FILE` alone loads it again.
+  scenario->variant = SourceOf(&variant);
+  // The model judges a tree's timekeeper in the tree's own era.
+  if (variant.timekeeping != nullptr) {
+    scenario->kernel.era = variant.timekeeping->era;
+  }
 }
 
 }  // namespace vdsolab::cli

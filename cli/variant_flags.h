@@ -25,7 +25,8 @@ namespace vdsolab::cli {
 
 // --variant (one name, or with `many` a list; "host" loads the running
 // kernel's compiled vDSO on demand), --variant-so, --kernel-tree, --patch,
-// --kernel-cc, --vdso-image, --call-timeout.
+// --kernel-cc, --vdso-image, --kernel-time, --kernel-time-patch,
+// --call-timeout.
 std::vector<FlagSpec> VariantFlags(bool many);
 
 // --accept=known: documented kernel behaviours (docs/findings.md) pass.
@@ -55,6 +56,10 @@ absl::Status LoadVariantFiles(const ParsedFlags& flags);
 // Where a variant loaded by these flags came from, for replay files;
 // not present for a built-in variant.
 sim::VariantSource SourceOf(const variants::Variant* variant);
+
+// Makes `scenario` run `variant`: its run.reader and [variant] source, and
+// with a kernel tree's timekeeper (--kernel-time) the tree's kernel.era.
+void UseVariant(const variants::Variant& variant, sim::Scenario* scenario);
 
 // The flags that load `variant` again ("--kernel-tree=... --patch=..."),
 // for printed commands; "" for a built-in variant.

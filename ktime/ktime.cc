@@ -3,7 +3,9 @@
 #include <map>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
 #include "common/sha256.h"
 #include "ktime/internal/embedded.h"
 #include "ktree/internal/diagnostics.h"
@@ -20,7 +22,7 @@ namespace {
 namespace ki = ::vdsolab::ktree::internal;
 using ki::JoinPath;
 
-constexpr char kCacheLayout[] = "ktime-v1";
+constexpr char kCacheLayout[] = "ktime-v2";
 
 // What a tarball's extraction keeps: the vDSO build's subset (ResolveTree
 // checks it is an x86 tree with the generic vDSO) and kernel/time.
@@ -45,7 +47,7 @@ constexpr char kAutoconf[] = R"(/* vdsolab: x86-64 config for kernel/time */
 #define CONFIG_64BIT 1
 #define CONFIG_SMP 1
 #define CONFIG_NR_CPUS 64
-#define CONFIG_HZ 250
+#define CONFIG_HZ VDSOLAB_CONFIG_HZ
 #define CONFIG_PAGE_SHIFT 12
 #define CONFIG_PGTABLE_LEVELS 4
 #define CONFIG_X86_L1_CACHE_SHIFT 6
@@ -186,7 +188,7 @@ absl::StatusOr<BuiltKernelTime> Build(const ki::TreeSource& tree,
                                       const std::vector<ki::Patch>& patches,
                                       const ki::Compiler& cc,
                                       const std::string& cache_root,
-                                      const std::string& out_dir,
+                                      const std::string& out_dir, int hz,
                                       std::string* log) {
   absl::StatusOr<ki::KernelVersion> version = ki::ReadKernelVersion(tree.root);
   if (!version.ok()) {
@@ -230,14 +232,16 @@ absl::StatusOr<BuiltKernelTime> Build(const ki::TreeSource& tree,
   absl::StatusOr<ki::Shims> shims = ki::WriteShims(src, shim_dir);
   if (!shims.ok()) return shims.status();
   const std::string gen = JoinPath(shim_dir, "include/generated");
-  if (absl::Status s =
-          ki::WriteFileAtomic(JoinPath(gen, "autoconf.h"), kAutoconf);
+  if (absl::Status s = ki::WriteFileAtomic(
+          JoinPath(gen, "autoconf.h"),
+          absl::StrReplaceAll(kAutoconf,
+                              {{"VDSOLAB_CONFIG_HZ", absl::StrCat(hz)}}));
       !s.ok()) {
     return s;
   }
   {
     const std::vector<std::string> argv = {
-        "sh", "-c", "echo 250 | bc -q \"$0\" > \"$1\"",
+        "sh", "-c", absl::StrFormat("echo %d | bc -q \"$0\" > \"$1\"", hz),
         JoinPath(src, "kernel/time/timeconst.bc"),
         JoinPath(gen, "timeconst.h")};
     if (absl::Status s =
@@ -269,6 +273,18 @@ absl::StatusOr<BuiltKernelTime> Build(const ki::TreeSource& tree,
     const std::string obj = JoinPath(scratch.path(), std::string(unit) + ".o");
     std::vector<std::string> argv = {cc.cc};
     argv.insert(argv.end(), flags.begin(), flags.end());
+    if (std::string_view(unit) == "vsyscall") {
+      // Its stores into _vdso_data are logged one by one through the
+      // TSan hooks of glue_vsyscall.c (the simulation replays them).
+      argv.push_back("-fsanitize=thread");
+      if (cc.clang) {
+        argv.insert(argv.end(),
+                    {"-mllvm", "-tsan-instrument-func-entry-exit=0"});
+      } else {
+        argv.insert(argv.end(),
+                    {"--param", "tsan-instrument-func-entry-exit=0"});
+      }
+    }
     argv.insert(
         argv.end(),
         {absl::StrFormat("-DKBUILD_BASENAME=\"%s\"", unit), "-c",
@@ -332,6 +348,10 @@ absl::StatusOr<BuiltKernelTime> Build(const ki::TreeSource& tree,
 }  // namespace
 
 absl::StatusOr<BuiltKernelTime> BuildKernelTime(const BuildOptions& options) {
+  if (options.hz < 1 || options.hz > 100000) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("CONFIG_HZ=%d: out of range", options.hz));
+  }
   std::string log;
   std::string cache = options.cache_dir;
   if (cache.empty()) {
@@ -356,6 +376,7 @@ absl::StatusOr<BuiltKernelTime> BuildKernelTime(const BuildOptions& options) {
   std::string key = Fingerprint() + "\ncc " + cc->cc + "\n" + cc->version_text;
   key += "\ntree " + tree->identity + "\n";
   for (const ki::Patch& p : patches) key += "patch " + p.sha256 + "\n";
+  if (options.hz != 250) key += absl::StrCat("hz ", options.hz, "\n");
   const std::string hash = Sha256::Of(key);
   const std::string dir = JoinPath(JoinPath(cache_root, "results"), hash);
   // Only a tarball's content is known from its identity; a directory's
@@ -386,7 +407,7 @@ absl::StatusOr<BuiltKernelTime> BuildKernelTime(const BuildOptions& options) {
     out = *t;
   }
   absl::StatusOr<BuiltKernelTime> b =
-      Build(*tree, patches, *cc, cache_root, out, &log);
+      Build(*tree, patches, *cc, cache_root, out, options.hz, &log);
   if (!b.ok()) {
     ki::RemoveTree(out);
     return b.status();

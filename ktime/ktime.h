@@ -27,6 +27,7 @@ struct BuildOptions {
   std::vector<std::string> patches;  // Unified diffs, patch -p1, in order.
   std::string cache_dir;             // "" = ktree::DefaultCacheDir().
   std::string cc = "gcc";
+  int hz = 250;  // CONFIG_HZ (the kernel's choices are 100, 250, 300, 1000).
 };
 
 struct BuiltKernelTime {

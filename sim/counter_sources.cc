@@ -28,36 +28,53 @@ CounterSource SourceNamed(const MachineSpec& machine, const std::string& name) {
   return name == "hpet" ? CounterSource::kHpet : CounterSource::kAcpiPm;
 }
 
-absl::StatusOr<timekeeper::Clocksource> RegisterSource(const MachineSpec& m,
-                                                       CounterSource source,
-                                                       bool nonstop) {
+absl::StatusOr<variants::ClocksourceRegistration> SourceRegistration(
+    const MachineSpec& m, CounterSource source, bool nonstop) {
+  variants::ClocksourceRegistration r;
   if (source == CounterSource::kMachine) {
     const uint64_t hz = m.calibrated_hz != 0 ? m.calibrated_hz : m.counter_hz;
-    const uint64_t mask = timekeeper::ClocksourceMask(m.width_bits);
+    r.mask = timekeeper::ClocksourceMask(m.width_bits);
     if (m.clocksource == "tsc") {
       // tsc.c registers tsc_khz: the calibration is truncated to whole kHz.
-      absl::StatusOr<timekeeper::Clocksource> cs =
-          timekeeper::ClocksourceRegisterScale(
-              "tsc", mask, 1000, static_cast<uint32_t>(hz / 1000),
-              timekeeper::kVdsoClockmodeTsc, 300);
-      if (cs.ok()) cs->suspend_nonstop = nonstop;
-      return cs;
+      r.scale = 1000;
+      r.freq = static_cast<uint32_t>(hz / 1000);
+      r.vdso_clock_mode = timekeeper::kVdsoClockmodeTsc;
+      r.rating = 300;
+      r.suspend_nonstop = nonstop;
+      return r;
     }
     if (hz > UINT32_MAX) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "machine: %s at %d Hz does not fit clocksource_register_hz()",
           m.clocksource, hz));
     }
-    return timekeeper::ClocksourceRegisterScale(
-        m.clocksource, mask, 1, static_cast<uint32_t>(hz),
-        timekeeper::kVdsoClockmodeNone, m.clocksource == "hpet" ? 250 : 200);
+    r.freq = static_cast<uint32_t>(hz);
+    r.vdso_clock_mode = timekeeper::kVdsoClockmodeNone;
+    r.rating = m.clocksource == "hpet" ? 250 : 200;
+    return r;
   }
   const GlobalCounter& g = Global(source);
-  return timekeeper::ClocksourceRegisterScale(
-      source == CounterSource::kHpet ? "hpet" : "acpi_pm",
-      timekeeper::ClocksourceMask(g.width), 1, static_cast<uint32_t>(g.hz),
-      timekeeper::kVdsoClockmodeNone,
-      source == CounterSource::kHpet ? 250 : 200);
+  r.mask = timekeeper::ClocksourceMask(g.width);
+  r.freq = static_cast<uint32_t>(g.hz);
+  r.vdso_clock_mode = timekeeper::kVdsoClockmodeNone;
+  r.rating = source == CounterSource::kHpet ? 250 : 200;
+  return r;
+}
+
+absl::StatusOr<timekeeper::Clocksource> RegisterSource(const MachineSpec& m,
+                                                       CounterSource source,
+                                                       bool nonstop) {
+  absl::StatusOr<variants::ClocksourceRegistration> r =
+      SourceRegistration(m, source, nonstop);
+  if (!r.ok()) return r.status();
+  const std::string name = source == CounterSource::kMachine ? m.clocksource
+                           : source == CounterSource::kHpet  ? "hpet"
+                                                             : "acpi_pm";
+  absl::StatusOr<timekeeper::Clocksource> cs =
+      timekeeper::ClocksourceRegisterScale(name, r->mask, r->scale, r->freq,
+                                           r->vdso_clock_mode, r->rating);
+  if (cs.ok()) cs->suspend_nonstop = r->suspend_nonstop;
+  return cs;
 }
 
 __int128 CounterSources::Ideal(CounterSource source, int cpu,

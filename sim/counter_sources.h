@@ -16,6 +16,7 @@
 #include "sim/machine.h"
 #include "sim/scenario.h"
 #include "timekeeper/clocksource.h"
+#include "variants/foreign_timekeeping.h"
 
 namespace vdsolab::sim {
 
@@ -28,6 +29,10 @@ enum class CounterSource : uint8_t {
 // The source a clocksource name stands for on this machine ("tsc" and the
 // machine's own clocksource name are the machine counter).
 CounterSource SourceNamed(const MachineSpec& machine, const std::string& name);
+
+// What the clocksource's driver registers (RegisterSource's arguments).
+absl::StatusOr<variants::ClocksourceRegistration> SourceRegistration(
+    const MachineSpec& machine, CounterSource source, bool nonstop);
 
 // The clocksource as the kernel registers it: the machine's as
 // machine.clocksource says (with CLOCK_SOURCE_SUSPEND_NONSTOP when

@@ -407,6 +407,12 @@ absl::StatusOr<RunResult> RunRandom(const Scenario& scenario,
   for (const EventOutcome& o : result.outcomes) {
     if (!o.mismatches.empty()) result.failed = true;
   }
+  if (variant.timekeeping != nullptr) {
+    result.timekeeping = variant.timekeeping->name;
+    result.timekeeping_operations = writer->tree_operations();
+    result.timekeeping_difference = writer->tree_difference();
+    if (!result.timekeeping_difference.empty()) result.failed = true;
+  }
   return result;
 }
 

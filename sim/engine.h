@@ -71,6 +71,12 @@ struct RunResult {
   // The syscall events the writer ran (adjtimex() and the like), with
   // what they returned; one that missed its expectation fails the run.
   std::vector<EventOutcome> outcomes;
+  // A variant whose own timekeeper published (Variant::timekeeping): its
+  // name, the operations it and the model both ran, and the first
+  // difference between them ("" if none; one fails the run).
+  std::string timekeeping;
+  uint64_t timekeeping_operations = 0;
+  std::string timekeeping_difference;
   bool failed = false;  // A defect, known-kernel violation or missed
                         // expectation.
   std::optional<CallRecord> traced;  // The call named in trace_call.

@@ -133,6 +133,13 @@ JsonObject OutcomeJson(const Scenario& s, const Outcome& out,
       divergence.AddRaw(dj.Text());
     }
     o.AddRaw("divergence_vs_raw", divergence.Text());
+    if (!r.timekeeping.empty()) {
+      JsonObject w;
+      w.Add("timekeeper", r.timekeeping)
+          .Add("operations", r.timekeeping_operations)
+          .Add("first_difference", r.timekeeping_difference);
+      o.AddRaw("writer", w.Text());
+    }
   }
   if (out.exhaustive) {
     const ExploreResult& e = *out.exhaustive;

@@ -110,6 +110,18 @@ std::string FormatRunReport(const Scenario& s, const RunResult& r) {
       }
     }
   }
+  if (!r.timekeeping.empty()) {
+    // Only when a kernel tree's timekeeper published the page.
+    absl::StrAppendFormat(
+        &o,
+        "\nwriter: %s published the page; %d operations ran on it and on "
+        "the model: %s\n",
+        r.timekeeping, r.timekeeping_operations,
+        r.timekeeping_difference.empty()
+            ? "no difference"
+            : "they differ [MISMATCH]\n  first difference: " +
+                  r.timekeeping_difference);
+  }
   if (!r.divergence.empty()) {
     absl::StrAppendFormat(&o,
                           "\nclocks without a kernel oracle, against "

@@ -229,6 +229,10 @@ struct VariantSource {
   std::string vdso_image;
   std::string vdso_image_sha256;
   std::string origin;  // What the variant says of itself (ABI v2 origin).
+  // A kernel tree whose kernel/time publishes the page (--kernel-time),
+  // and the patches applied to it.
+  std::string kernel_time;
+  std::vector<std::string> kernel_time_patches;
 
   friend bool operator==(const VariantSource&, const VariantSource&) = default;
 };

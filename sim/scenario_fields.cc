@@ -395,6 +395,9 @@ const Fields<VariantSource>& VariantSourceFields() {
       String("vdso_image", &V::vdso_image).OmitDefault(),
       String("vdso_image_sha256", &V::vdso_image_sha256).OmitDefault(),
       String("origin", &V::origin).OmitDefault(),
+      String("kernel_time", &V::kernel_time).OmitDefault(),
+      toml_table::StringList("kernel_time_patches", &V::kernel_time_patches)
+          .OmitDefault(),
   };
   return *fields;
 }

@@ -104,6 +104,11 @@ absl::StatusOr<std::unique_ptr<Writer>> Writer::Create(
   // timekeeping_init() at true time 0; its update is on the page from the
   // start, before any reader runs.
   w->tk_->Init(c0, scenario.kernel.boot_realtime, scenario.kernel.boot_offset);
+  if (variant->timekeeping != nullptr) {
+    if (absl::Status s = w->BootTree(*variant->timekeeping, c0); !s.ok()) {
+      return s;
+    }
+  }
   for (const BuiltUpdate& update : w->publisher_->pending()) {
     page->Apply(update.update);
   }
@@ -120,6 +125,69 @@ absl::StatusOr<std::unique_ptr<Writer>> Writer::Create(
         AuxRecord{i, 0, 0, 0, w->tk_->aux_timekeeper(i)});
   }
   return w;
+}
+
+absl::Status Writer::BootTree(const variants::ForeignTimekeepingSource& source,
+                              uint64_t c0) {
+  const KernelSpec& k = scenario_.kernel;
+  if (k.era != source.era) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "kernel.era = \"%s\": %s publishes the page and the model judges it "
+        "in the tree's own era, \"%s\"",
+        k.era, source.name, source.era));
+  }
+  for (const EventSpec& e : events_) {
+    const bool aux =
+        e.kind == EventKind::kAuxEnable || e.kind == EventKind::kAuxDisable ||
+        e.kind == EventKind::kAuxSettime ||
+        (e.kind == EventKind::kAdjtimex && e.clock != kClockRealtime);
+    if (aux || e.kind == EventKind::kClocksource || k.aux_clocks) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "%s does not run %s: a kernel tree's timekeeper runs one "
+          "clocksource and no aux clocks (docs/ktime.md)",
+          source.name,
+          e.kind == EventKind::kClocksource ? "clocksource changes"
+                                            : "aux clocks"));
+    }
+  }
+  absl::StatusOr<variants::ClocksourceRegistration> reg = SourceRegistration(
+      scenario_.machine, CounterSource::kMachine, k.tsc_nonstop);
+  if (!reg.ok()) return reg.status();
+  absl::StatusOr<std::unique_ptr<variants::ForeignTimekeeping>> tree =
+      source.make(k.hz);
+  if (!tree.ok()) return tree.status();
+  tree_ = std::move(*tree);
+  operation_ = "timekeeping_init at 0 s";
+  NoteTreeDifference(
+      tree_->Boot(*reg, c0, k.boot_realtime, k.boot_offset, *tk_));
+  ++tree_operations_;
+  TakeTreeUpdates();
+  return absl::OkStatus();
+}
+
+void Writer::NoteTreeDifference(const std::string& difference) {
+  if (difference.empty() || !tree_difference_.empty()) return;
+  tree_difference_ = operation_ + ": " + difference;
+}
+
+void Writer::TakeTreeUpdates() {
+  if (tree_ == nullptr) return;
+  std::vector<vdso::VvarUpdate> tree = tree_->TakeUpdates();
+  std::deque<BuiltUpdate>& built = publisher_->pending();
+  size_t k = 0;
+  for (BuiltUpdate& b : built) {
+    if (b.aux >= 0) continue;
+    b.update = k < tree.size() ? std::move(tree[k]) : vdso::VvarUpdate{};
+    ++k;
+  }
+  if (k != tree.size()) {
+    NoteTreeDifference(absl::StrFormat(
+        "update_vsyscall() calls: model %d, tree %d", k, tree.size()));
+    // What the tree published beyond the model is on the page all the same.
+    for (; k < tree.size(); ++k) {
+      built.push_back(BuiltUpdate{-1, std::move(tree[k]), {}});
+    }
+  }
 }
 
 UpdateRecord Writer::MakeRecord(const std::string& cause, uint64_t start,
@@ -275,10 +343,18 @@ void Writer::RunOperation(const std::string& cause, uint64_t t_ns,
     ++wrap_losses_;
   }
   if (event != nullptr) ++ntp_generation_;
+  if (tree_ != nullptr) {
+    operation_ = absl::StrFormat("%s at %d.%09d s", cause, start / kNsecPerSec,
+                                 start % kNsecPerSec);
+  }
   if (event == nullptr) {
-    tk_->Advance(timekeeper::AdvanceMode::kTick, counter);
+    Tick(counter);
   } else {
     RunEvent(*event, start, counter);
+  }
+  if (tree_ != nullptr) {
+    ++tree_operations_;
+    NoteTreeDifference(tree_->Compare(*tk_));
   }
   // A new NTP tick length starts a new rate (the PLL's and adjtime()'s
   // slews change it at second boundaries, between events).
@@ -313,6 +389,7 @@ void Writer::RunOperation(const std::string& cause, uint64_t t_ns,
 
 void Writer::Publish(const std::string& cause, uint64_t start,
                      uint64_t counter) {
+  TakeTreeUpdates();
   std::deque<BuiltUpdate>& built = publisher_->pending();
   uint64_t t = start + scenario_.timing.writer_start_ns;
   for (BuiltUpdate& b : built) {

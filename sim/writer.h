@@ -191,6 +191,11 @@ class Writer {
   const variants::PublishContext& publish_context() const {
     return publisher_->context();
   }
+  // With a variant whose own timekeeper publishes (Variant::timekeeping):
+  // the first way it differed from the model ("" if none), and how many
+  // operations both ran.
+  const std::string& tree_difference() const { return tree_difference_; }
+  uint64_t tree_operations() const { return tree_operations_; }
   // True while a pause, idle or suspend window covers t (no ticks).
   bool InNoTickWindow(uint64_t t_ns) const;
   // True if such a window overlaps [from_ns, to_ns].
@@ -213,6 +218,22 @@ class Writer {
                           uint64_t counter);
   void Publish(const std::string& cause, uint64_t start, uint64_t counter);
   uint64_t NextTickTime() const;
+  // The timekeeper operations: on the model and, with a foreign
+  // timekeeper, on it too (writer_events.cc).
+  void Tick(uint64_t counter);
+  int Adjtimex(timekeeper::Timex* txc, uint64_t counter);
+  int SetTimeOfDay(const Timespec64& ts, uint64_t counter);
+  void Suspend(uint64_t counter, const Timespec64& rtc);
+  Timespec64 Resume(uint64_t counter, const Timespec64& rtc);
+  void InjectSleeptime(const Timespec64& delta, uint64_t counter);
+  // Starts Variant::timekeeping beside the model (refused: what it cannot
+  // run).
+  absl::Status BootTree(const variants::ForeignTimekeepingSource& source,
+                        uint64_t c0);
+  // Keeps the first difference from the model, with where it arose.
+  void NoteTreeDifference(const std::string& difference);
+  // The foreign timekeeper's updates replace the model's stores.
+  void TakeTreeUpdates();
   // The persistent clock (RTC): whole seconds of true time since boot.
   Timespec64 PersistentClock(uint64_t t_ns) const;
 
@@ -221,6 +242,10 @@ class Writer {
   CounterSources sources_;
   std::unique_ptr<VariantPublisher> publisher_;
   std::unique_ptr<timekeeper::Timekeeping> tk_;
+  std::unique_ptr<variants::ForeignTimekeeping> tree_;  // May be null.
+  std::string tree_difference_;
+  uint64_t tree_operations_ = 0;
+  std::string operation_;  // The operation running: "tick at 1.004 s".
   CounterSource source_ = CounterSource::kMachine;
   std::array<timekeeper::Clocksource, 3> clocksources_;  // By source.
   uint64_t raw_epoch_counter_ = 0;

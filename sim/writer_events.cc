@@ -41,6 +41,44 @@ void Writer::RecordOutcome(const EventSpec& e, uint64_t start, std::string what,
   outcomes_.push_back(std::move(o));
 }
 
+void Writer::Tick(uint64_t counter) {
+  tk_->Advance(timekeeper::AdvanceMode::kTick, counter);
+  if (tree_ != nullptr) tree_->Tick(counter);
+}
+
+int Writer::Adjtimex(timekeeper::Timex* txc, uint64_t counter) {
+  const timekeeper::Timex request = *txc;
+  const int ret = tk_->Adjtimex(txc, counter);
+  if (tree_ != nullptr) {
+    NoteTreeDifference(tree_->Adjtimex(request, counter, ret, *txc));
+  }
+  return ret;
+}
+
+int Writer::SetTimeOfDay(const Timespec64& ts, uint64_t counter) {
+  const int ret = tk_->SetTimeOfDay(ts, counter);
+  if (tree_ != nullptr) {
+    NoteTreeDifference(tree_->SetTimeOfDay(ts, counter, ret));
+  }
+  return ret;
+}
+
+void Writer::Suspend(uint64_t counter, const Timespec64& rtc) {
+  tk_->Suspend(counter, rtc);
+  if (tree_ != nullptr) tree_->Suspend(counter, rtc);
+}
+
+Timespec64 Writer::Resume(uint64_t counter, const Timespec64& rtc) {
+  const Timespec64 slept = tk_->Resume({counter, rtc});
+  if (tree_ != nullptr) tree_->Resume(counter, rtc);
+  return slept;
+}
+
+void Writer::InjectSleeptime(const Timespec64& delta, uint64_t counter) {
+  tk_->InjectSleeptime64(delta, counter);
+  if (tree_ != nullptr) tree_->InjectSleeptime(delta, counter);
+}
+
 void Writer::RunEvent(const EventSpec& e, uint64_t start, uint64_t counter) {
   const int tk_cpu = scenario_.kernel.timekeeping_cpu;
   switch (e.kind) {
@@ -54,11 +92,11 @@ void Writer::RunEvent(const EventSpec& e, uint64_t start, uint64_t counter) {
         txc.modes = timekeeper::kAdjTick;
         txc.tick = e.tick_usec;
       }
-      (void)tk_->Adjtimex(&txc, counter);  // Validated with the scenario.
+      (void)Adjtimex(&txc, counter);  // Validated with the scenario.
       return;
     }
     case EventKind::kSetTime: {
-      const int ret = tk_->SetTimeOfDay(e.realtime, counter);
+      const int ret = SetTimeOfDay(e.realtime, counter);
       if (e.expect_ret != kNoExpectedRet || ret != 0) {
         RecordOutcome(e, start,
                       absl::StrFormat("clock_settime(REALTIME, %s)",
@@ -80,7 +118,7 @@ void Writer::RunEvent(const EventSpec& e, uint64_t start, uint64_t counter) {
       txc.tick = e.tick_usec;
       const int ret =
           e.clock == kClockRealtime
-              ? tk_->Adjtimex(&txc, counter)
+              ? Adjtimex(&txc, counter)
               : tk_->AuxAdjtimex(e.clock - kClockAux, &txc, counter);
       RecordOutcome(e, start,
                     absl::StrFormat("clock_adjtime(%s, modes %#x)",
@@ -92,7 +130,7 @@ void Writer::RunEvent(const EventSpec& e, uint64_t start, uint64_t counter) {
       timekeeper::Timex txc;
       txc.modes = timekeeper::kAdjTai;
       txc.constant = e.tai;
-      const int ret = tk_->Adjtimex(&txc, counter);
+      const int ret = Adjtimex(&txc, counter);
       RecordOutcome(e, start, absl::StrFormat("adjtimex(ADJ_TAI, %d)", e.tai),
                     ret, &txc);
       return;
@@ -101,7 +139,7 @@ void Writer::RunEvent(const EventSpec& e, uint64_t start, uint64_t counter) {
       timekeeper::Timex txc;
       txc.modes = timekeeper::kAdjSetoffset | timekeeper::kAdjNano;
       txc.time = {e.offset_time.tv_sec, e.offset_time.tv_nsec};
-      const int ret = tk_->Adjtimex(&txc, counter);
+      const int ret = Adjtimex(&txc, counter);
       RecordOutcome(
           e, start,
           absl::StrFormat("adjtimex(ADJ_SETOFFSET, %d s + %d ns)",
@@ -115,7 +153,7 @@ void Writer::RunEvent(const EventSpec& e, uint64_t start, uint64_t counter) {
       txc.modes = timekeeper::kAdjStatus;
       txc.status =
           e.leap == "delete" ? timekeeper::kStaDel : timekeeper::kStaIns;
-      const int ret = tk_->Adjtimex(&txc, counter);
+      const int ret = Adjtimex(&txc, counter);
       RecordOutcome(e, start,
                     absl::StrFormat("adjtimex(ADJ_STATUS, STA_%s)",
                                     e.leap == "delete" ? "DEL" : "INS"),
@@ -123,10 +161,10 @@ void Writer::RunEvent(const EventSpec& e, uint64_t start, uint64_t counter) {
       return;
     }
     case EventKind::kSuspend:
-      tk_->Suspend(counter, PersistentClock(start));
+      Suspend(counter, PersistentClock(start));
       return;
     case EventKind::kResume: {
-      const Timespec64 slept = tk_->Resume({counter, PersistentClock(start)});
+      const Timespec64 slept = Resume(counter, PersistentClock(start));
       if (slept == Timespec64{} && !scenario_.kernel.tsc_nonstop &&
           !scenario_.kernel.persistent_clock) {
         // Neither a nonstop clocksource nor a persistent clock: the RTC
@@ -134,7 +172,7 @@ void Writer::RunEvent(const EventSpec& e, uint64_t start, uint64_t counter) {
         const int64_t secs =
             static_cast<int64_t>(start / kNsecPerSec) -
             static_cast<int64_t>((start - e.duration_ns) / kNsecPerSec);
-        if (secs > 0) tk_->InjectSleeptime64({secs, 0}, counter);
+        if (secs > 0) InjectSleeptime({secs, 0}, counter);
       }
       const timekeeper::Timekeeper& tk = tk_->timekeeper();
       raw_epoch_counter_ = tk.tkr_raw.cycle_last;

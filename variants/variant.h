@@ -26,6 +26,7 @@
 #include "common/clockid.h"
 #include "timekeeper/posix_clocks.h"
 #include "timekeeper/timekeeper.h"
+#include "variants/foreign_timekeeping.h"
 #include "variants/layout.h"
 #include "variants/semantics.h"
 #include "vdso/access.h"
@@ -172,6 +173,11 @@ struct Variant {
   // run is refused (sim/engine.cc), never answered from a page it would
   // misread (docs/scenarios.md, "Time namespaces").
   bool timens = false;
+  // Not the model but this timekeeper publishes the page (a kernel tree's
+  // kernel/time, --kernel-time); the model still runs beside it as the
+  // oracle (variants/foreign_timekeeping.h). nullptr: the model publishes
+  // through build_update.
+  const ForeignTimekeepingSource* timekeeping = nullptr;
 };
 
 // The clock's definition if `variant` defines it, else nullptr.

@@ -22,6 +22,9 @@ const char *vdsolab_kt_take_events(void);
 /* glue_ntp.c, glue_vsyscall.c */
 void vdsolab_kt_read_ntp(struct vdsolab_kt_state *out);
 const unsigned char *vdsolab_kt_vdso_data(unsigned int *size);
+const struct vdsolab_kt_store *vdsolab_kt_take_stores(unsigned int *n,
+                                                      unsigned int *updates,
+                                                      unsigned int *overflow);
 
 /* clock->read(): the simulation's counter. */
 static u64 vdsolab_read(struct clocksource *cs) { return vdsolab_kt_now; }
@@ -210,6 +213,7 @@ static const struct vdsolab_kt_api vdsolab_api = {
     .read_state = vdsolab_read_state,
     .vdso_data = vdsolab_kt_vdso_data,
     .take_events = vdsolab_kt_take_events,
+    .take_stores = vdsolab_kt_take_stores,
 };
 
 __attribute__((visibility("default"))) const struct vdsolab_kt_api *

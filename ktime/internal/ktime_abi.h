@@ -9,7 +9,7 @@
 #ifndef VDSOLAB_KTIME_ABI_H_
 #define VDSOLAB_KTIME_ABI_H_
 
-#define VDSOLAB_KT_ABI_VERSION 1
+#define VDSOLAB_KT_ABI_VERSION 2
 
 #ifdef __cplusplus
 extern "C" {
@@ -66,6 +66,15 @@ struct vdsolab_kt_timex {
   long long jitcnt, calcnt, errcnt, stbcnt;
 };
 
+/* One store update_vsyscall() made into _vdso_data, in program order:
+ * `offset` bytes into the array, `size` bytes (1, 2, 4 or 8) of `value`
+ * (little-endian). `update` numbers the update_vsyscall() calls since the
+ * last take from 1 (0: a store outside one, e.g. update_vsyscall_tz()). */
+struct vdsolab_kt_store {
+  unsigned int update, offset, size, reserved;
+  unsigned long long value;
+};
+
 /* Events the kernel code raised (clock_was_set(), hrtimer, notifier, ...)
  * and its printk output, since the last vdsolab_kt_take_events(). */
 struct vdsolab_kt_api {
@@ -89,6 +98,12 @@ struct vdsolab_kt_api {
   const unsigned char *(*vdso_data)(unsigned int *size);
   /* Events and log lines, '\n'-separated, since the last call. */
   const char *(*take_events)(void);
+  /* The stores since the last call (*n of them, over *updates calls of
+   * update_vsyscall()); *overflow is set if some were lost. Valid until
+   * the next operation. */
+  const struct vdsolab_kt_store *(*take_stores)(unsigned int *n,
+                                                unsigned int *updates,
+                                                unsigned int *overflow);
 };
 
 /* The one exported symbol. */
