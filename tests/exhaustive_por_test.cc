@@ -80,6 +80,7 @@ TEST(ExhaustivePor, FewerExecutionsSameOutcomesAsPlainEnumeration) {
     for (Case c : {Case{ExhaustiveShape::kOneCall, 1},
                    Case{ExhaustiveShape::kOneCall, 2},
                    Case{ExhaustiveShape::kTwoCalls, 1},
+                   Case{ExhaustiveShape::kTwoCalls, 2},
                    Case{ExhaustiveShape::kTwoReaders, 1}}) {
       SCOPED_TRACE(std::string(v->name) + " " + ShapeTag(c.shape) + " " +
                    std::to_string(c.updates));
