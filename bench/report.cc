@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "bench/sim_benchmarks.h"
 #include "common/clockid.h"
 #include "variants/registry.h"
 
@@ -369,6 +370,37 @@ std::string FormatReport(const MachineInfo& machine,
       CounterOf(r, "sim/exhaustive_1_update", "interleavings_per_s"),
       CounterOf(r, "sim/exhaustive_2_updates", "interleavings"), two / 1e6,
       CounterOf(r, "sim/exhaustive_2_updates", "interleavings_per_s"));
+  // The exhaustive strategy against updates, with and without reduction.
+  absl::StrAppendFormat(
+      &o,
+      "\n### Exhaustive: time against updates, with and without "
+      "partial-order reduction\n\nUpstream reader, MONOTONIC; plain "
+      "enumeration is cut after a fixed number of executions (\"> N "
+      "(capped)\").\n\n| shape | updates | plain: executions | plain: time "
+      "| por: executions (checked) | por: time | plain count | factor |\n"
+      "|---|---|---|---|---|---|---|---|\n");
+  for (sim::ExhaustiveShape shape :
+       {sim::ExhaustiveShape::kOneCall, sim::ExhaustiveShape::kTwoCalls,
+        sim::ExhaustiveShape::kTwoReaders}) {
+    for (int updates = 1; updates <= 4; ++updates) {
+      const std::string none =
+          ExhaustiveShapeBench(shape, sim::Reduction::kNone, updates);
+      const std::string por =
+          ExhaustiveShapeBench(shape, sim::Reduction::kPor, updates);
+      if (r.count(none) == 0 && r.count(por) == 0) continue;
+      const bool capped = CounterOf(r, none, "capped") > 0;
+      const double ran = CounterOf(r, por, "executions");
+      const double count = CounterOf(r, por, "plain");
+      absl::StrAppendFormat(
+          &o,
+          "| %s | %d | %s%.0f%s | %.1f ms | %.0f (%.0f) | %.1f ms | %.0f | "
+          "%.1f× |\n",
+          sim::ExhaustiveShapeName(shape), updates, capped ? "> " : "",
+          CounterOf(r, none, "executions"), capped ? " (capped)" : "",
+          Ns(r, none) / 1e6, ran, CounterOf(r, por, "checked"),
+          Ns(r, por) / 1e6, count, ran > 0 ? count / ran : 0.0);
+    }
+  }
   // Where a simulated read's time goes.
   const double unchecked = CounterOf(r, "sim/random_no_checks", "reads_per_s");
   if (plain > 0 && unchecked > 0 && r.count("sim/hooked_read") != 0) {

@@ -4,6 +4,7 @@
 #include <memory>
 #include <set>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_format.h"
 #include "common/math64.h"
 #include "sim/load_observer.h"
@@ -77,18 +78,106 @@ absl::StatusOr<Setup> MakeSetup(const Scenario& s,
   return w;
 }
 
-// Hooks that follow a script of choices.
+// A state's identity for the reduction: 128 bits folded from 64-bit words
+// (two splitmix64 lanes), the same in every process, so reports do not
+// depend on a hash seed.
+struct StateKey {
+  uint64_t a = 0;
+  uint64_t b = 0;
+  friend bool operator==(const StateKey&, const StateKey&) = default;
+  template <typename H>
+  friend H AbslHashValue(H h, const StateKey& k) {
+    return H::combine(std::move(h), k.a, k.b);
+  }
+};
+
+uint64_t Mix(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+class Fold {
+ public:
+  Fold& Add(uint64_t v) {
+    key_.a = Mix(key_.a ^ v) + 0x9e3779b97f4a7c15ULL;
+    key_.b = Mix(key_.b + v * 0xff51afd7ed558ccdULL) ^ 0xc2b2ae3d27d4eb4fULL;
+    return *this;
+  }
+  Fold& Add(StateKey k) { return Add(k.a).Add(k.b); }
+  StateKey key() const { return key_; }
+
+ private:
+  StateKey key_{0x243f6a8885a308d3ULL, 0x13198a2e03707344ULL};
+};
+
+// Everything of a call the checker reads (all of CallRecord but the trace).
+StateKey RecordKey(const CallRecord& c) {
+  Fold f;
+  f.Add(c.index).Add(static_cast<uint64_t>(c.reader)).Add(c.reader_call);
+  f.Add(static_cast<uint64_t>(c.clock)).Add(c.start_ns).Add(c.end_ns);
+  f.Add(static_cast<uint64_t>(c.cpu_start))
+      .Add(static_cast<uint64_t>(c.cpu_end));
+  f.Add(c.result.has_value());
+  if (c.result) {
+    f.Add(static_cast<uint64_t>(c.result->ret))
+        .Add(static_cast<uint64_t>(c.result->ts.tv_sec))
+        .Add(static_cast<uint64_t>(c.result->ts.tv_nsec));
+  }
+  f.Add(c.fault.has_value());
+  if (c.fault) {
+    f.Add(static_cast<uint64_t>(c.fault->kind))
+        .Add(static_cast<uint64_t>(c.fault->signal))
+        .Add(c.fault->address);
+  }
+  f.Add(c.fell_back).Add(c.read_counter).Add(c.counter);
+  f.Add(static_cast<uint64_t>(c.counter_cpu)).Add(c.counter_ns);
+  f.Add(c.begin_seq).Add(c.fallback_update).Add(c.iterations);
+  f.Add(c.stores_during).Add(c.migrated_before).Add(c.migrated_midcall);
+  f.Add(c.preempted).Add(c.timens);
+  return f.key();
+}
+
+// The reduction's visited states: who reached each first (the hash of
+// the choices before it) and how many plain executions lie below it.
+struct StateInfo {
+  StateKey prefix;
+  uint64_t leaves = 0;
+};
+using StateCache = absl::flat_hash_map<StateKey, StateInfo>;
+
+// One execution's script, shared by its calls' hooks.
+struct ScriptRun {
+  const std::vector<int>* script = nullptr;
+  std::vector<int> choices;
+  std::vector<int> counts;
+  uint32_t splits = 0;
+  std::string problem;
+  // Reduction only (cache set).
+  StateCache* cache = nullptr;
+  Fold prefix;                  // Of `choices`.
+  std::vector<StateKey> path;   // The states this execution owns.
+  std::optional<StateKey> cut;  // Reached a state explored before.
+};
+
+// Hooks that follow a script of choices, for one call (`reader` is the
+// reader's index in the scenario; the call starts at `start_ns`).
 class ScriptedHooks : public vdso::AccessHooks {
  public:
   ScriptedHooks(const Scenario& s, const variants::Variant& variant, Setup* w,
-                CallRecord* rec, const std::vector<int>* script, bool tracing)
+                CallRecord* rec, ScriptRun* run, bool tracing, size_t reader,
+                uint64_t start_ns, StateKey entry)
       : s_(s),
         variant_(variant),
         w_(w),
         rec_(rec),
-        script_(script),
+        run_(run),
         tracing_(tracing),
-        loads_(variant.layout) {}
+        cpu_(s.readers[reader].cpu),
+        start_ns_(start_ns),
+        loads_(variant.layout) {
+    history_.Add(entry);
+  }
 
   void BeforeLoad(uint32_t offset, uint32_t size) override {
     std::vector<size_t> options = {Applied()};
@@ -104,6 +193,7 @@ class ScriptedHooks : public vdso::AccessHooks {
     Decide(options);
     const uint64_t value =
         loads_.OnLoad(w_->page->data(), offset, size, Now(), rec_);
+    if (run_->cache != nullptr) history_.Add(offset).Add(size).Add(value);
     if (loads_.IsSeq(offset)) applied_at_seq_ = Applied();
     if (tracing_) {
       TraceStep& t =
@@ -126,8 +216,9 @@ class ScriptedHooks : public vdso::AccessHooks {
         internal::MayReadEarly(kind, s_.faults.unordered_counter_read)
             ? loads_.last_seq_ns()
             : Now();
-    const int cpu = s_.readers[0].cpu;
+    const int cpu = cpu_;
     const uint64_t c = w_->machine->Counter(cpu, at);
+    if (run_->cache != nullptr) history_.Add(~uint64_t{0}).Add(c).Add(at);
     rec_->read_counter = true;
     rec_->counter = c;
     rec_->counter_cpu = cpu;
@@ -157,12 +248,12 @@ class ScriptedHooks : public vdso::AccessHooks {
     }
     const UpdateRecord& u = w_->writer->LatestStartedAt(Now());
     timekeeper::SyscallContext ctx;
-    ctx.cycles = w_->writer->SyscallCounter(u, s_.readers[0].cpu, Now());
+    ctx.cycles = w_->writer->SyscallCounter(u, cpu_, Now());
     ctx.has_rtc = s_.kernel.has_rtc;
     ctx.aux_timekeepers = w_->writer->AuxStatesAt(Now());
     rec_->read_counter = true;
     rec_->counter = ctx.cycles;
-    rec_->counter_cpu = s_.readers[0].cpu;
+    rec_->counter_cpu = cpu_;
     rec_->counter_ns = Now();
     rec_->fallback_update = u.id;
     const ClockResult r = variants::VariantSyscall(
@@ -183,15 +274,12 @@ class ScriptedHooks : public vdso::AccessHooks {
   // The true time right after the last visible store.
   uint64_t Now() const {
     const size_t p = Applied();
-    if (p == 0) return w_->start_ns;
-    return std::max(w_->start_ns, Pending(p - 1).visible_ns);
+    if (p == 0) return start_ns_;
+    return std::max(start_ns_, Pending(p - 1).visible_ns);
   }
-  const std::vector<int>& choices() const { return choices_; }
-  const std::vector<int>& option_counts() const { return counts_; }
-  uint32_t splits() const { return splits_; }
-  // Where the script did not fit the call ("" if it did).
-  const std::string& script_problem() const { return script_problem_; }
   std::string page_at_counter() const { return page_at_counter_; }
+  // What the call loaded and read (reduction only).
+  StateKey history() const { return history_.key(); }
 
  private:
   size_t Applied() const { return w_->view->applied(); }
@@ -217,27 +305,52 @@ class ScriptedHooks : public vdso::AccessHooks {
       }
     }
   }
+  // The state at this hook: everything the rest of the execution depends
+  // on (the reader's own state follows from what it loaded and read).
+  StateKey State() const {
+    Fold f;
+    f.Add(history_.key()).Add(Applied()).Add(applied_at_seq_);
+    f.Add(loads_.last_seq()).Add(loads_.last_seq_ns());
+    f.Add(loads_.last_seq_offset()).Add(rec_->iterations);
+    return f.key();
+  }
   void Decide(const std::vector<size_t>& options) {
-    const size_t k = choices_.size();
-    int choice = k < script_->size() ? (*script_)[k] : 0;
+    const size_t k = run_->choices.size();
+    bool forced = false;
+    if (run_->cache != nullptr && !run_->cut) {
+      const StateKey state = State();
+      auto [it, fresh] =
+          run_->cache->try_emplace(state, StateInfo{run_->prefix.key(), 0});
+      if (fresh || it->second.prefix == run_->prefix.key()) {
+        run_->path.push_back(state);
+      } else {
+        // Another prefix reached this state and explored what follows.
+        run_->cut = state;
+      }
+    }
+    forced = run_->cut.has_value();
+    int choice = k < run_->script->size() ? (*run_->script)[k] : 0;
+    if (forced) choice = 0;
     if (choice < 0 || static_cast<size_t>(choice) >= options.size()) {
-      if (script_problem_.empty()) {
-        script_problem_ = absl::StrFormat(
+      if (run_->problem.empty()) {
+        run_->problem = absl::StrFormat(
             "decision %d is %d, but that point of the call offers %d "
             "choice(s) (0..%d)",
             k, choice, options.size(), options.size() - 1);
       }
       choice = 0;
     }
-    choices_.push_back(choice);
-    counts_.push_back(static_cast<int>(options.size()));
-    if (options[static_cast<size_t>(choice)] > Applied()) ++splits_;
+    run_->choices.push_back(choice);
+    // Past a cut, no alternative is explored: the other prefix did.
+    run_->counts.push_back(forced ? 1 : static_cast<int>(options.size()));
+    if (run_->cache != nullptr) run_->prefix.Add(static_cast<uint64_t>(choice));
+    if (options[static_cast<size_t>(choice)] > Applied()) ++run_->splits;
     ApplyTo(options[static_cast<size_t>(choice)]);
   }
   TraceStep& Trace(std::string what, TraceStep::Kind kind) {
     TraceStep step;
     step.t_ns = Now();
-    step.cpu = s_.readers[0].cpu;
+    step.cpu = cpu_;
     step.what = std::move(what);
     step.kind = kind;
     rec_->trace.push_back(std::move(step));
@@ -248,19 +361,19 @@ class ScriptedHooks : public vdso::AccessHooks {
   const variants::Variant& variant_;
   Setup* w_;
   CallRecord* rec_;
-  const std::vector<int>* script_;
+  ScriptRun* run_;
   bool tracing_;
-  std::vector<int> choices_;
-  std::vector<int> counts_;
-  std::string script_problem_;
-  uint32_t splits_ = 0;
+  int cpu_;
+  uint64_t start_ns_;
   internal::LoadObserver loads_;
+  Fold history_;
   size_t applied_at_seq_ = ~size_t{0};
   std::string page_at_counter_;
 };
 
 struct Execution {
-  CallRecord call;
+  CallRecord call;                  // The last call.
+  std::optional<CallRecord> first;  // Two-call shapes: the first.
   std::vector<int> choices;
   std::vector<int> counts;
   uint32_t splits = 0;
@@ -269,36 +382,82 @@ struct Execution {
   bool failed = false;
   std::string page;
   std::string script_problem;
+  // Reduction: the states it owns, and the one it was cut at.
+  std::vector<StateKey> path;
+  std::optional<StateKey> cut;
 };
+
+bool TwoCalls(const Scenario& s) {
+  return s.run.exhaustive_shape != ExhaustiveShape::kOneCall;
+}
+
+// The scenario index of the reader making call `n` (0 or 1).
+size_t ReaderOf(const Scenario& s, int n) {
+  return n == 1 && s.run.exhaustive_shape == ExhaustiveShape::kTwoReaders ? 1
+                                                                          : 0;
+}
+
+// Runs one call of the execution; returns its page at the counter read.
+std::string RunCall(const Scenario& s, const variants::Variant& variant,
+                    Setup* w, variants::SimReader* reader, ScriptRun* run,
+                    bool tracing, int n, uint64_t start_ns, StateKey entry,
+                    CallRecord* rec, StateKey* history) {
+  const size_t r = ReaderOf(s, n);
+  rec->clock = ClocksFor(s.readers[r], variant)[0];
+  rec->reader = ReaderId(s, r);
+  rec->index = static_cast<uint64_t>(n);
+  rec->reader_call = r == 0 ? static_cast<uint64_t>(n) : 0;
+  rec->start_ns = start_ns;
+  rec->cpu_start = rec->cpu_end = s.readers[r].cpu;
+  ScriptedHooks hooks(s, variant, w, rec, run, tracing, r, start_ns, entry);
+  vdso::HookedAccess access(w->page->data(), &hooks);
+  rec->result = reader->Call(access, w->page->data(), rec->clock);
+  rec->end_ns = hooks.Now();
+  *history = hooks.history();
+  return hooks.page_at_counter();
+}
 
 Execution RunOne(const Scenario& s, const variants::Variant& variant, Setup* w,
                  const std::vector<int>& script, bool tracing,
-                 bool accept_known) {
+                 bool accept_known, StateCache* cache = nullptr) {
   Execution e;
-  e.call.clock = ClocksFor(s.readers[0], variant)[0];
-  e.call.reader = ReaderId(s, 0);
-  e.call.start_ns = w->start_ns;
-  e.call.cpu_start = e.call.cpu_end = s.readers[0].cpu;
-  ScriptedHooks hooks(s, variant, w, &e.call, &script, tracing);
-  vdso::HookedAccess access(w->page->data(), &hooks);
+  ScriptRun run;
+  run.script = &script;
+  run.cache = cache;
   // A fresh reader per execution: every interleaving starts from the same
-  // state.
-  e.call.result =
-      variant.make_sim_reader()->Call(access, w->page->data(), e.call.clock);
-  e.call.end_ns = hooks.Now();
-  e.choices = hooks.choices();
-  e.counts = hooks.option_counts();
-  e.splits = hooks.splits();
-  e.page = hooks.page_at_counter();
-  e.script_problem = hooks.script_problem();
+  // state. Its two calls share it, as a process's calls do.
+  std::unique_ptr<variants::SimReader> reader = variant.make_sim_reader();
+  StateKey history;
+  e.page = RunCall(s, variant, w, reader.get(), &run, tracing, 0, w->start_ns,
+                   Fold().Add(1).key(), &e.call, &history);
+  if (TwoCalls(s)) {
+    // What the second call's future depends on: the first call's record
+    // (the checker's input) and, for a reader that may keep state between
+    // calls, everything the first call saw.
+    Fold entry;
+    entry.Add(2).Add(RecordKey(e.call));
+    if (!reader->stateless()) entry.Add(history);
+    e.first = std::move(e.call);
+    e.call = CallRecord{};
+    e.page = RunCall(s, variant, w, reader.get(), &run, tracing, 1,
+                     e.first->end_ns + 1, entry.key(), &e.call, &history);
+  }
+  e.choices = std::move(run.choices);
+  e.counts = std::move(run.counts);
+  e.splits = run.splits;
+  e.script_problem = std::move(run.problem);
+  e.path = std::move(run.path);
+  e.cut = run.cut;
   if (e.script_problem.empty() && script.size() > e.choices.size()) {
     e.script_problem = absl::StrFormat(
         "%d decisions, but the call offered only %d choice points",
         script.size(), e.choices.size());
   }
   w->view->Rollback();
+  if (e.cut) return e;  // Checked where the state was first explored.
   Checker checker(s, w->machine.get(), w->writer.get(), &variant);
   checker.AcceptKnown(accept_known);
+  if (e.first) checker.OnCall(*e.first);
   checker.OnCall(e.call);
   e.violations = checker.violations();
   e.stats = checker.stats();
@@ -318,20 +477,47 @@ absl::StatusOr<ExploreResult> Explore(const Scenario& s,
   result.clock_name = variants::VariantClockName(variant, result.clock);
   result.updates = setup->updates;
   result.stores = static_cast<uint32_t>(setup->stores);
+  result.shape = s.run.exhaustive_shape;
+  result.reduction = s.run.exhaustive_reduction;
+  if (TwoCalls(s)) {
+    const ReaderSpec& second = s.readers[ReaderOf(s, 1)];
+    result.second_clock_name =
+        variants::VariantClockName(variant, ClocksFor(second, variant)[0]);
+    result.second_cpu = second.cpu;
+  }
+  StateCache cache;
+  StateCache* states =
+      s.run.exhaustive_reduction == Reduction::kPor ? &cache : nullptr;
   std::vector<int> script;
   uint64_t spins = 0;
   for (;;) {
-    Execution e =
-        RunOne(s, variant, &*setup, script, false, options.accept_known);
-    ++result.interleavings;
+    Execution e = RunOne(s, variant, &*setup, script, false,
+                         options.accept_known, states);
+    if (states != nullptr) {
+      // The plain executions below each state this one owns: one, or all
+      // of those below the state it was cut at (explored already: the
+      // search is depth-first).
+      const uint64_t leaves = e.cut ? cache.at(*e.cut).leaves : 1;
+      for (const StateKey& k : e.path) cache.at(k).leaves += leaves;
+      result.plain_interleavings += leaves;
+    }
+    if (e.cut) {
+      ++result.cut;
+    } else {
+      ++result.interleavings;
+      if (states == nullptr) ++result.plain_interleavings;
+    }
     for (size_t i = 0; i < e.stats.size(); ++i) {
       result.stats[i].checked += e.stats[i].checked;
       result.stats[i].defects += e.stats[i].defects;
       result.stats[i].preconditions += e.stats[i].preconditions;
       result.stats[i].known_kernel += e.stats[i].known_kernel;
     }
-    if (e.call.fault && e.call.fault->kind == vdso::CallFault::Kind::kSpin &&
-        ++spins >= options.max_spins) {
+    const bool spun =
+        (e.call.fault && e.call.fault->kind == vdso::CallFault::Kind::kSpin) ||
+        (e.first && e.first->fault &&
+         e.first->fault->kind == vdso::CallFault::Kind::kSpin);
+    if (spun && ++spins >= options.max_spins) {
       // Each such interleaving costs the wall-time bound.
       result.stop_reason = absl::StrFormat(
           "%d interleavings spun past the wall-time bound", spins);
@@ -354,12 +540,12 @@ absl::StatusOr<ExploreResult> Explore(const Scenario& s,
     script.assign(e.choices.begin(),
                   e.choices.begin() + static_cast<std::ptrdiff_t>(k));
     ++script[k - 1];
-    if (options.progress && (result.interleavings & 0x3ff) == 0) {
-      options.progress(result.interleavings, result.failing);
+    const uint64_t done = result.interleavings + result.cut;
+    if (options.progress && (done & 0x3ff) == 0) {
+      options.progress(done, result.failing);
     }
     if ((options.stop != nullptr && options.stop->load()) ||
-        result.interleavings >= options.max_interleavings ||
-        !result.stop_reason.empty()) {
+        done >= options.max_interleavings || !result.stop_reason.empty()) {
       break;
     }
   }
@@ -368,6 +554,7 @@ absl::StatusOr<ExploreResult> Explore(const Scenario& s,
                          options.accept_known);
     result.minimal_call = e.call;
     result.minimal_page = e.page;
+    result.minimal_first_call = e.first;
   }
   return result;
 }
@@ -380,6 +567,7 @@ absl::StatusOr<Interleaving> RunInterleaving(
   Execution e = RunOne(s, variant, &*setup, decisions, true, false);
   Interleaving out;
   out.call = std::move(e.call);
+  out.first_call = std::move(e.first);
   out.violations = std::move(e.violations);
   out.failed = e.failed;
   out.updates = setup->updates;

@@ -13,6 +13,35 @@
 // after the last visible store). A reader spinning on an odd seq must let
 // the writer progress (fairness). Depth-first search over the scripts
 // enumerates each distinct interleaving once.
+//
+// Shapes (run.exhaustive_shape): one call; two consecutive calls of the
+// first reader (the second starts 1 ns after the first returned, so the
+// checker's monotonicity applies across them); or the first reader's call
+// and then the second reader's on its own CPU, started 1 ns after the
+// first returned (the checker's causality applies). Two calls run on one
+// reader instance and one script, without rolling the page back between
+// them: the second call's first hook may let more stores land first, which
+// covers every later start.
+//
+// Reduction (run.exhaustive_reduction = "por"). The choice scheme above is
+// already one execution per read-from class: a store lands only just
+// before a load of its field (or a counter read after a cycle_last store),
+// so two scripts give two different "last visible store" for some load.
+// What it repeats is the futures: two prefixes that let the reader load
+// the same values (a store that rewrites a field's value, as every update
+// does for mult, shift and most seconds fields), and leave the writer as
+// far along, reach the same state, and everything after is the same run.
+// The reduction is a visited set of states (not sleep sets): at each hook
+// the state is a 128-bit hash of what the calls so far loaded and read,
+// how many stores are visible, the seq bookkeeping and the retry count;
+// for a second call of a reader that keeps no state between calls
+// (SimReader::stateless()), the first call enters only through the
+// record the checker reads, so second calls after first calls that the
+// checker cannot tell apart are explored once. An execution reaching a
+// state that another prefix has explored is run to its end with the first
+// choices and not checked again ("cut"). Each state counts the executions
+// plain enumeration has below it, so the report gives that count exactly
+// without running it.
 
 #ifndef VDSOLAB_SIM_EXHAUSTIVE_H_
 #define VDSOLAB_SIM_EXHAUSTIVE_H_
@@ -53,14 +82,27 @@ struct ExploreResult {
   uint64_t failing = 0;        // Executions with a defect.
   // Every execution's property checks, summed.
   std::array<PropertyStats, kNumProperties> stats{};
+  ExhaustiveShape shape = ExhaustiveShape::kOneCall;
+  Reduction reduction = Reduction::kNone;
+  // Two-call shapes: the second call's clock and CPU.
+  std::string second_clock_name;
+  int second_cpu = 0;
+  // With reduction: executions stopped being checked at a state another
+  // prefix had explored (they cost a run each, not a check).
+  uint64_t cut = 0;
+  // The executions plain enumeration (no reduction) needs for the same
+  // result: `interleavings` without reduction; with it, counted through
+  // the states (exact when `complete`).
+  uint64_t plain_interleavings = 0;
   bool complete = false;    // Every interleaving explored.
   std::string stop_reason;  // Why it stopped early, if not by request.
   // The failing interleaving with the fewest mid-call store landings.
   std::optional<std::vector<int>> minimal;
   uint32_t minimal_splits = 0;
   std::vector<Violation> minimal_violations;
-  CallRecord minimal_call;
+  CallRecord minimal_call;  // Two-call shapes: the second call.
   std::string minimal_page;
+  std::optional<CallRecord> minimal_first_call;  // Two-call shapes.
 };
 
 absl::StatusOr<ExploreResult> Explore(const Scenario& scenario,
@@ -69,7 +111,8 @@ absl::StatusOr<ExploreResult> Explore(const Scenario& scenario,
 
 // One interleaving, run again with a trace (for replays).
 struct Interleaving {
-  CallRecord call;  // With its trace.
+  CallRecord call;  // With its trace; two-call shapes: the second call.
+  std::optional<CallRecord> first_call;  // Two-call shapes, with its trace.
   std::vector<Violation> violations;
   bool failed = false;
   uint32_t updates = 0;  // Updates raced.

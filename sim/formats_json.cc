@@ -151,6 +151,15 @@ JsonObject OutcomeJson(const Scenario& s, const Outcome& out,
         .Add("failing", e.failing)
         .Add("complete", e.complete)
         .Add("stop_reason", e.stop_reason);
+    // Only for the run.exhaustive_shape / exhaustive_reduction options, so
+    // one-call runs without reduction print as before.
+    if (e.shape != ExhaustiveShape::kOneCall ||
+        e.reduction != Reduction::kNone) {
+      ej.Add("shape", ExhaustiveShapeName(e.shape))
+          .Add("reduction", ReductionName(e.reduction))
+          .Add("cut", e.cut)
+          .Add("plain_interleavings", e.plain_interleavings);
+    }
     if (e.minimal) {
       JsonArray choices;
       for (int c : *e.minimal) choices.Add(c);

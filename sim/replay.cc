@@ -130,7 +130,20 @@ absl::StatusOr<std::string> ReplayExhaustive(const Scenario& s,
     absl::StrAppendFormat(&o, "page at the counter read (non-zero fields):\n%s",
                           e->page);
   }
-  absl::StrAppendFormat(&o, "\nthe interleaving:\n");
+  if (e->first_call) {
+    // A two-call shape: the earlier call, whose answer the later one is
+    // judged against.
+    const CallRecord& f = *e->first_call;
+    absl::StrAppendFormat(
+        &o, "\nthe first call (reader %d, CPU %d) returned %s:\n", f.reader,
+        f.cpu_start,
+        f.result ? FormatClockResult(*f.result) : std::string("no answer"));
+    for (const TraceStep& step : f.trace) {
+      absl::StrAppendFormat(&o, "  %d ns  %s\n", step.t_ns, step.what);
+    }
+  }
+  absl::StrAppendFormat(&o, "\nthe interleaving%s:\n",
+                        e->first_call ? " of the second call" : "");
   for (const TraceStep& step : e->call.trace) {
     absl::StrAppendFormat(&o, "  %d ns  %s\n", step.t_ns, step.what);
   }

@@ -182,20 +182,76 @@ std::string FormatRunReport(const Scenario& s, const RunResult& r) {
   return o;
 }
 
+namespace {
+
+// What an exhaustive run raced: one call (the original line), or two.
+std::string ExploreWhat(const Scenario& s, const ExploreResult& r) {
+  const std::string from = absl::StrFormat(
+      "against %d update(s) (%d stores) from %s s", r.updates, r.stores,
+      absl::StrFormat("%d.%09d", s.run.exhaustive_at_ns / kNsecPerSec,
+                      s.run.exhaustive_at_ns % kNsecPerSec));
+  switch (r.shape) {
+    case ExhaustiveShape::kOneCall:
+      return absl::StrFormat("one clock_gettime(%s) on CPU %d %s", r.clock_name,
+                             s.readers[0].cpu, from);
+    case ExhaustiveShape::kTwoCalls:
+      return absl::StrFormat(
+          "two consecutive clock_gettime(%s) calls of one reader on CPU %d "
+          "(the second 1 ns after the first returned) %s",
+          r.clock_name, s.readers[0].cpu, from);
+    case ExhaustiveShape::kTwoReaders:
+      return absl::StrFormat(
+          "clock_gettime(%s) by reader %d on CPU %d, then clock_gettime(%s) "
+          "by reader %d on CPU %d (1 ns after the first returned) %s",
+          r.clock_name, ReaderId(s, 0), s.readers[0].cpu, r.second_clock_name,
+          ReaderId(s, 1), r.second_cpu, from);
+  }
+  return from;
+}
+
+// The reduction's line: what it explored against plain enumeration.
+std::string ReductionLine(const ExploreResult& r) {
+  if (r.reduction == Reduction::kNone) {
+    return absl::StrFormat("reduction: none (plain enumeration: %d)\n",
+                           r.plain_interleavings);
+  }
+  const uint64_t ran = r.interleavings + r.cut;
+  return absl::StrFormat(
+      "reduction: partial-order (por): %d executions (%d checked, %d cut "
+      "short at a state already explored); plain enumeration needs %s%d "
+      "(%.1fx)\n",
+      ran, r.interleavings, r.cut, r.complete ? "" : "at least ",
+      r.plain_interleavings,
+      ran > 0 ? static_cast<double>(r.plain_interleavings) /
+                    static_cast<double>(ran)
+              : 0.0);
+}
+
+void AppendCall(const char* which, const CallRecord& c, std::string* o) {
+  absl::StrAppendFormat(o, "%s (reader %d, CPU %d): %s\n", which, c.reader,
+                        c.cpu_start,
+                        c.result  ? FormatClockResult(*c.result)
+                        : c.fault ? vdso::DescribeFault(*c.fault)
+                                  : std::string("no answer"));
+  for (const TraceStep& step : c.trace) {
+    absl::StrAppendFormat(o, "  %d ns  %s\n", step.t_ns, step.what);
+  }
+}
+
+}  // namespace
+
 std::string FormatExploreReport(const Scenario& s, const ExploreResult& r) {
+  const bool plain_shape =
+      r.shape == ExhaustiveShape::kOneCall && r.reduction == Reduction::kNone;
   std::string o;
   absl::StrAppendFormat(
       &o,
       "vdsolab run: scenario \"%s\", seed %d, strategy exhaustive, variant "
       "%s\n"
-      "one clock_gettime(%s) on CPU %d against %d update(s) (%d stores) from "
-      "%s s\n"
+      "%s\n%s"
       "%d distinct interleavings explored%s; %d failing\n",
-      s.name, s.run.seed, s.run.reader, r.clock_name, s.readers[0].cpu,
-      r.updates, r.stores,
-      absl::StrFormat("%d.%09d", s.run.exhaustive_at_ns / kNsecPerSec,
-                      s.run.exhaustive_at_ns % kNsecPerSec),
-      r.interleavings,
+      s.name, s.run.seed, s.run.reader, ExploreWhat(s, r),
+      plain_shape ? "" : ReductionLine(r), r.interleavings,
       r.complete ? std::string(" (all of them)")
       : r.stop_reason.empty()
           ? std::string(" (stopped early)")
@@ -218,12 +274,23 @@ std::string FormatExploreReport(const Scenario& s, const ExploreResult& r) {
     absl::StrAppendFormat(&o, "  [%s] %s: %s\n    %s\n", VerdictName(v.verdict),
                           PropertyName(v.property), v.why, v.detail);
   }
-  if (!r.minimal_page.empty()) {
-    absl::StrAppendFormat(&o, "page at the counter read (non-zero fields):\n%s",
-                          r.minimal_page);
-  }
-  for (const TraceStep& step : r.minimal_call.trace) {
-    absl::StrAppendFormat(&o, "  %d ns  %s\n", step.t_ns, step.what);
+  if (r.minimal_first_call) {
+    AppendCall("first call", *r.minimal_first_call, &o);
+    if (!r.minimal_page.empty()) {
+      absl::StrAppendFormat(
+          &o, "page at the second call's counter read (non-zero fields):\n%s",
+          r.minimal_page);
+    }
+    AppendCall("second call", r.minimal_call, &o);
+  } else {
+    if (!r.minimal_page.empty()) {
+      absl::StrAppendFormat(&o,
+                            "page at the counter read (non-zero fields):\n%s",
+                            r.minimal_page);
+    }
+    for (const TraceStep& step : r.minimal_call.trace) {
+      absl::StrAppendFormat(&o, "  %d ns  %s\n", step.t_ns, step.what);
+    }
   }
   absl::StrAppendFormat(&o,
                         "\nFAIL: %d of %d interleavings violate a "

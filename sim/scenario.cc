@@ -71,6 +71,22 @@ const char* StrategyName(Strategy strategy) {
   return strategy == Strategy::kRandom ? "random" : "exhaustive";
 }
 
+const char* ExhaustiveShapeName(ExhaustiveShape shape) {
+  switch (shape) {
+    case ExhaustiveShape::kOneCall:
+      return "one-call";
+    case ExhaustiveShape::kTwoCalls:
+      return "two-calls";
+    case ExhaustiveShape::kTwoReaders:
+      return "two-readers";
+  }
+  return "?";
+}
+
+const char* ReductionName(Reduction reduction) {
+  return reduction == Reduction::kNone ? "none" : "por";
+}
+
 std::string ClockShortName(ClockId clock) {
   std::string name = ClockName(clock);
   if (absl::StartsWith(name, "CLOCK_")) return name.substr(6);
@@ -351,6 +367,12 @@ absl::Status ValidateScenario(const Scenario& s) {
   if (r.strategy == Strategy::kExhaustive &&
       r.exhaustive_at_ns >= r.duration_ns) {
     return Bad("run.exhaustive_at must fall inside run.duration");
+  }
+  if (r.exhaustive_shape == ExhaustiveShape::kTwoReaders &&
+      s.readers.size() < 2) {
+    return Bad(
+        "run.exhaustive_shape = \"two-readers\": the scenario needs a second "
+        "[[reader]]");
   }
   for (size_t i = 0; i < s.events.size(); ++i) {
     const EventSpec& e = s.events[i];

@@ -204,6 +204,20 @@ enum class Strategy {
   kExhaustive,  // Every distinct interleaving of one call with k updates.
 };
 
+// What the exhaustive strategy races against the updates.
+enum class ExhaustiveShape {
+  kOneCall,     // One call of the first reader.
+  kTwoCalls,    // Two consecutive calls of the first reader (monotonic).
+  kTwoReaders,  // The first reader's call, then the second reader's on its
+                // own CPU, started after the first ended (causal).
+};
+
+// How the exhaustive strategy enumerates.
+enum class Reduction {
+  kNone,  // Every distinct interleaving, one execution each.
+  kPor,   // Partial-order reduction: one execution per reached state.
+};
+
 // Which call a replay file points at (written with a failure).
 struct ReplaySpec {
   bool present = false;
@@ -246,6 +260,8 @@ struct RunSpec {
   // exhaustive_at_ns, and races the next `exhaustive_updates` updates.
   uint64_t exhaustive_at_ns = 100000000;
   int exhaustive_updates = 1;
+  ExhaustiveShape exhaustive_shape = ExhaustiveShape::kOneCall;
+  Reduction exhaustive_reduction = Reduction::kNone;
 
   friend bool operator==(const RunSpec&, const RunSpec&) = default;
 };
@@ -289,6 +305,8 @@ int ReaderId(const Scenario& scenario, size_t index);
 // The names the TOML files use, e.g. "adjtimex_frequency", "MONOTONIC_RAW".
 const char* EventKindName(EventKind kind);
 const char* StrategyName(Strategy strategy);
+const char* ExhaustiveShapeName(ExhaustiveShape shape);
+const char* ReductionName(Reduction reduction);
 // "MONOTONIC" for CLOCK_MONOTONIC; ids without a name as decimal.
 std::string ClockShortName(ClockId clock);
 

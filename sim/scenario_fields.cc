@@ -370,6 +370,16 @@ const Fields<RunSpec>& RunFields() {
       String("reader", &R::reader),
       Duration("exhaustive_at", &R::exhaustive_at_ns),
       Int("exhaustive_updates", &R::exhaustive_updates, 0, 1000),
+      // Omitted at their defaults, so the files and replays of one-call
+      // runs read as before.
+      Enum("exhaustive_shape", &R::exhaustive_shape,
+           {ExhaustiveShape::kOneCall, ExhaustiveShape::kTwoCalls,
+            ExhaustiveShape::kTwoReaders},
+           ExhaustiveShapeName)
+          .OmitDefault(),
+      Enum("exhaustive_reduction", &R::exhaustive_reduction,
+           {Reduction::kNone, Reduction::kPor}, ReductionName)
+          .OmitDefault(),
   };
   return *fields;
 }

@@ -68,6 +68,11 @@ class SimReader {
   virtual std::optional<ClockResult> Call(vdso::HookedAccess& access,
                                           const uint8_t* page,
                                           ClockId clock) = 0;
+  // True when a call's answer depends only on what it loads and reads,
+  // never on earlier calls: the exhaustive strategy's reduction may then
+  // treat a second call as starting afresh (sim/exhaustive.h). Unknown
+  // code (plugins, compiled images) keeps the default.
+  virtual bool stateless() const { return false; }
 };
 
 // Calls the reader `iterations` times natively (NativeAccess: plain loads,
@@ -206,6 +211,7 @@ class StatelessSimReader final : public SimReader {
                                   const uint8_t* page, ClockId clock) override {
     return Fn(access, page, clock);
   }
+  bool stateless() const override { return true; }
 };
 template <auto Fn>
 std::unique_ptr<SimReader> MakeStateless() {
