@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "common/json.h"
@@ -45,13 +46,14 @@ int ConformModel(const ParsedFlags& flags) {
     Fail(std::string(kt.status().message()));
     return kExitBadInput;
   }
-  absl::StatusOr<timekeeper::TimekeeperProfile> profile =
-      ktime::ProfileForTree(built->version);
-  if (!profile.ok()) {
+  absl::StatusOr<ktime::TreeProfile> tree_profile =
+      ktime::ProfileForKernelTime(*kt, built->version);
+  if (!tree_profile.ok()) {
     Fail(absl::StrFormat("--kernel-tree=%s: %s", flags.String("kernel-tree"),
-                         profile.status().message()));
+                         tree_profile.status().message()));
     return kExitBadInput;
   }
+  const timekeeper::TimekeeperProfile* profile = &tree_profile->profile;
   ktime::ConformOptions o;
   o.ops = flags.Uint("ops").value_or(100000);
   o.seed = flags.Uint("seed").value_or(1);
@@ -67,6 +69,7 @@ int ConformModel(const ParsedFlags& flags) {
     body.Add("tree", built->name)
         .Add("version", built->version)
         .Add("model_era", profile->era)
+        .Add("backports", absl::StrJoin(tree_profile->backports, ","))
         .Add("ops_compared", r->ops_compared)
         .Add("sequences", r->sequences)
         .Add("model_ops_per_s", r->model_ops_per_s)
@@ -80,11 +83,15 @@ int ConformModel(const ParsedFlags& flags) {
     return PrintJson("conform-model", exit, body.Text());
   }
   std::printf(
-      "Linux %s (%s) against the timekeeper model (era %s), seed %llu\n"
+      "Linux %s (%s) against the timekeeper model (era %s%s), seed %llu\n"
       "  %llu operations in %llu sequences compared\n"
       "  model %.0f ops/s, tree %.0f ops/s\n",
       built->version.c_str(), built->from_cache ? "cached build" : "built",
-      profile->era.c_str(), static_cast<unsigned long long>(o.seed),
+      profile->era.c_str(),
+      tree_profile->backports.empty()
+          ? ""
+          : (" + " + absl::StrJoin(tree_profile->backports, ", ")).c_str(),
+      static_cast<unsigned long long>(o.seed),
       static_cast<unsigned long long>(r->ops_compared),
       static_cast<unsigned long long>(r->sequences), r->model_ops_per_s,
       r->tree_ops_per_s);

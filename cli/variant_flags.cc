@@ -380,6 +380,7 @@ void UseVariant(const variants::Variant& variant, sim::Scenario* scenario) {
   // The model judges a tree's timekeeper in the tree's own era.
   if (variant.timekeeping != nullptr) {
     scenario->kernel.era = variant.timekeeping->era;
+    scenario->kernel.backports = variant.timekeeping->backports;
   }
 }
 

@@ -40,8 +40,62 @@ const char* KindName(OpKind k) {
       return "inject_offset";
     case OpKind::kSuspend:
       return "suspend/resume";
+    case OpKind::kInjectSleeptime:
+      return "inject_sleeptime";
   }
   return "?";
+}
+
+struct SourceSpec {
+  const char* name;
+  uint32_t scale, freq;
+  int width;
+  int32_t vdso_clock_mode;
+  int rating;
+};
+
+// The drivers' registrations (arch/x86/kernel/{hpet,kvmclock}.c,
+// drivers/clocksource/acpi_pm.c); TSC's frequency is the sequence's.
+SourceSpec Spec(const Sequence& seq) {
+  switch (seq.source) {
+    case SourceKind::kTsc:
+      break;
+    case SourceKind::kHpet:
+      return {"hpet", 1, 14318180, 32, tk::kVdsoClockmodeNone, 250};
+    case SourceKind::kAcpiPm:
+      return {"acpi_pm", 1, 3579545, 24, tk::kVdsoClockmodeNone, 200};
+    case SourceKind::kKvmClock:
+      return {"kvm-clock", 1, 1000000000, 64, tk::kVdsoClockmodePvclock, 400};
+  }
+  return {"tsc", 1000, seq.tsc_khz, 64, tk::kVdsoClockmodeTsc, 300};
+}
+
+// Counter cycles per second.
+uint64_t CyclesPerSecond(const Sequence& seq) {
+  const SourceSpec s = Spec(seq);
+  return static_cast<uint64_t>(s.freq) * s.scale;
+}
+
+// The clocksource as the model registers it, and as the tree's ABI takes it.
+absl::StatusOr<tk::Clocksource> ModelClocksource(const Sequence& seq) {
+  const SourceSpec s = Spec(seq);
+  absl::StatusOr<tk::Clocksource> cs = tk::ClocksourceRegisterScale(
+      s.name, tk::ClocksourceMask(s.width), s.scale, s.freq, s.vdso_clock_mode,
+      s.rating);
+  if (cs.ok()) cs->suspend_nonstop = seq.suspend_nonstop;
+  return cs;
+}
+
+vdsolab_kt_clock TreeClocksource(const Sequence& seq) {
+  const SourceSpec s = Spec(seq);
+  vdsolab_kt_clock c{};
+  c.mask = tk::ClocksourceMask(s.width);
+  c.scale = s.scale;
+  c.freq = s.freq;
+  c.vdso_clock_mode = s.vdso_clock_mode;
+  c.rating = s.rating;
+  c.suspend_nonstop = seq.suspend_nonstop ? 1 : 0;
+  return c;
 }
 
 // The model's update_vsyscall(): the era writer's stores (variants/eras),
@@ -99,26 +153,19 @@ std::string ComparePage(const PageSink& sink, const KernelTime& kt) {
 absl::StatusOr<std::string> Boot(const KernelTime& kt,
                                  const tk::TimekeeperProfile& profile,
                                  const Sequence& seq, Pair* p) {
-  absl::StatusOr<tk::Clocksource> cs = tk::MakeTscClocksource(seq.tsc_khz);
+  absl::StatusOr<tk::Clocksource> cs = ModelClocksource(seq);
   if (!cs.ok()) return cs.status();
   p->cs = *cs;
-  p->cs.suspend_nonstop = seq.suspend_nonstop;
   absl::StatusOr<const variants::Variant*> writer =
       variants::FindVariant(WriterEra(profile));
   if (!writer.ok()) return writer.status();
   p->sink = std::make_unique<PageSink>(*writer);
   p->model =
       std::make_unique<tk::Timekeeping>(p->cs, kHz, p->sink.get(), profile);
-  p->now = seq.start;
+  p->now = seq.start & p->cs.mask;
   p->model->Init(p->now, seq.wall, Timespec64{});
   kt.api().reset();
-  vdsolab_kt_clock c{};
-  c.mask = p->cs.mask;
-  c.scale = 1000;  // clocksource_register_khz(), as tsc.c registers it
-  c.freq = seq.tsc_khz;
-  c.vdso_clock_mode = p->cs.vdso_clock_mode;
-  c.rating = p->cs.rating;
-  c.suspend_nonstop = seq.suspend_nonstop ? 1 : 0;
+  vdsolab_kt_clock c = TreeClocksource(seq);
   vdsolab_kt_clock_fields f{};
   kt.api().register_clock(&c, &f);
   kt.api().init(p->now, seq.wall.tv_sec, seq.wall.tv_nsec, 0, 0);
@@ -135,7 +182,8 @@ absl::StatusOr<std::string> Boot(const KernelTime& kt,
 
 // Runs `op` on both; returns the first difference after it ("" if none).
 std::string Step(const KernelTime& kt, Pair& p, const Op& op) {
-  p.now += op.cycles;
+  // The hardware counter wraps at its width.
+  p.now = (p.now + op.cycles) & p.cs.mask;
   switch (op.kind) {
     case OpKind::kTick:
     case OpKind::kIdle:
@@ -175,12 +223,16 @@ std::string Step(const KernelTime& kt, Pair& p, const Op& op) {
       if (std::string d = CompareState(*p.model, kt); !d.empty()) {
         return "after suspend: " + d;
       }
-      p.now += op.sleep_cycles;
+      p.now = (p.now + op.sleep_cycles) & p.cs.mask;
       const Timespec64 wake{rtc.tv_sec + op.sleep_sec, 0};
       p.model->Resume(tk::ResumeInput{p.now, wake});
       kt.api().resume(p.now, wake.tv_sec, 0);
       break;
     }
+    case OpKind::kInjectSleeptime:
+      p.model->InjectSleeptime64(op.ts, p.now);
+      kt.api().inject_sleeptime(op.ts.tv_sec, op.ts.tv_nsec, p.now);
+      break;
   }
   if (std::string d = CompareState(*p.model, kt); !d.empty()) return d;
   return ComparePage(*p.sink, kt);
@@ -249,7 +301,23 @@ Sequence RandomSequence(std::mt19937_64& rng, int length) {
   // x86's RTC reads whole seconds, so the wall time's nsec is 0; this
   // draw is kept so that a seed's sequences stay what they were.
   rng();
-  const uint64_t tick_cycles = static_cast<uint64_t>(s.tsc_khz) * 1000 / kHz;
+  // One sequence in four on another clocksource: narrow counters that wrap
+  // (and wraps lost past max_raw_delta in long idle), clock mode NONE,
+  // kvm-clock's 1 GHz.
+  static constexpr SourceKind kOthers[] = {
+      SourceKind::kHpet, SourceKind::kAcpiPm, SourceKind::kKvmClock};
+  if (rng() % 4 == 0) {
+    s.source = kOthers[rng() % 3];
+    s.suspend_nonstop = false;  // Only a TSC can be nonstop in S3.
+  }
+  const uint64_t hz = CyclesPerSecond(s);
+  const uint64_t tick_cycles = hz / kHz;
+  absl::StatusOr<tk::Clocksource> cs = ModelClocksource(s);
+  const uint64_t max_idle_cycles =
+      cs.ok() ? static_cast<uint64_t>(
+                    static_cast<unsigned __int128>(cs->max_idle_ns) * hz /
+                    1000000000u)
+              : UINT64_MAX;
   for (int i = 0; i < length; ++i) {
     Op op;
     const int r = static_cast<int>(rng() % 100);
@@ -258,7 +326,9 @@ Sequence RandomSequence(std::mt19937_64& rng, int length) {
       op.cycles = tick_cycles - tick_cycles / 20 + rng() % (tick_cycles / 10);
     } else if (r < 62) {
       op.kind = OpKind::kIdle;
-      op.cycles = tick_cycles * (2 + rng() % 2000);
+      // NO_HZ sleeps at most timekeeping_max_deferment(), the
+      // clocksource's max_idle_ns (2.1 s on acpi_pm's 24 bits).
+      op.cycles = std::min(tick_cycles * (2 + rng() % 2000), max_idle_cycles);
     } else if (r < 85) {
       op.kind = OpKind::kAdjtimex;
       op.cycles = rng() % tick_cycles;
@@ -274,12 +344,18 @@ Sequence RandomSequence(std::mt19937_64& rng, int length) {
       op.cycles = rng() % tick_cycles;
       op.ts = {static_cast<int64_t>(rng() % 20) - 10,
                static_cast<int64_t>(rng() % 1000000000)};
-    } else {
+    } else if (r < 98) {
       op.kind = OpKind::kSuspend;
       op.cycles = rng() % tick_cycles;
       op.sleep_sec = static_cast<int64_t>(rng() % 5000);
-      op.sleep_cycles = static_cast<uint64_t>(op.sleep_sec) * s.tsc_khz * 1000 +
-                        rng() % (static_cast<uint64_t>(s.tsc_khz) * 1000);
+      op.sleep_cycles = static_cast<uint64_t>(op.sleep_sec) * hz + rng() % hz;
+    } else {
+      op.kind = OpKind::kInjectSleeptime;
+      op.cycles = rng() % tick_cycles;
+      // rtc_resume() injects whole seconds; other callers any timespec
+      // (negative ones are refused with a WARN: not drawn).
+      op.ts = {static_cast<int64_t>(rng() % 5000),
+               rng() % 2 ? 0 : static_cast<int64_t>(rng() % 1000000000)};
     }
     s.ops.push_back(op);
   }
@@ -336,6 +412,36 @@ absl::StatusOr<tk::TimekeeperProfile> ProfileForTree(
   return tk::ProfileForEra(era);
 }
 
+absl::StatusOr<TreeProfile> ProfileForKernelTime(const KernelTime& kt,
+                                                 const std::string& version) {
+  absl::StatusOr<tk::TimekeeperProfile> era = ProfileForTree(version);
+  if (!era.ok()) return era.status();
+  TreeProfile t{*era, {}};
+  // Negative motion: a 24-bit counter (acpi_pm) 0x900000 cycles past
+  // cycle_last is past the MSB but below max_raw_delta (7/8 of the mask):
+  // before 6.13 a negative delta (nothing accumulates), after it a long
+  // one (a tick accumulates).
+  const vdsolab_kt_api& a = kt.api();
+  a.reset();
+  vdsolab_kt_clock c{0xffffff, 1, 3579545, tk::kVdsoClockmodeNone, 200, 0};
+  vdsolab_kt_clock_fields f{};
+  a.register_clock(&c, &f);
+  a.init(0, 1700000000, 0, 0, 0);
+  a.tick(0x900000);
+  vdsolab_kt_state st{};
+  a.read_state(&st);
+  a.take_events();
+  a.reset();
+  if (era->negative_motion == tk::NegativeMotion::kMsb &&
+      st.tkr_mono.cycle_last != 0) {
+    t.backports.push_back("max-raw-delta");
+  }
+  for (const std::string& b : t.backports) {
+    if (absl::Status s = tk::ApplyBackport(b, &t.profile); !s.ok()) return s;
+  }
+  return t;
+}
+
 std::string CompareSequence(const KernelTime& kt,
                             const tk::TimekeeperProfile& profile,
                             const Sequence& seq, size_t* failing_op) {
@@ -368,6 +474,7 @@ std::string FormatOp(const Op& op) {
     }
     case OpKind::kSetTime:
     case OpKind::kInjectOffset:
+    case OpKind::kInjectSleeptime:
       s += absl::StrFormat(" %d.%09d", op.ts.tv_sec, op.ts.tv_nsec);
       break;
     case OpKind::kSuspend:
@@ -381,10 +488,10 @@ std::string FormatOp(const Op& op) {
 }
 
 std::string FormatSequence(const Sequence& seq) {
-  std::string s =
-      absl::StrFormat("boot: tsc_khz=%d nonstop=%d counter=%d wall=%d.%09d\n",
-                      seq.tsc_khz, seq.suspend_nonstop ? 1 : 0, seq.start,
-                      seq.wall.tv_sec, seq.wall.tv_nsec);
+  std::string s = absl::StrFormat(
+      "boot: %s %d Hz nonstop=%d counter=%d wall=%d.%09d\n", Spec(seq).name,
+      CyclesPerSecond(seq), seq.suspend_nonstop ? 1 : 0, seq.start,
+      seq.wall.tv_sec, seq.wall.tv_nsec);
   for (size_t i = 0; i < seq.ops.size(); ++i) {
     s += absl::StrFormat("  op %d: %s\n", i, FormatOp(seq.ops[i]));
   }
@@ -421,19 +528,19 @@ absl::StatusOr<ConformResult> RunConform(const KernelTime& kt,
     {
       const auto t0 = Clock::now();
       Pair p;
-      absl::StatusOr<tk::Clocksource> cs = tk::MakeTscClocksource(seq.tsc_khz);
+      absl::StatusOr<tk::Clocksource> cs = ModelClocksource(seq);
       if (!cs.ok()) return cs.status();
       p.cs = *cs;
-      p.cs.suspend_nonstop = seq.suspend_nonstop;
+      const uint64_t mask = p.cs.mask;
       absl::StatusOr<const variants::Variant*> writer =
           variants::FindVariant(WriterEra(profile));
       if (!writer.ok()) return writer.status();
       PageSink sink(*writer);  // The model publishes as the tree does.
       tk::Timekeeping model(p.cs, kHz, &sink, profile);
-      uint64_t now = seq.start;
+      uint64_t now = seq.start & mask;
       model.Init(now, seq.wall, Timespec64{});
       for (const Op& op : seq.ops) {
-        now += op.cycles;
+        now = (now + op.cycles) & mask;
         switch (op.kind) {
           case OpKind::kTick:
           case OpKind::kIdle:
@@ -454,24 +561,25 @@ absl::StatusOr<ConformResult> RunConform(const KernelTime& kt,
             const Timespec64 rtc{
                 static_cast<int64_t>(model.timekeeper().xtime_sec), 0};
             model.Suspend(now, rtc);
-            now += op.sleep_cycles;
+            now = (now + op.sleep_cycles) & mask;
             model.Resume(tk::ResumeInput{now, {rtc.tv_sec + op.sleep_sec, 0}});
             break;
           }
+          case OpKind::kInjectSleeptime:
+            model.InjectSleeptime64(op.ts, now);
+            break;
         }
       }
       const auto t1 = Clock::now();
       const vdsolab_kt_api& a = kt.api();
       a.reset();
-      vdsolab_kt_clock c{p.cs.mask,   1000,
-                         seq.tsc_khz, p.cs.vdso_clock_mode,
-                         p.cs.rating, seq.suspend_nonstop ? 1 : 0};
+      vdsolab_kt_clock c = TreeClocksource(seq);
       vdsolab_kt_clock_fields cf{};
       a.register_clock(&c, &cf);
-      now = seq.start;
+      now = seq.start & mask;
       a.init(now, seq.wall.tv_sec, seq.wall.tv_nsec, 0, 0);
       for (const Op& op : seq.ops) {
-        now += op.cycles;
+        now = (now + op.cycles) & mask;
         switch (op.kind) {
           case OpKind::kTick:
           case OpKind::kIdle:
@@ -493,10 +601,13 @@ absl::StatusOr<ConformResult> RunConform(const KernelTime& kt,
             a.read_state(&s);
             const int64_t rtc = static_cast<int64_t>(s.xtime_sec);
             a.suspend(now, rtc, 0);
-            now += op.sleep_cycles;
+            now = (now + op.sleep_cycles) & mask;
             a.resume(now, rtc + op.sleep_sec, 0);
             break;
           }
+          case OpKind::kInjectSleeptime:
+            a.inject_sleeptime(op.ts.tv_sec, op.ts.tv_nsec, now);
+            break;
         }
       }
       a.take_events();

@@ -30,20 +30,33 @@ enum class OpKind {
   kSetTime,       // do_settimeofday64()
   kInjectOffset,  // timekeeping_inject_offset()
   kSuspend,       // timekeeping_suspend(), sleep, timekeeping_resume()
+  // timekeeping_inject_sleeptime64(): what an RTC driver's rtc_resume()
+  // adds when neither the clocksource nor the persistent clock measured a
+  // sleep.
+  kInjectSleeptime,
+};
+
+// The clocksource a sequence runs on, as its driver registers it.
+enum class SourceKind {
+  kTsc,       // tsc.c: clocksource_register_khz(tsc_khz), 64 bits
+  kHpet,      // hpet.c: 14.318180 MHz, 32 bits, no vDSO mode here
+  kAcpiPm,    // acpi_pm.c: 3.579545 MHz, 24 bits
+  kKvmClock,  // kvmclock.c: 1 GHz, 64 bits, VDSO_CLOCKMODE_PVCLOCK
 };
 
 struct Op {
   OpKind kind = OpKind::kTick;
   uint64_t cycles = 0;        // Counter advance before the operation.
   timekeeper::Timex txc;      // kAdjtimex
-  Timespec64 ts;              // kSetTime, kInjectOffset
+  Timespec64 ts;              // kSetTime, kInjectOffset, kInjectSleeptime
   uint64_t sleep_cycles = 0;  // kSuspend: counter advance while asleep
   int64_t sleep_sec = 0;      // kSuspend: the RTC's advance
 };
 
 // One sequence: a clocksource frequency and boot state, then operations.
 struct Sequence {
-  uint32_t tsc_khz = 2600000;
+  SourceKind source = SourceKind::kTsc;
+  uint32_t tsc_khz = 2600000;  // kTsc's frequency.
   bool suspend_nonstop = false;
   uint64_t start = 0;  // The counter at timekeeping_init().
   Timespec64 wall;     // read_persistent_clock64() at boot.
@@ -74,6 +87,17 @@ struct ConformResult {
 // The era profile for a tree version ("6.12.117" -> "6.10").
 absl::StatusOr<timekeeper::TimekeeperProfile> ProfileForTree(
     const std::string& version);
+
+// The profile the model needs to be the tree's oracle: its era's
+// (ProfileForTree) plus the later changes the tree carries, found by
+// running it (KnownBackports(): a stable tree's backports). Resets the
+// tree's statics.
+struct TreeProfile {
+  timekeeper::TimekeeperProfile profile;
+  std::vector<std::string> backports;
+};
+absl::StatusOr<TreeProfile> ProfileForKernelTime(const KernelTime& kt,
+                                                 const std::string& version);
 
 absl::StatusOr<ConformResult> RunConform(
     const KernelTime& kt, const timekeeper::TimekeeperProfile& profile,

@@ -71,6 +71,7 @@ constexpr char kAutoconf[] = R"(/* vdsolab: x86-64 config for kernel/time */
 #define CONFIG_PARAVIRT_CLOCK 1
 #define CONFIG_GENERIC_TIME_VSYSCALL 1
 #define CONFIG_GENERIC_CLOCKEVENTS 1
+#define CONFIG_CLOCKSOURCE_VALIDATE_LAST_CYCLE 1
 #define CONFIG_GENERIC_CMOS_UPDATE 1
 #define CONFIG_RTC_SYSTOHC 1
 #define CONFIG_RTC_SYSTOHC_DEVICE "rtc0"

@@ -111,8 +111,10 @@ absl::StatusOr<variants::ForeignTimekeepingSource> TreeTimekeepingSource(
   if (!b.ok()) return b.status();
   absl::StatusOr<KernelTime> kt = KernelTime::Load(b->so_path);
   if (!kt.ok()) return kt.status();
-  absl::StatusOr<tk::TimekeeperProfile> profile = ProfileForTree(b->version);
-  if (!profile.ok()) return profile.status();
+  absl::StatusOr<TreeProfile> tree_profile =
+      ProfileForKernelTime(*kt, b->version);
+  if (!tree_profile.ok()) return tree_profile.status();
+  const tk::TimekeeperProfile* profile = &tree_profile->profile;
   if (profile->era != "5.3" && profile->era != "6.1" &&
       profile->era != "6.10") {
     // 6.13 moved the data page; 6.15 made it struct vdso_time_data.
@@ -133,6 +135,7 @@ absl::StatusOr<variants::ForeignTimekeepingSource> TreeTimekeepingSource(
   variants::ForeignTimekeepingSource source;
   source.name = b->name;
   source.era = profile->era;
+  source.backports = tree_profile->backports;
   source.layout_variant = internal::WriterEra(*profile);
   source.make = [builds](int hz)
       -> absl::StatusOr<std::unique_ptr<variants::ForeignTimekeeping>> {

@@ -105,6 +105,11 @@ absl::StatusOr<timekeeper::TimekeeperProfile> KernelProfile(
       return Bad(absl::StrCat("kernel.defects: ", st.message()));
     }
   }
+  for (const std::string& b : kernel.backports) {
+    if (absl::Status st = timekeeper::ApplyBackport(b, &*p); !st.ok()) {
+      return Bad(absl::StrCat("kernel.backports: ", st.message()));
+    }
+  }
   return p;
 }
 

@@ -71,6 +71,9 @@ struct KernelSpec {
   // Shipped defects switched back on (timekeeper/profile.h KnownDefects()),
   // for the history tests.
   std::vector<std::string> defects;
+  // Later changes a stable tree carries (timekeeper/profile.h
+  // KnownBackports()): set by --kernel-time from what the tree does.
+  std::vector<std::string> backports;
   // CONFIG_POSIX_AUX_CLOCKS (6.17+): the aux clocks exist (disabled ones
   // answer -ENODEV instead of -EINVAL); events enable them.
   bool aux_clocks = false;

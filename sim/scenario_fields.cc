@@ -240,6 +240,7 @@ const Fields<KernelSpec>& KernelFields() {
       Bool("has_rtc", &K::has_rtc),
       String("era", &K::era).OmitDefault(),
       toml_table::StringList("defects", &K::defects).OmitDefault(),
+      toml_table::StringList("backports", &K::backports).OmitDefault(),
       Bool("aux_clocks", &K::aux_clocks).OmitDefault(),
       Bool("tsc_nonstop", &K::tsc_nonstop).OmitDefault(),
       Bool("persistent_clock", &K::persistent_clock).OmitDefault(),

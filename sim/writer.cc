@@ -4,6 +4,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "common/math64.h"
 #include "timekeeper/clocksource.h"
 
@@ -130,11 +131,12 @@ absl::StatusOr<std::unique_ptr<Writer>> Writer::Create(
 absl::Status Writer::BootTree(const variants::ForeignTimekeepingSource& source,
                               uint64_t c0) {
   const KernelSpec& k = scenario_.kernel;
-  if (k.era != source.era) {
+  if (k.era != source.era || k.backports != source.backports) {
     return absl::FailedPreconditionError(absl::StrFormat(
-        "kernel.era = \"%s\": %s publishes the page and the model judges it "
-        "in the tree's own era, \"%s\"",
-        k.era, source.name, source.era));
+        "kernel.era = \"%s\", kernel.backports = [%s]: %s publishes the page "
+        "and the model judges it in the tree's own era, \"%s\" with [%s]",
+        k.era, absl::StrJoin(k.backports, ", "), source.name, source.era,
+        absl::StrJoin(source.backports, ", ")));
   }
   for (const EventSpec& e : events_) {
     const bool aux =

@@ -92,4 +92,19 @@ absl::Status EnableDefect(std::string_view name, TimekeeperProfile* profile) {
                       absl::StrJoin(KnownDefects(), ", ")));
 }
 
+const std::vector<std::string>& KnownBackports() {
+  static const auto* names = new std::vector<std::string>{"max-raw-delta"};
+  return *names;
+}
+
+absl::Status ApplyBackport(std::string_view name, TimekeeperProfile* profile) {
+  if (name == "max-raw-delta") {
+    profile->negative_motion = NegativeMotion::kMaxRawDelta;
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(
+      absl::StrFormat("unknown backport \"%s\" (want one of %s)", name,
+                      absl::StrJoin(KnownBackports(), ", ")));
+}
+
 }  // namespace vdsolab::timekeeper

@@ -108,6 +108,12 @@ const std::vector<std::string>& KnownDefects();
 // Switches the named defect on; InvalidArgument for an unknown name.
 absl::Status EnableDefect(std::string_view name, TimekeeperProfile* profile);
 
+// Later mainline changes a stable tree carries on top of its era (the
+// stable trees' backports): "max-raw-delta" is 6.13's "clocksource: Make
+// negative motion detection more robust", which Debian's 6.12.117 has.
+const std::vector<std::string>& KnownBackports();
+absl::Status ApplyBackport(std::string_view name, TimekeeperProfile* profile);
+
 }  // namespace vdsolab::timekeeper
 
 #endif  // VDSOLAB_TIMEKEEPER_PROFILE_H_

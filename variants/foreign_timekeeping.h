@@ -68,7 +68,9 @@ class ForeignTimekeeping {
 // Where a variant's foreign timekeeper comes from.
 struct ForeignTimekeepingSource {
   std::string name;  // "ktime-6.12.117", "+name.patch" per patch.
-  std::string era;   // The model profile's era it is judged against.
+  std::string era;   // The model profile's era it is judged against...
+  // ...with these later changes the tree carries (kernel.backports).
+  std::vector<std::string> backports;
   // The built-in variant whose page layout it writes: a reader must read
   // that layout.
   std::string layout_variant;
