@@ -1,5 +1,6 @@
-// How the simulator's cost grows: reads per second (wall), simulated
-// seconds per wall second and peak memory against readers (1-64), CPUs
+// How the simulator's cost grows: reads per second (wall and CPU time),
+// simulated seconds per wall second, peak RSS and the records a run holds
+// (sim::RunResult::retained) against readers (1-64), CPUs
 // (1-64) and simulated duration (1 s to 1 day, a long VM pause and a long
 // NO_HZ idle included). The table of docs/benchmarks.md ("How cost
 // grows").
