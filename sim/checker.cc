@@ -42,6 +42,19 @@ bool Checker::HasFailure() const {
   return false;
 }
 
+size_t Checker::retained_states() const {
+  size_t n = last_.size() + matured_.size() + rate_anchor_.size() +
+             previous_.size() + divergence_anchor_.size();
+  for (const auto& [clock, heap] : in_flight_) n += heap.size();
+  return n;
+}
+
+size_t Checker::retained_divergence_points() const {
+  size_t n = 0;
+  for (const auto& [clock, d] : divergence_) n += d.series.size();
+  return n;
+}
+
 void Checker::Report(Property p, Verdict v, std::string why, std::string detail,
                      const CallRecord& call) {
   PropertyStats& s = stats_[static_cast<int>(p) - 1];

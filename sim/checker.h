@@ -77,6 +77,12 @@ class Checker {
   const std::vector<Violation>& violations() const { return violations_; }
   // Any defect, or a known kernel behaviour unless those are accepted.
   bool HasFailure() const;
+  // What the checker holds between calls, in records (RunResult::retained):
+  // the per-(reader, clock), per-reader and per-clock state its properties
+  // need (the last value, calls still in flight, anchors), and the points
+  // of the divergence series. Neither grows with the calls checked.
+  size_t retained_states() const;
+  size_t retained_divergence_points() const;
   // --accept=known: documented kernel behaviours pass.
   void AcceptKnown(bool accept) { accept_known_ = accept; }
 

@@ -1,5 +1,6 @@
 #include "sim/engine.h"
 
+#include <algorithm>
 #include <memory>
 #include <queue>
 
@@ -216,6 +217,18 @@ class RandomHooks : public vdso::AccessHooks {
   std::string page_at_counter_;
 };
 
+Retained Sample(const Writer& writer, const Checker& checker) {
+  Retained r;
+  r.updates = writer.retained_updates();
+  r.aux_records = writer.retained_aux_records();
+  r.stores = writer.retained_stores();
+  r.checker_states = checker.retained_states();
+  r.divergence_points = checker.retained_divergence_points();
+  r.violations = checker.violations().size();
+  r.outcomes = writer.outcomes().size();
+  return r;
+}
+
 struct ReaderState {
   int index = 0;
   int id = 0;
@@ -232,6 +245,16 @@ struct Later {
 };
 
 }  // namespace
+
+void Retained::Max(const Retained& o) {
+  updates = std::max(updates, o.updates);
+  aux_records = std::max(aux_records, o.aux_records);
+  stores = std::max(stores, o.stores);
+  checker_states = std::max(checker_states, o.checker_states);
+  divergence_points = std::max(divergence_points, o.divergence_points);
+  violations = std::max(violations, o.violations);
+  outcomes = std::max(outcomes, o.outcomes);
+}
 
 bool UsesTimens(const Scenario& scenario) {
   for (const ReaderSpec& r : scenario.readers) {
@@ -372,6 +395,9 @@ absl::StatusOr<RunResult> RunRandom(const Scenario& scenario,
                          : between.InRange(0, spec.period_jitter_ns));
     queue.push(r);
     result.simulated_ns = start;
+    // Sampled, not kept exact: a few compares per call would be a few
+    // percent of a read, and the counts change slowly.
+    if ((call_index & 0xff) == 0) result.retained.Max(Sample(*writer, checker));
     if (options.progress && (call_index & 0xffff) == 0) {
       uint64_t failures = 0;
       for (const PropertyStats& st : checker.stats()) {
@@ -397,6 +423,7 @@ absl::StatusOr<RunResult> RunRandom(const Scenario& scenario,
     }
   }
   if (!result.stopped_early) result.simulated_ns = duration;
+  result.retained.Max(Sample(*writer, checker));
   result.stats = checker.stats();
   result.coverage = checker.coverage();
   result.violations = checker.violations();

@@ -58,6 +58,23 @@ struct RandomOptions {
   bool accept_known = false;
 };
 
+// What a run holds besides its setup, in records: the most of each seen
+// at any sample (every 256 calls, and at the end). Memory that stays flat
+// in simulated duration shows here as counts that do not grow with it
+// (bench/scaling, docs/benchmarks.md); no report prints them.
+struct Retained {
+  uint64_t updates = 0;            // Writer updates not yet retired.
+  uint64_t aux_records = 0;        // Aux clock publications not yet retired.
+  uint64_t stores = 0;             // Pending writer stores.
+  uint64_t checker_states = 0;     // Checker::retained_states().
+  uint64_t divergence_points = 0;  // Divergence::series, every clock.
+  uint64_t violations = 0;         // Kept for the report (capped).
+  uint64_t outcomes = 0;           // One per syscall event of the scenario.
+
+  // Takes the larger of each count.
+  void Max(const Retained& other);
+};
+
 struct RunResult {
   std::array<PropertyStats, kNumProperties> stats{};
   Coverage coverage;
@@ -79,6 +96,7 @@ struct RunResult {
   std::string timekeeping_difference;
   bool failed = false;  // A defect, known-kernel violation or missed
                         // expectation.
+  Retained retained;    // The most the run held.
   std::optional<CallRecord> traced;  // The call named in trace_call.
   std::string traced_page;           // Its page state at the counter read.
 };

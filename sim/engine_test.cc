@@ -119,5 +119,68 @@ TEST(Engine, UpstreamReaderSurvivesUnorderedCounterReads) {
   EXPECT_GT(r->coverage.negative_motion, 0u) << Summary(*r);
 }
 
+// Two readers on two skewed CPUs (violated preconditions to keep), one
+// migrating and both preempted, NTP steering, a VM pause over a quarter of
+// the run and a NO_HZ idle over a sixteenth: the same shape at any length.
+Scenario LongRunShape(uint64_t duration_ns) {
+  Scenario s = Basic();
+  s.run.duration_ns = duration_ns;
+  s.machine.cpus = {CpuCounterSpec{}, CpuCounterSpec{}};
+  s.machine.cpus[1].offset_cycles = -2600000;
+  s.readers[0].period_ns = 500000;
+  s.readers[0].migrate_ppm = 100000;
+  s.readers[1].period_ns = 700000;
+  s.readers[1].cpu = 1;
+  s.timing.preempt_ppm = 20000;
+  s.timing.preempt_max_ns = 3000000;
+  EventSpec ntp;
+  ntp.kind = EventKind::kAdjtimexFrequency;
+  ntp.at_ns = duration_ns / 8;
+  ntp.freq_scaled_ppm = 50 << 16;
+  EventSpec pause;
+  pause.kind = EventKind::kPause;
+  pause.at_ns = duration_ns / 4;
+  pause.duration_ns = duration_ns / 4;
+  EventSpec idle;
+  idle.kind = EventKind::kIdle;
+  idle.at_ns = duration_ns / 8 * 5;
+  idle.duration_ns = duration_ns / 16;
+  s.events = {ntp, pause, idle};
+  return s;
+}
+
+// Memory flat in simulated duration: what a run holds (the writer's updates
+// and pending stores, the checker's per-reader and per-clock state, the
+// violations kept) is bounded by the scenario's readers, clocks and events,
+// not by its length. Counted in records, not bytes.
+TEST(Engine, RetainedStateDoesNotGrowWithDuration) {
+  auto one = RunRandom(LongRunShape(2000000000), Upstream());
+  auto many = RunRandom(LongRunShape(64000000000), Upstream());
+  ASSERT_TRUE(one.ok()) << one.status();
+  ASSERT_TRUE(many.ok()) << many.status();
+  EXPECT_FALSE(many->failed) << Summary(*many);
+  EXPECT_GT(many->coverage.calls, 30 * one->coverage.calls);
+  EXPECT_GT(many->updates, 30 * one->updates);
+  uint64_t preconditions = 0;
+  for (const PropertyStats& st : many->stats) preconditions += st.preconditions;
+  EXPECT_GT(preconditions, 1000u) << Summary(*many);
+
+  const Retained& a = one->retained;
+  const Retained& b = many->retained;
+  // Retire() keeps the newest update ended and those after it: a few.
+  EXPECT_LE(b.updates, 4u);
+  EXPECT_LE(b.aux_records, 2u * kMaxAuxClocks);
+  // Stores of the updates since the last call, and committed ones not yet
+  // erased (PopPending()): independent of the length.
+  EXPECT_LE(b.stores, a.stores + 64) << a.stores;
+  // Per (reader, clock), per reader and per clock: 2 readers, 9 clocks.
+  EXPECT_LE(b.checker_states, 2u * 9 + 2 * 9 + 9 + 2 + 2 + 9);
+  EXPECT_EQ(b.divergence_points, 0u);  // No clock without an oracle.
+  // Capped: 20 per kind (failures, preconditions), plus the first of each
+  // property and verdict.
+  EXPECT_LE(b.violations, 2u * 20 + 3u * kNumProperties);
+  EXPECT_LE(b.outcomes, 3u);  // At most one per event.
+}
+
 }  // namespace
 }  // namespace vdsolab::sim

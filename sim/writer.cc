@@ -479,6 +479,12 @@ const AuxRecord* Writer::AuxUpdate(int aux, uint32_t number) const {
   return &recs[number - recs.front().number];
 }
 
+size_t Writer::retained_aux_records() const {
+  size_t n = 0;
+  for (const std::deque<AuxRecord>& recs : aux_records_) n += recs.size();
+  return n;
+}
+
 void Writer::Retire(uint64_t t_ns) {
   while (updates_.size() > 2 && updates_[1].end_ns < t_ns) {
     updates_.pop_front();

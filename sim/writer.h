@@ -163,6 +163,12 @@ class Writer {
   const UpdateRecord& LatestStartedAt(uint64_t t_ns) const;
   // Forgets updates that ended before t, keeping the last one of them.
   void Retire(uint64_t t_ns);
+  // What the writer holds, in records (RunResult::retained): updates and
+  // aux publications not yet retired, and pending stores (with the
+  // committed ones PopPending() has not erased yet).
+  size_t retained_updates() const { return updates_.size(); }
+  size_t retained_aux_records() const;
+  size_t retained_stores() const { return pending_.size(); }
 
   // The clocksource timekeeping runs on now.
   const timekeeper::Clocksource& clocksource() const {
