@@ -2,12 +2,14 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_format.h"
 #include "ktime/conform.h"
 #include "ktime/internal/compare.h"
+#include "variants/plugin/call_guard.h"
 
 namespace vdsolab::ktime {
 namespace {
@@ -21,8 +23,6 @@ class TreeTimekeeping final : public variants::ForeignTimekeeping {
   std::string Boot(const variants::ClocksourceRegistration& cs, uint64_t now,
                    const Timespec64& wall, const Timespec64& boot,
                    const tk::Timekeeping& model) override {
-    const vdsolab_kt_api& api = kt_->api();
-    api.reset();
     vdsolab_kt_clock c{};
     c.mask = cs.mask;
     c.scale = cs.scale;
@@ -31,10 +31,18 @@ class TreeTimekeeping final : public variants::ForeignTimekeeping {
     c.rating = cs.rating;
     c.suspend_nonstop = cs.suspend_nonstop ? 1 : 0;
     vdsolab_kt_clock_fields f{};
-    if (api.register_clock(&c, &f) != 0) {
+    int registered = 0;
+    Contained("timekeeping_init", [&](const vdsolab_kt_api& api) {
+      api.reset();
+      registered = api.register_clock(&c, &f);
+      if (registered == 0) {
+        api.init(now, wall.tv_sec, wall.tv_nsec, boot.tv_sec, boot.tv_nsec);
+      }
+    });
+    if (!fault_.empty()) return fault_;
+    if (registered != 0) {
       return "__clocksource_register_scale() failed in the tree";
     }
-    api.init(now, wall.tv_sec, wall.tv_nsec, boot.tv_sec, boot.tv_nsec);
     const tk::Clocksource& m = model.clocksource();
     internal::Diff d;
     d.Field("clocksource.mult", m.mult, f.mult);
@@ -46,36 +54,56 @@ class TreeTimekeeping final : public variants::ForeignTimekeeping {
     return Compare(model);
   }
 
-  void Tick(uint64_t now) override { kt_->api().tick(now); }
+  void Tick(uint64_t now) override {
+    Contained("update_wall_time",
+              [&](const vdsolab_kt_api& api) { api.tick(now); });
+  }
 
   std::string Adjtimex(const tk::Timex& request, uint64_t now, int model_ret,
                        const tk::Timex& model_readback) override {
     vdsolab_kt_timex t = internal::ToKernel(request);
-    const int ret = kt_->api().adjtimex(&t, now);
+    int ret = 0;
+    Contained("do_adjtimex",
+              [&](const vdsolab_kt_api& api) { ret = api.adjtimex(&t, now); });
+    if (!fault_.empty()) return fault_;
     return internal::CompareTimex(model_ret, model_readback, ret, t);
   }
 
   std::string SetTimeOfDay(const Timespec64& ts, uint64_t now,
                            int model_ret) override {
-    const int ret = kt_->api().settimeofday(ts.tv_sec, ts.tv_nsec, now);
+    int ret = 0;
+    Contained("do_settimeofday64", [&](const vdsolab_kt_api& api) {
+      ret = api.settimeofday(ts.tv_sec, ts.tv_nsec, now);
+    });
+    if (!fault_.empty()) return fault_;
     internal::Diff d;
     d.Field("settimeofday return", model_ret, ret);
     return d.first();
   }
 
   void Suspend(uint64_t now, const Timespec64& rtc) override {
-    kt_->api().suspend(now, rtc.tv_sec, rtc.tv_nsec);
+    Contained("timekeeping_suspend", [&](const vdsolab_kt_api& api) {
+      api.suspend(now, rtc.tv_sec, rtc.tv_nsec);
+    });
   }
   void Resume(uint64_t now, const Timespec64& rtc) override {
-    kt_->api().resume(now, rtc.tv_sec, rtc.tv_nsec);
+    Contained("timekeeping_resume", [&](const vdsolab_kt_api& api) {
+      api.resume(now, rtc.tv_sec, rtc.tv_nsec);
+    });
   }
   void InjectSleeptime(const Timespec64& delta, uint64_t now) override {
-    kt_->api().inject_sleeptime(delta.tv_sec, delta.tv_nsec, now);
+    Contained("timekeeping_inject_sleeptime64", [&](const vdsolab_kt_api& api) {
+      api.inject_sleeptime(delta.tv_sec, delta.tv_nsec, now);
+    });
   }
 
   std::vector<vdso::VvarUpdate> TakeUpdates() override {
     unsigned n = 0, updates = 0, overflow = 0;
-    const vdsolab_kt_store* s = kt_->api().take_stores(&n, &updates, &overflow);
+    const vdsolab_kt_store* s = nullptr;
+    Contained("take_stores", [&](const vdsolab_kt_api& api) {
+      s = api.take_stores(&n, &updates, &overflow);
+    });
+    if (s == nullptr) return {};
     if (overflow != 0) lost_stores_ = true;
     std::vector<vdso::VvarUpdate> out(updates);
     for (unsigned i = 0; i < n; ++i) {
@@ -91,16 +119,36 @@ class TreeTimekeeping final : public variants::ForeignTimekeeping {
   }
 
   std::string Compare(const tk::Timekeeping& model) override {
+    if (!fault_.empty()) return fault_;
     if (lost_stores_) {
       return "the tree's update_vsyscall() made more stores than the log "
              "holds (4096 per operation)";
     }
-    return internal::CompareState(model, *kt_);
+    std::string d;
+    Contained("read_state", [&](const vdsolab_kt_api&) {
+      d = internal::CompareState(model, *kt_);
+    });
+    return fault_.empty() ? d : fault_;
   }
 
  private:
+  // Runs a call into the tree's code contained (a crash, a WARN's ud2 or a
+  // spin is a finding of the run, not the end of vdsolab); after a fault
+  // the tree is not called again until the next Boot() resets it.
+  template <class Fn>
+  void Contained(const char* what, Fn&& fn) {
+    if (!fault_.empty()) return;
+    const vdsolab_kt_api& api = kt_->api();
+    if (std::optional<vdso::CallFault> f = variants::RunContained(
+            variants::call_guard_internal::ThisThread(), [&] { fn(api); })) {
+      fault_ =
+          absl::StrFormat("the tree's %s() %s", what, vdso::DescribeFault(*f));
+    }
+  }
+
   const KernelTime* kt_;
   bool lost_stores_ = false;
+  std::string fault_;
 };
 
 }  // namespace

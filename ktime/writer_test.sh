@@ -77,6 +77,28 @@ expect raw_fast_differs 1 "first difference: tick at" -- \
 expect raw_fast_field 1 "tkr_raw.xtime_nsec" -- \
   run "$scen/baseline.toml" --kernel-time="$t612" --patch="$tmp/raw-fast.diff"
 
+# A tree that crashes or spins in update_wall_time() at its 100th tick:
+# contained, a finding of the run (exit 1), never the end of vdsolab.
+awk '{ print } /^void update_wall_time\(void\)$/ { getline; print;
+  print "\tstatic int vdsolab_n;\n\tif (++vdsolab_n == 100)\n\t\t*(volatile int *)0 = 1;" }' \
+  "$tmp/t/a/kernel/time/timekeeping.c" > "$tmp/t/b/kernel/time/timekeeping.c"
+(cd "$tmp/t" && diff -u a/kernel/time/timekeeping.c b/kernel/time/timekeeping.c) \
+  > "$tmp/crash.diff"
+expect tree_crash 1 "update_wall_time() crashed (SIGSEGV" -- \
+  run "$scen/baseline.toml" --kernel-time="$t612" --patch="$tmp/crash.diff"
+awk '{ print } /^void update_wall_time\(void\)$/ { getline; print;
+  print "\tstatic int vdsolab_n;\n\tif (++vdsolab_n == 100)\n\t\tfor (;;)\n\t\t\tbarrier();" }' \
+  "$tmp/t/a/kernel/time/timekeeping.c" > "$tmp/t/b/kernel/time/timekeeping.c"
+(cd "$tmp/t" && diff -u a/kernel/time/timekeeping.c b/kernel/time/timekeeping.c) \
+  > "$tmp/spin.diff"
+expect tree_spin 1 "update_wall_time() spun for" -- \
+  run "$scen/baseline.toml" --kernel-time="$t612" --patch="$tmp/spin.diff" \
+  --call-timeout=200ms
+printf -- '--- a/kernel/time/ntp.c\n+++ b/kernel/time/ntp.c\n@@ -1 +1 @@\n-no such line\n+x\n' \
+  > "$tmp/bogus.diff"
+expect bad_patch 2 "bogus.diff" -- \
+  run "$scen/baseline.toml" --kernel-time="$t612" --patch="$tmp/bogus.diff"
+
 # What it cannot run.
 expect other_layout 2 "reads another" -- \
   run "$scen/baseline.toml" --kernel-time="$t612" --variant=upstream
