@@ -106,6 +106,8 @@ expect clocksource_change 2 "clocksource changes" -- \
   run "$scen/kselftest/clocksource-switch.toml" --kernel-time="$t612"
 expect time_patch_alone 2 "--kernel-time-patch applies to a --kernel-time" -- \
   run "$scen/baseline.toml" --kernel-time-patch="$tmp/raw-fast.diff"
+expect default_job 2 "the default job publishes with the timekeeper model" -- \
+  --kernel-time="$t612"
 expect no_such_tree 2 "--kernel-time=/nonexistent" -- \
   run "$scen/baseline.toml" --kernel-time=/nonexistent
 

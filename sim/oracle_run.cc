@@ -141,6 +141,15 @@ absl::Status ValidateOracleRunConfig(const OracleRunConfig& c) {
 absl::StatusOr<OracleRunReport> RunOracleCheck(
     const OracleRunConfig& config, const variants::Variant& variant) {
   if (absl::Status s = ValidateOracleRunConfig(config); !s.ok()) return s;
+  if (variant.timekeeping != nullptr) {
+    // This job publishes with the model itself; it would not run the
+    // tree's timekeeper, so it does not pretend to.
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--kernel-time: the default job publishes with the timekeeper "
+        "model; run %s's timekeeper with `vdsolab run SCENARIO` or "
+        "`vdsolab compare`",
+        variant.timekeeping->name));
+  }
   Rng rng(config.seed);
   OracleRunReport report;
   report.config = config;
