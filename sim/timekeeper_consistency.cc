@@ -124,4 +124,39 @@ std::string TickGridMismatch(const timekeeper::Timekeeper& before,
   return "";
 }
 
+std::string HrtimerViewMismatch(const timekeeper::Timekeeper& tk,
+                                uint64_t cycles,
+                                timekeeper::HrtimerOffsets* cached) {
+  const Ktime mono_cached =
+      timekeeper::KtimeGetUpdateOffsetsNow(tk, cycles, cached);
+  timekeeper::HrtimerOffsets fresh;
+  const Ktime mono = timekeeper::KtimeGetUpdateOffsetsNow(tk, cycles, &fresh);
+  const Timespec64 ts = timekeeper::KtimeGetTs64(tk, cycles);
+  const Ktime want_mono = KtimeSet(ts.tv_sec, ts.tv_nsec);
+  if (mono != want_mono || mono_cached != want_mono) {
+    return absl::StrFormat(
+        "hrtimer MONOTONIC %d ns != ktime_get_ts64()'s %d ns at counter %d",
+        mono, want_mono, cycles);
+  }
+  const Ktime want_real =
+      mono >= tk.next_leap_ktime ? tk.offs_real - kNs : tk.offs_real;
+  if (fresh.offs_real != want_real || fresh.offs_boot != tk.offs_boot ||
+      fresh.offs_tai != tk.offs_tai) {
+    return absl::StrFormat(
+        "hrtimer offsets real %d boot %d tai %d != the timekeeper's %d %d %d",
+        fresh.offs_real, fresh.offs_boot, fresh.offs_tai, want_real,
+        tk.offs_boot, tk.offs_tai);
+  }
+  if (cached->cwsseq != tk.clock_was_set_seq ||
+      cached->offs_boot != tk.offs_boot || cached->offs_tai != tk.offs_tai) {
+    return absl::StrFormat(
+        "hrtimer's cached offsets (boot %d, tai %d, clock_was_set_seq %d) "
+        "are stale against the timekeeper's (%d, %d, %d): an offset changed "
+        "without clock_was_set",
+        cached->offs_boot, cached->offs_tai, cached->cwsseq, tk.offs_boot,
+        tk.offs_tai, tk.clock_was_set_seq);
+  }
+  return "";
+}
+
 }  // namespace vdsolab::sim

@@ -10,9 +10,11 @@
 #ifndef VDSOLAB_SIM_TIMEKEEPER_CONSISTENCY_H_
 #define VDSOLAB_SIM_TIMEKEEPER_CONSISTENCY_H_
 
+#include <cstdint>
 #include <string>
 
 #include "timekeeper/ntp.h"
+#include "timekeeper/readers.h"
 #include "timekeeper/timekeeper.h"
 
 namespace vdsolab::sim {
@@ -36,6 +38,19 @@ std::string DerivedStateMismatch(const timekeeper::Timekeeper& tk,
 // it holds or does not apply (the interval or clocksource changed).
 std::string TickGridMismatch(const timekeeper::Timekeeper& before,
                              const timekeeper::Timekeeper& after);
+
+// What hrtimer_interrupt() sees (ktime_get_update_offsets_now()) at
+// `cycles`, against the timekeeper: MONOTONIC as ktime_get_ts64() reads it
+// at the same counter, offs_real (one second less while MONOTONIC is past
+// an armed insertion a tick has not applied yet), offs_boot, offs_tai.
+// `cached` persists across calls, as the hrtimer base's copies do: offsets
+// changed without a clock_was_set_seq bump stay stale in it, which is what
+// its offs_boot and offs_tai are compared for (offs_real is compared on a
+// fresh copy: a cleared leap legitimately leaves the cached one a second
+// off until the clock is next set).
+std::string HrtimerViewMismatch(const timekeeper::Timekeeper& tk,
+                                uint64_t cycles,
+                                timekeeper::HrtimerOffsets* cached);
 
 }  // namespace vdsolab::sim
 

@@ -387,16 +387,21 @@ void Writer::RunOperation(const std::string& cause, uint64_t t_ns,
             sources_.Mask(source_));
     raw_epoch_wrap_losses_ = wrap_losses_;
   }
-  CheckTimekeeper(cause, start, event == nullptr ? &tk_before : nullptr);
+  CheckTimekeeper(cause, start, counter_now,
+                  event == nullptr ? &tk_before : nullptr);
   Publish(cause, start, counter_now);
 }
 
 void Writer::CheckTimekeeper(const std::string& cause, uint64_t start,
+                             uint64_t counter,
                              const timekeeper::Timekeeper* before_tick) {
   std::string finding =
       DerivedStateMismatch(tk_->timekeeper(), tk_->ntp().data());
   if (finding.empty() && before_tick != nullptr) {
     finding = TickGridMismatch(*before_tick, tk_->timekeeper());
+  }
+  if (finding.empty()) {
+    finding = HrtimerViewMismatch(tk_->timekeeper(), counter, &hrtimer_);
   }
   if (finding.empty()) return;
   // The first few are the story; the rest usually repeat the first.

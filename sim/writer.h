@@ -26,6 +26,7 @@
 #include "sim/counter_sources.h"
 #include "sim/machine.h"
 #include "sim/scenario.h"
+#include "timekeeper/readers.h"
 #include "timekeeper/timekeeper.h"
 #include "timekeeper/timekeeping.h"
 #include "variants/variant.h"
@@ -239,6 +240,7 @@ class Writer {
   // Checks the timekeeper after an operation; `before_tick` is the
   // published timekeeper before it when the operation was a tick.
   void CheckTimekeeper(const std::string& cause, uint64_t start,
+                       uint64_t counter,
                        const timekeeper::Timekeeper* before_tick);
   static constexpr size_t kMaxTimekeeperFindings = 5;
   // Keeps the first difference from the model, with where it arose.
@@ -256,6 +258,8 @@ class Writer {
   std::unique_ptr<variants::ForeignTimekeeping> tree_;  // May be null.
   std::string tree_difference_;
   std::vector<std::string> timekeeper_findings_;
+  // The hrtimer base's cached offsets, kept across operations.
+  timekeeper::HrtimerOffsets hrtimer_;
   uint64_t tree_operations_ = 0;
   std::string operation_;  // The operation running: "tick at 1.004 s".
   CounterSource source_ = CounterSource::kMachine;
