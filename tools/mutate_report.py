@@ -84,7 +84,9 @@ def write(out, log, catalogue_size, args):
       "property and scenario suite in tiers, stopping at the first that "
       "kills: (2) `//tests:all` and `//sim:all` without the exhaustive "
       "tests, (3) `//tests:exhaustive_test` and "
-      "`//tests:exhaustive_por_test`, (4) `//cli:all`; then, for "
+      "`//tests:exhaustive_por_test`, (4) `//cli:all`, (5) "
+      "`//ktime:conform_test` (the differential oracle: the timekeeper "
+      "model against the Debian 6.1 and 6.12 trees' own kernel/time); then, for "
       "survivors, the pinned examples (unless `--no-examples`). The killers "
       "listed are those of the first tier that killed, so the kill counts "
       "below undercount the later tiers' tests.")
@@ -146,7 +148,8 @@ def write(out, log, catalogue_size, args):
     tc = collections.Counter(r.get("tier", 1) for r in killed)
     names = {1: "quick (compare, scenario runs)",
              2: "//tests:all, //sim:all (no exhaustive)",
-             3: "exhaustive tests", 4: "//cli:all"}
+             3: "exhaustive tests", 4: "//cli:all",
+             5: "//ktime:conform_test"}
     for t in sorted(tc):
       w(f"- tier {t}, {names.get(t, t)}: {tc[t]} mutants killed")
     w("")
