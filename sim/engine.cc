@@ -434,6 +434,8 @@ absl::StatusOr<RunResult> RunRandom(const Scenario& scenario,
   for (const EventOutcome& o : result.outcomes) {
     if (!o.mismatches.empty()) result.failed = true;
   }
+  result.timekeeper_findings = writer->timekeeper_findings();
+  if (!result.timekeeper_findings.empty()) result.failed = true;
   if (variant.timekeeping != nullptr) {
     result.timekeeping = variant.timekeeping->name;
     result.timekeeping_operations = writer->tree_operations();

@@ -94,8 +94,11 @@ struct RunResult {
   std::string timekeeping;
   uint64_t timekeeping_operations = 0;
   std::string timekeeping_difference;
-  bool failed = false;  // A defect, known-kernel violation or missed
-                        // expectation.
+  // The timekeeper model's state against independent computations after
+  // each writer operation (sim/timekeeper_consistency.h); any fails the run.
+  std::vector<std::string> timekeeper_findings;
+  bool failed = false;  // A defect, known-kernel violation, missed
+                        // expectation or timekeeper finding.
   Retained retained;    // The most the run held.
   std::optional<CallRecord> traced;  // The call named in trace_call.
   std::string traced_page;           // Its page state at the counter read.

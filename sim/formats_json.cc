@@ -133,6 +133,12 @@ JsonObject OutcomeJson(const Scenario& s, const Outcome& out,
       divergence.AddRaw(dj.Text());
     }
     o.AddRaw("divergence_vs_raw", divergence.Text());
+    if (!r.timekeeper_findings.empty()) {
+      // Only when there are any: a passing run's JSON is unchanged.
+      JsonArray findings;
+      for (const std::string& f : r.timekeeper_findings) findings.Add(f);
+      o.AddRaw("timekeeper_findings", findings.Text());
+    }
     if (!r.timekeeping.empty()) {
       JsonObject w;
       w.Add("timekeeper", r.timekeeping)

@@ -110,6 +110,14 @@ std::string FormatRunReport(const Scenario& s, const RunResult& r) {
       }
     }
   }
+  if (!r.timekeeper_findings.empty()) {
+    absl::StrAppendFormat(&o,
+                          "\ntimekeeper state against an independent "
+                          "computation: [MISMATCH]\n");
+    for (const std::string& f : r.timekeeper_findings) {
+      absl::StrAppendFormat(&o, "  %s\n", f);
+    }
+  }
   if (!r.timekeeping.empty()) {
     // Only when a kernel tree's timekeeper published the page.
     absl::StrAppendFormat(

@@ -6,6 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/math64.h"
+#include "sim/timekeeper_consistency.h"
 #include "timekeeper/clocksource.h"
 
 namespace vdsolab::sim {
@@ -332,6 +333,8 @@ void Writer::RunOperation(const std::string& cause, uint64_t t_ns,
   const uint64_t counter = sources_.Read(source_, tk_cpu, start);
   const uint64_t cycle_last_before = tk_->timekeeper().tkr_mono.cycle_last;
   const CounterSource source_before = source_;
+  // For the tick's check below (a copy: the operation changes it).
+  const timekeeper::Timekeeper tk_before = tk_->timekeeper();
   // clocksource_delta() cannot tell how many times a narrow counter wrapped
   // since cycle_last: past max_raw_delta the kernel loses that time. A
   // resume re-bases instead.
@@ -386,7 +389,29 @@ void Writer::RunOperation(const std::string& cause, uint64_t t_ns,
             sources_.Mask(source_));
     raw_epoch_wrap_losses_ = wrap_losses_;
   }
+  CheckTimekeeper(cause, start, counter_now,
+                  event == nullptr ? &tk_before : nullptr);
   Publish(cause, start, counter_now);
+}
+
+void Writer::CheckTimekeeper(const std::string& cause, uint64_t start,
+                             uint64_t counter,
+                             const timekeeper::Timekeeper* before_tick) {
+  std::string finding =
+      DerivedStateMismatch(tk_->timekeeper(), tk_->ntp().data());
+  if (finding.empty() && before_tick != nullptr) {
+    finding = TickGridMismatch(*before_tick, tk_->timekeeper());
+  }
+  if (finding.empty()) {
+    finding = HrtimerViewMismatch(tk_->timekeeper(), counter, &hrtimer_);
+  }
+  if (finding.empty()) return;
+  // The first few are the story; the rest usually repeat the first.
+  if (timekeeper_findings_.size() < kMaxTimekeeperFindings) {
+    timekeeper_findings_.push_back(
+        absl::StrFormat("%s at %d.%09d s: %s", cause, start / kNsecPerSec,
+                        start % kNsecPerSec, finding));
+  }
 }
 
 void Writer::Publish(const std::string& cause, uint64_t start,

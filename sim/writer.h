@@ -26,6 +26,7 @@
 #include "sim/counter_sources.h"
 #include "sim/machine.h"
 #include "sim/scenario.h"
+#include "timekeeper/readers.h"
 #include "timekeeper/timekeeper.h"
 #include "timekeeper/timekeeping.h"
 #include "variants/variant.h"
@@ -202,6 +203,12 @@ class Writer {
   // operations both ran.
   const std::string& tree_difference() const { return tree_difference_; }
   uint64_t tree_operations() const { return tree_operations_; }
+  // The timekeeper model's state against independent computations after
+  // each operation (sim/timekeeper_consistency.h): the first few findings,
+  // each with its operation ("tick at 1.004 s: ..."). Any fails the run.
+  const std::vector<std::string>& timekeeper_findings() const {
+    return timekeeper_findings_;
+  }
   // True while a pause, idle or suspend window covers t (no ticks).
   bool InNoTickWindow(uint64_t t_ns) const;
   // True if such a window overlaps [from_ns, to_ns].
@@ -236,6 +243,12 @@ class Writer {
   // run).
   absl::Status BootTree(const variants::ForeignTimekeepingSource& source,
                         uint64_t c0);
+  // Checks the timekeeper after an operation; `before_tick` is the
+  // published timekeeper before it when the operation was a tick.
+  void CheckTimekeeper(const std::string& cause, uint64_t start,
+                       uint64_t counter,
+                       const timekeeper::Timekeeper* before_tick);
+  static constexpr size_t kMaxTimekeeperFindings = 5;
   // Keeps the first difference from the model, with where it arose.
   void NoteTreeDifference(const std::string& difference);
   // The foreign timekeeper's updates replace the model's stores.
@@ -250,6 +263,9 @@ class Writer {
   std::unique_ptr<timekeeper::Timekeeping> tk_;
   std::unique_ptr<variants::ForeignTimekeeping> tree_;  // May be null.
   std::string tree_difference_;
+  std::vector<std::string> timekeeper_findings_;
+  // The hrtimer base's cached offsets, kept across operations.
+  timekeeper::HrtimerOffsets hrtimer_;
   uint64_t tree_operations_ = 0;
   std::string operation_;  // The operation running: "tick at 1.004 s".
   CounterSource source_ = CounterSource::kMachine;

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "common/clock_result.h"
 #include "sim/engine.h"
 #include "sim/scenario.h"
 #include "tests/scenario_generators.h"
@@ -38,6 +39,12 @@ const std::vector<std::string>& Required() {
                                    "event set_offset",
                                    "event set_tai",
                                    "event suspend",
+                                   "event leap",
+                                   "adjtimex status",
+                                   "leap then status cleared after a tick",
+                                   "REALTIME 1-4 s above MONOTONIC at boot",
+                                   "settime below MONOTONIC",
+                                   "settime expected to succeed",
                                    "freq at +500 ppm",
                                    "freq at -500 ppm",
                                    "freq beyond the clamp",
@@ -72,7 +79,11 @@ const std::vector<std::string>& Required() {
                                    "run: raced a writer",
                                    "run: syscall fallback",
                                    "run: migrated",
-                                   "run: pace checked"};
+                                   "run: pace checked",
+                                   "run: settime refused",
+                                   "run: set_offset refused",
+                                   "run: armed leap cleared by adjtimex",
+                                   "run: timekeeper checked"};
   return *r;
 }
 
@@ -102,6 +113,24 @@ void Tally(const Scenario& s, std::map<std::string, int>* hits) {
     if (e.kind == EventKind::kSetOffset) {
       hit(e.offset_time.tv_sec < 0 ? "offset negative" : "offset positive");
     }
+    if (e.kind == EventKind::kAdjtimex &&
+        (e.modes & timekeeper::kAdjStatus) != 0) {
+      hit("adjtimex status");
+    }
+    if (e.kind == EventKind::kSetTime) {
+      if (e.expect_ret == -kEinval) hit("settime below MONOTONIC");
+      if (e.expect_ret == 0) hit("settime expected to succeed");
+    }
+    if (e.kind == EventKind::kLeap) {
+      for (const EventSpec& c : s.events) {
+        if (c.kind == EventKind::kAdjtimex &&
+            c.modes == timekeeper::kAdjStatus &&
+            (c.status & timekeeper::kStaIns) == 0 && c.at_ns >= 12000000 &&
+            e.at_ns < 1000000) {
+          hit("leap then status cleared after a tick");
+        }
+      }
+    }
     if (e.kind == EventKind::kPause && e.duration_ns >= 900000000000ull) {
       hit("pause past max_cycles");
       long_pause = &e;
@@ -123,6 +152,11 @@ void Tally(const Scenario& s, std::map<std::string, int>* hits) {
     hit("boot_offset zero");
   }
   if (s.kernel.boot_offset.tv_sec >= 86400) hit("boot_offset days");
+  if (!s.events.empty() &&
+      s.kernel.boot_realtime.tv_sec > s.kernel.boot_offset.tv_sec &&
+      s.kernel.boot_realtime.tv_sec <= s.kernel.boot_offset.tv_sec + 4) {
+    hit("REALTIME 1-4 s above MONOTONIC at boot");
+  }
   hit("width " + std::to_string(s.machine.width_bits));
   hit("clocksource " + s.machine.clocksource);
   const uint64_t mask =
@@ -173,6 +207,26 @@ TEST(GeneratorCoverage, SuiteReachesEveryFieldRegimeAndEdge) {
       if (r->stats[static_cast<int>(Property::kRawRate) - 1].checked > 0) {
         ++hits["run: pace checked"];
       }
+      // The refused syscalls and the leap state change the timekeeper
+      // consistency checks look at; none may have a finding here.
+      for (const EventOutcome& o : r->outcomes) {
+        const EventSpec& e = s.events[o.event];
+        if (e.kind == EventKind::kSetTime && o.ret == -kEinval) {
+          ++hits["run: settime refused"];
+        }
+        if (e.kind == EventKind::kSetOffset && o.ret == -kEinval) {
+          ++hits["run: set_offset refused"];
+        }
+        if (e.kind == EventKind::kAdjtimex &&
+            e.modes == timekeeper::kAdjStatus &&
+            (e.status & timekeeper::kStaIns) == 0 &&
+            o.ret == timekeeper::kTimeIns) {
+          ++hits["run: armed leap cleared by adjtimex"];
+        }
+        EXPECT_TRUE(o.mismatches.empty()) << o.what << ": " << o.mismatches[0];
+      }
+      EXPECT_TRUE(r->timekeeper_findings.empty()) << r->timekeeper_findings[0];
+      if (r->updates > 0) ++hits["run: timekeeper checked"];
     }
   }
   std::printf("generator coverage over %d runs (seed %llu):\n", runs,

@@ -15,8 +15,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
+#include "common/clock_result.h"
 #include "common/timespec.h"
 #include "sim/scenario.h"
 #include "timekeeper/timex.h"
@@ -87,7 +89,8 @@ inline rc::Gen<int64_t> GenFreq(int64_t limit) {
 // [0, duration): NTP frequency and tick at and inside their limits, and
 // beyond them through raw adjtimex() (the kernel clamps the frequency and
 // refuses the tick); clock_settime; ADJ_SETOFFSET signed both ways; ADJ_TAI;
-// NO_HZ idle; VM pauses; suspend.
+// a leap second asked for (STA_INS, STA_DEL) and ADJ_STATUS that arms,
+// clears or resets it; NO_HZ idle; VM pauses; suspend.
 inline rc::Gen<sim::EventSpec> GenEvent(uint64_t duration_ns) {
   return rc::gen::exec([duration_ns] {
     sim::EventSpec e;
@@ -96,7 +99,11 @@ inline rc::Gen<sim::EventSpec> GenEvent(uint64_t duration_ns) {
         sim::EventKind::kAdjtimexFrequency, sim::EventKind::kAdjtimexTick,
         sim::EventKind::kSetTime, sim::EventKind::kIdle, sim::EventKind::kPause,
         sim::EventKind::kAdjtimex, sim::EventKind::kSetOffset,
-        sim::EventKind::kSetTai, sim::EventKind::kSuspend);
+        sim::EventKind::kSetTai, sim::EventKind::kSuspend,
+        sim::EventKind::kLeap);
+    e.leap = *rc::gen::weightedOneOf<std::string>(
+        {{3, rc::gen::just<std::string>("insert")},
+         {1, rc::gen::just<std::string>("delete")}});
     e.freq_scaled_ppm = *GenFreq(500ll << 16);
     e.tick_usec = *rc::gen::weightedOneOf<int64_t>(
         {{3, rc::gen::inRange<int64_t>(9000, 11001)},
@@ -107,7 +114,15 @@ inline rc::Gen<sim::EventSpec> GenEvent(uint64_t duration_ns) {
     // pause is the caller's choice.
     e.duration_ns = *rc::gen::inRange<uint64_t>(1, 50000000);
     if (e.kind == sim::EventKind::kAdjtimex) {
-      if (*rc::gen::arbitrary<bool>()) {
+      const int what = *rc::gen::inRange(0, 3);
+      if (what == 2) {
+        // The status word whole: clears a leap asked for (0, UNSYNC),
+        // asks for one, or turns the PLL on (off again by a later one).
+        e.modes = timekeeper::kAdjStatus;
+        e.status = *rc::gen::element<int32_t>(
+            0, timekeeper::kStaUnsync, timekeeper::kStaIns, timekeeper::kStaDel,
+            timekeeper::kStaPll, timekeeper::kStaPll | timekeeper::kStaIns);
+      } else if (what == 1) {
         e.modes = timekeeper::kAdjFrequency;
         e.freq = *rc::gen::weightedOneOf<int64_t>(
             {{1, GenFreq(500ll << 16)},
@@ -126,6 +141,63 @@ inline rc::Gen<sim::EventSpec> GenEvent(uint64_t duration_ns) {
     }
     return e;
   });
+}
+
+// The edges of settime and the leap state a uniform draw almost never
+// reaches, added to a scenario with events:
+// - REALTIME at boot just above MONOTONIC (1 to 4 s), so that a negative
+//   ADJ_SETOFFSET takes REALTIME below MONOTONIC (refused);
+// - clock_settime() below MONOTONIC (refused: MONOTONIC never exceeds
+//   its start + the run's length at the fastest tick, and never falls below
+//   its start, so any target under the start is), expected to return
+//   -EINVAL, and targets far above it,
+//   expected to succeed: the run fails if the kernel answers otherwise;
+// - a leap second asked for just before a second boundary (REALTIME at
+//   boot x.999 s) and, after the tick that arms it, ADJ_STATUS clearing it:
+//   the armed insertion's time (next_leap_ktime) then changes without a
+//   tick or a vDSO update.
+inline void AddSettimeAndLeapEdges(sim::Scenario* s) {
+  const Timespec64& boot = s->kernel.boot_offset;
+  if (*rc::gen::inRange(0, 5) == 0) {
+    s->kernel.boot_realtime.tv_sec =
+        boot.tv_sec + *rc::gen::inRange<int64_t>(1, 4);
+  }
+  // MONOTONIC at boot: timekeeping_init() drops a boot offset beyond the
+  // wall time (REALTIME may not start below MONOTONIC).
+  const int64_t mono0 =
+      Timespec64Compare(s->kernel.boot_realtime, boot) < 0 ? 0 : boot.tv_sec;
+  if (*rc::gen::inRange(0, 4) == 0) {
+    s->kernel.boot_realtime.tv_nsec = 999000000;
+    if (s->run.duration_ns < 24000000) s->run.duration_ns = 24000000;
+    sim::EventSpec leap = *GenEvent(s->run.duration_ns);
+    leap.kind = sim::EventKind::kLeap;
+    leap.at_ns = *rc::gen::inRange<uint64_t>(0, 500000);
+    sim::EventSpec clear = *GenEvent(s->run.duration_ns);
+    clear.kind = sim::EventKind::kAdjtimex;
+    clear.modes = timekeeper::kAdjStatus;
+    clear.status = *rc::gen::element<int32_t>(0, timekeeper::kStaUnsync,
+                                              timekeeper::kStaDel);
+    // After HZ=100's first tick (10 ms), which runs second_overflow().
+    clear.at_ns = *rc::gen::inRange<uint64_t>(12000000, s->run.duration_ns);
+    s->events.push_back(leap);
+    s->events.push_back(clear);
+  }
+  // The run's MONOTONIC can reach at most this many seconds (ticks 10%
+  // long, NTP +500 ppm, a second of rounding).
+  const int64_t mono_max =
+      mono0 + 2 +
+      static_cast<int64_t>(s->run.duration_ns / 1000000000 * 111 / 100 + 1);
+  for (sim::EventSpec& e : s->events) {
+    if (e.kind != sim::EventKind::kSetTime) continue;
+    if (mono0 >= 1 && *rc::gen::inRange(0, 3) == 0) {
+      e.realtime.tv_sec = *rc::gen::inRange<int64_t>(0, mono0);
+    }
+    if (e.realtime.tv_sec < mono0) {
+      e.expect_ret = -kEinval;
+    } else if (e.realtime.tv_sec > mono_max) {
+      e.expect_ret = 0;
+    }
+  }
 }
 
 struct ScenarioShape {
@@ -216,6 +288,7 @@ inline rc::Gen<sim::Scenario> GenScenario(ScenarioShape shape) {
         s.events.push_back(after);
       }
     }
+    if (shape.events) AddSettimeAndLeapEdges(&s);
     const int readers = *rc::gen::inRange(1, 4);
     s.readers.clear();
     for (int i = 0; i < readers; ++i) {

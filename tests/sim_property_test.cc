@@ -29,11 +29,13 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "common/clock_result.h"
 #include "ktree/ktree.h"
 #include "ktree/load.h"
 #include "sim/engine.h"
 #include "sim/scenario_toml.h"
 #include "tests/scenario_generators.h"
+#include "timekeeper/timex.h"
 #include "variants/plugin/loader.h"
 #include "variants/registry.h"
 
@@ -119,18 +121,42 @@ void CheckScenario(const Scenario& s) {
   }
   RC_CLASSIFY(preconditions > 0, "precondition violated");
   RC_CLASSIFY(known > 0, "known kernel behaviour");
-  if (defects != 0) {
+  for (const EventOutcome& o : r->outcomes) {
+    const EventSpec& e = s.events[o.event];
+    RC_CLASSIFY(e.kind == EventKind::kSetTime && o.ret == -kEinval,
+                "settime refused (below MONOTONIC)");
+    RC_CLASSIFY(e.kind == EventKind::kSetOffset && o.ret == -kEinval,
+                "set_offset refused");
+    RC_CLASSIFY(e.kind == EventKind::kAdjtimex &&
+                    e.modes == timekeeper::kAdjStatus &&
+                    (e.status & timekeeper::kStaIns) == 0 &&
+                    o.ret == timekeeper::kTimeIns,
+                "armed leap cleared by adjtimex");
+  }
+  // Besides the readers' defects: a syscall event that missed the return
+  // the generator expected, and timekeeper state that disagrees with its
+  // independent computation (sim/timekeeper_consistency.h).
+  std::string first;
+  for (const Violation& v : r->violations) {
+    if (v.verdict == Verdict::kDefect) {
+      first = absl::StrFormat("%s: %s: %s", PropertyName(v.property), v.why,
+                              v.detail);
+      break;
+    }
+  }
+  for (const EventOutcome& o : r->outcomes) {
+    if (first.empty() && !o.mismatches.empty()) {
+      first = absl::StrFormat("event[%d] %s: %s", o.event, o.what,
+                              o.mismatches.front());
+    }
+  }
+  if (first.empty() && !r->timekeeper_findings.empty()) {
+    first = "timekeeper: " + r->timekeeper_findings.front();
+  }
+  if (defects != 0 || !first.empty()) {
     const std::string toml = ScenarioToToml(s);
     if (const char* dir = std::getenv("TEST_UNDECLARED_OUTPUTS_DIR")) {
       std::ofstream(std::string(dir) + "/counterexample.toml") << toml;
-    }
-    std::string first;
-    for (const Violation& v : r->violations) {
-      if (v.verdict == Verdict::kDefect) {
-        first = absl::StrFormat("%s: %s: %s", PropertyName(v.property), v.why,
-                                v.detail);
-        break;
-      }
     }
     RC_FAIL(absl::StrFormat("%s\n--- counterexample scenario ---\n%s", first,
                             toml));

@@ -39,6 +39,17 @@ def write(out, log, catalogue_size, args):
   if os.path.exists(log):
     with open(log) as f:
       records = [json.loads(l) for l in f if l.strip()]
+  # A mutant rerun with --only after a test was added appears twice: its
+  # last record is its verdict against the suite as it is now.
+  last = {r["id"]: i for i, r in enumerate(records)}
+  reruns = len(records) - len(last)
+  records = [r for i, r in enumerate(records) if last[r["id"]] == i]
+  # The run's settings, from the records (--report-only is not told them).
+  suite = next((r["suite"] for r in records if "suite" in r),
+               getattr(args, "suite", "full"))
+  first = next((r for r in records if "sample" in r), None)
+  sample_n = first["sample"] if first else getattr(args, "sample", 0)
+  seed = first["seed"] if first else getattr(args, "seed", 1)
   notes = load_triage()
   by = collections.Counter(r["status"] for r in records)
   live = [r for r in records if r["status"] != "stillborn"]
@@ -65,7 +76,24 @@ def write(out, log, catalogue_size, args):
     "example unit tests too. Regenerate the report from a run's log with "
     "`tools/mutate --report-only --log=FILE`.")
   w("")
-  if getattr(args, "suite", "full") == "quick":
+  if suite == "tiered":
+    w("This run used `--suite=tiered`: per mutant, first the quick checks "
+      "(`vdsolab compare` diffed against docs/compare.md, `vdsolab run` of "
+      "every kselftest and history scenario with and without the history "
+      "defects, judged by exit code, and a scenario that fails by design run "
+      "again with `--accept=known` so that its expectations still judge); a "
+      "mutant they miss then meets the "
+      "property and scenario suite in tiers, stopping at the first that "
+      "kills: (2) `//tests:all` and `//sim:all` without the exhaustive "
+      "tests, (3) `//tests:exhaustive_test` and "
+      "`//tests:exhaustive_por_test`, (4) `//cli:all`, (5) "
+      "`//ktime:conform_test` (the differential oracle: the timekeeper "
+      "model against the Debian 6.1 and 6.12 trees' own kernel/time); then, for "
+      "survivors, the pinned examples (unless `--no-examples`). The killers "
+      "listed are those of the first tier that killed, so the kill counts "
+      "below undercount the later tiers' tests.")
+    w("")
+  if suite == "quick":
     w("This run used `--suite=quick`: per mutant, `vdsolab compare` diffed "
       "against docs/compare.md and `vdsolab run` of every kselftest and "
       "history scenario (with and without the history defects) judged by "
@@ -80,9 +108,11 @@ def write(out, log, catalogue_size, args):
     w("")
   w("## Score")
   w("")
-  sample = (f"a sample of {len(records)} drawn with `--sample={args.sample} "
-            f"--seed={args.seed}`" if getattr(args, "sample", 0)
-            else f"{len(records)} mutants")
+  sample = (f"a sample of {len(records)} drawn with `--sample={sample_n} "
+            f"--seed={seed}`" if sample_n else f"{len(records)} mutants")
+  if reruns:
+    sample += (f" ({reruns} of them rerun with `--only` after the suite "
+               "gained a test; the rerun's verdict is the one counted)")
   w(f"- Catalogue: {catalogue_size} mutants; this run: {sample}.")
   w(f"- Stillborn (do not build, not counted): {by['stillborn']}; "
     f"equivalent (argued below, not counted): {len(equivalent)}.")
@@ -114,6 +144,17 @@ def write(out, log, catalogue_size, args):
       f"{sum(r in survived for r in rs)} | "
       f"{sum(r in equivalent for r in rs)} |")
   w("")
+  if suite == "tiered":
+    w("## Where the tiers stop")
+    w("")
+    tc = collections.Counter(r.get("tier", 1) for r in killed)
+    names = {1: "quick (compare, scenario runs)",
+             2: "//tests:all, //sim:all (no exhaustive)",
+             3: "exhaustive tests", 4: "//cli:all",
+             5: "//ktime:conform_test"}
+    for t in sorted(tc):
+      w(f"- tier {t}, {names.get(t, t)}: {tc[t]} mutants killed")
+    w("")
   w("## Which tests kill")
   w("")
   kc = collections.Counter(k for r in killed for k in r.get("killers", []))
