@@ -239,6 +239,14 @@ class Writer {
   void Suspend(uint64_t counter, const Timespec64& rtc);
   Timespec64 Resume(uint64_t counter, const Timespec64& rtc);
   void InjectSleeptime(const Timespec64& delta, uint64_t counter);
+  // The time of the clock ADJ_SETOFFSET steps (REALTIME, or aux clock
+  // `aux` >= 0) at `counter`, in ns; nullopt for an aux clock not enabled.
+  std::optional<__int128> SteppedClockNs(int aux, uint64_t counter) const;
+  // After an accepted ADJ_SETOFFSET: the clock moved by exactly the offset,
+  // else a mismatch in the event's outcome.
+  void CheckStep(uint32_t modes, const Timespec64& offset, int aux,
+                 const std::optional<__int128>& before, int ret,
+                 uint64_t counter);
   // Starts Variant::timekeeping beside the model (refused: what it cannot
   // run).
   absl::Status BootTree(const variants::ForeignTimekeepingSource& source,

@@ -6,6 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "sim/writer.h"
+#include "timekeeper/readers.h"
 #include "timekeeper/timex_names.h"
 
 namespace vdsolab::sim {
@@ -39,6 +40,49 @@ void Writer::RecordOutcome(const EventSpec& e, uint64_t start, std::string what,
     }
   }
   outcomes_.push_back(std::move(o));
+}
+
+std::optional<__int128> Writer::SteppedClockNs(int aux,
+                                               uint64_t counter) const {
+  // Only a read the forward before the step reproduces exactly: past
+  // max_cycles (a long pause) the reads before and after the forward
+  // legitimately differ.
+  const timekeeper::TkReadBase& tkr =
+      aux < 0 ? tk_->timekeeper().tkr_mono : tk_->aux_timekeeper(aux).tkr_mono;
+  // A narrow counter is left out: its wraps alias a long gap as a short one.
+  if (tkr.clock == nullptr || tkr.mask != ~0ull ||
+      ((counter - tkr.cycle_last) & tkr.mask) > tkr.clock->max_cycles) {
+    return std::nullopt;
+  }
+  if (aux < 0) {
+    const Timespec64 t = tk_->GetRealTs64(counter);
+    return static_cast<__int128>(t.tv_sec) * kNsecPerSec + t.tv_nsec;
+  }
+  if (!tk_->AuxEnabled(aux)) return std::nullopt;
+  const std::optional<Ktime> t =
+      timekeeper::KtimeGetAux(tk_->aux_timekeeper(aux), counter);
+  if (!t) return std::nullopt;
+  return *t;
+}
+
+// ADJ_SETOFFSET accepted: the clock it steps (REALTIME or the aux clock)
+// reads, at the same counter, exactly the offset more than before the
+// call: an expectation of every accepted step, independent of how the
+// timekeeper stores it (wall_to_monotonic and xtime, or offs_aux).
+void Writer::CheckStep(uint32_t modes, const Timespec64& offset, int aux,
+                       const std::optional<__int128>& before, int ret,
+                       uint64_t counter) {
+  if ((modes & timekeeper::kAdjSetoffset) == 0 || ret < 0 || !before) return;
+  const std::optional<__int128> after = SteppedClockNs(aux, counter);
+  if (!after) return;
+  const int64_t unit = (modes & timekeeper::kAdjNano) != 0 ? 1 : 1000;
+  const __int128 want = static_cast<__int128>(offset.tv_sec) * kNsecPerSec +
+                        static_cast<__int128>(offset.tv_nsec) * unit;
+  if (*after - *before != want) {
+    outcomes_.back().mismatches.push_back(absl::StrFormat(
+        "the clock moved by %d ns at the same counter, not the offset's %d ns",
+        static_cast<int64_t>(*after - *before), static_cast<int64_t>(want)));
+  }
 }
 
 void Writer::Tick(uint64_t counter) {
@@ -106,6 +150,8 @@ void Writer::RunEvent(const EventSpec& e, uint64_t start, uint64_t counter) {
       return;
     }
     case EventKind::kAdjtimex: {
+      const int aux = e.clock == kClockRealtime ? -1 : e.clock - kClockAux;
+      const std::optional<__int128> before = SteppedClockNs(aux, counter);
       timekeeper::Timex txc;
       txc.modes = e.modes;
       txc.offset = e.offset;
@@ -124,6 +170,7 @@ void Writer::RunEvent(const EventSpec& e, uint64_t start, uint64_t counter) {
                     absl::StrFormat("clock_adjtime(%s, modes %#x)",
                                     ClockShortName(e.clock), e.modes),
                     ret, &txc);
+      CheckStep(e.modes, {e.time_sec, e.time_usec}, aux, before, ret, counter);
       return;
     }
     case EventKind::kSetTai: {
@@ -136,6 +183,7 @@ void Writer::RunEvent(const EventSpec& e, uint64_t start, uint64_t counter) {
       return;
     }
     case EventKind::kSetOffset: {
+      const std::optional<__int128> before = SteppedClockNs(-1, counter);
       timekeeper::Timex txc;
       txc.modes = timekeeper::kAdjSetoffset | timekeeper::kAdjNano;
       txc.time = {e.offset_time.tv_sec, e.offset_time.tv_nsec};
@@ -145,6 +193,8 @@ void Writer::RunEvent(const EventSpec& e, uint64_t start, uint64_t counter) {
           absl::StrFormat("adjtimex(ADJ_SETOFFSET, %d s + %d ns)",
                           e.offset_time.tv_sec, e.offset_time.tv_nsec),
           ret, &txc);
+      CheckStep(txc.modes, {e.offset_time.tv_sec, e.offset_time.tv_nsec}, -1,
+                before, ret, counter);
       return;
     }
     case EventKind::kLeap: {

@@ -102,7 +102,8 @@ def write(out, log, catalogue_size, args):
       "tests (`//tests:all`, `//sim:all`) run only in the default "
       "`--suite=full`.")
     w("")
-  if getattr(args, "no_examples", False):
+  if getattr(args, "no_examples", False) or any(
+      r.get("no_examples") for r in records):
     w("The pinned examples were not run (`--no-examples`): a survivor here "
       "may still be killed by one.")
     w("")
