@@ -46,56 +46,63 @@ const char* KindName(OpKind k) {
   return "?";
 }
 
-struct SourceSpec {
-  const char* name;
-  uint32_t scale, freq;
-  int width;
-  int32_t vdso_clock_mode;
-  int rating;
-};
-
-// The drivers' registrations (arch/x86/kernel/{hpet,kvmclock}.c,
-// drivers/clocksource/acpi_pm.c); TSC's frequency is the sequence's.
-SourceSpec Spec(const Sequence& seq) {
-  switch (seq.source) {
+const char* SourceName(SourceKind k) {
+  switch (k) {
     case SourceKind::kTsc:
       break;
     case SourceKind::kHpet:
-      return {"hpet", 1, 14318180, 32, tk::kVdsoClockmodeNone, 250};
+      return "hpet";
     case SourceKind::kAcpiPm:
-      return {"acpi_pm", 1, 3579545, 24, tk::kVdsoClockmodeNone, 200};
+      return "acpi_pm";
     case SourceKind::kKvmClock:
-      return {"kvm-clock", 1, 1000000000, 64, tk::kVdsoClockmodePvclock, 400};
+      return "kvm-clock";
   }
-  return {"tsc", 1000, seq.tsc_khz, 64, tk::kVdsoClockmodeTsc, 300};
+  return "tsc";
+}
+
+// The drivers' registrations (arch/x86/kernel/{tsc,hpet,kvmclock}.c,
+// drivers/clocksource/acpi_pm.c); TSC's frequency is the sequence's.
+variants::ClocksourceRegistration Spec(const Sequence& seq) {
+  variants::ClocksourceRegistration r;
+  switch (seq.source) {
+    case SourceKind::kTsc:
+      r = {tk::ClocksourceMask(64), 1000, seq.tsc_khz,
+           tk::kVdsoClockmodeTsc,   300,  seq.suspend_nonstop};
+      break;
+    case SourceKind::kHpet:
+      r = {tk::ClocksourceMask(32), 1,   14318180,
+           tk::kVdsoClockmodeNone,  250, false};
+      break;
+    case SourceKind::kAcpiPm:
+      r = {tk::ClocksourceMask(24), 1,   3579545,
+           tk::kVdsoClockmodeNone,  200, false};
+      break;
+    case SourceKind::kKvmClock:
+      r = {tk::ClocksourceMask(64),   1,   1000000000,
+           tk::kVdsoClockmodePvclock, 400, false};
+      break;
+  }
+  return r;
 }
 
 // Counter cycles per second.
 uint64_t CyclesPerSecond(const Sequence& seq) {
-  const SourceSpec s = Spec(seq);
-  return static_cast<uint64_t>(s.freq) * s.scale;
+  const variants::ClocksourceRegistration r = Spec(seq);
+  return static_cast<uint64_t>(r.freq) * r.scale;
 }
 
 // The clocksource as the model registers it, and as the tree's ABI takes it.
 absl::StatusOr<tk::Clocksource> ModelClocksource(const Sequence& seq) {
-  const SourceSpec s = Spec(seq);
-  absl::StatusOr<tk::Clocksource> cs = tk::ClocksourceRegisterScale(
-      s.name, tk::ClocksourceMask(s.width), s.scale, s.freq, s.vdso_clock_mode,
-      s.rating);
-  if (cs.ok()) cs->suspend_nonstop = seq.suspend_nonstop;
+  const variants::ClocksourceRegistration r = Spec(seq);
+  absl::StatusOr<tk::Clocksource> cs =
+      tk::ClocksourceRegisterScale(SourceName(seq.source), r.mask, r.scale,
+                                   r.freq, r.vdso_clock_mode, r.rating);
+  if (cs.ok()) cs->suspend_nonstop = r.suspend_nonstop;
   return cs;
 }
 
 vdsolab_kt_clock TreeClocksource(const Sequence& seq) {
-  const SourceSpec s = Spec(seq);
-  vdsolab_kt_clock c{};
-  c.mask = tk::ClocksourceMask(s.width);
-  c.scale = s.scale;
-  c.freq = s.freq;
-  c.vdso_clock_mode = s.vdso_clock_mode;
-  c.rating = s.rating;
-  c.suspend_nonstop = seq.suspend_nonstop ? 1 : 0;
-  return c;
+  return internal::ToKernelClock(Spec(seq));
 }
 
 // The model's update_vsyscall(): the era writer's stores (variants/eras),
@@ -423,7 +430,9 @@ absl::StatusOr<TreeProfile> ProfileForKernelTime(const KernelTime& kt,
   // one (a tick accumulates).
   const vdsolab_kt_api& a = kt.api();
   a.reset();
-  vdsolab_kt_clock c{0xffffff, 1, 3579545, tk::kVdsoClockmodeNone, 200, 0};
+  Sequence probe;
+  probe.source = SourceKind::kAcpiPm;
+  vdsolab_kt_clock c = TreeClocksource(probe);
   vdsolab_kt_clock_fields f{};
   a.register_clock(&c, &f);
   a.init(0, 1700000000, 0, 0, 0);
@@ -489,9 +498,9 @@ std::string FormatOp(const Op& op) {
 
 std::string FormatSequence(const Sequence& seq) {
   std::string s = absl::StrFormat(
-      "boot: %s %d Hz nonstop=%d counter=%d wall=%d.%09d\n", Spec(seq).name,
-      CyclesPerSecond(seq), seq.suspend_nonstop ? 1 : 0, seq.start,
-      seq.wall.tv_sec, seq.wall.tv_nsec);
+      "boot: %s %d Hz nonstop=%d counter=%d wall=%d.%09d\n",
+      SourceName(seq.source), CyclesPerSecond(seq), seq.suspend_nonstop ? 1 : 0,
+      seq.start, seq.wall.tv_sec, seq.wall.tv_nsec);
   for (size_t i = 0; i < seq.ops.size(); ++i) {
     s += absl::StrFormat("  op %d: %s\n", i, FormatOp(seq.ops[i]));
   }

@@ -23,13 +23,7 @@ class TreeTimekeeping final : public variants::ForeignTimekeeping {
   std::string Boot(const variants::ClocksourceRegistration& cs, uint64_t now,
                    const Timespec64& wall, const Timespec64& boot,
                    const tk::Timekeeping& model) override {
-    vdsolab_kt_clock c{};
-    c.mask = cs.mask;
-    c.scale = cs.scale;
-    c.freq = cs.freq;
-    c.vdso_clock_mode = cs.vdso_clock_mode;
-    c.rating = cs.rating;
-    c.suspend_nonstop = cs.suspend_nonstop ? 1 : 0;
+    vdsolab_kt_clock c = internal::ToKernelClock(cs);
     vdsolab_kt_clock_fields f{};
     int registered = 0;
     Contained("timekeeping_init", [&](const vdsolab_kt_api& api) {

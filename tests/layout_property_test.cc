@@ -12,6 +12,7 @@
 #include <rapidcheck/gtest.h>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -67,6 +68,22 @@ std::vector<uint32_t> ClockModes(const variants::Layout& layout) {
   return modes;
 }
 
+constexpr uint32_t kKhz = 2600000;
+
+// `v`'s writer on a 2.6 GHz TSC, booted at counter `boot` with a drawn
+// REALTIME and `boot_offset_sec` of boot offset.
+std::unique_ptr<testing::PublishBed> BootBed(const variants::Variant& v,
+                                             uint64_t boot,
+                                             int64_t boot_offset_sec) {
+  variants::PublishContext ctx;
+  ctx.tsc_khz = kKhz;
+  ctx.boot_counter = boot;
+  auto bed = std::make_unique<testing::PublishBed>(v, testing::Tsc(kKhz), ctx);
+  bed->tk().Init(boot, Timespec64{*rc::gen::inRange<int64_t>(0, 4000000000), 0},
+                 Timespec64{boot_offset_sec, 0});
+  return bed;
+}
+
 RC_GTEST_PROP(LayoutProperty, WritesAndReadsStayInNamedFields, ()) {
   const std::vector<const variants::Variant*> all = variants::AllVariants();
   const variants::Variant& v =
@@ -85,14 +102,10 @@ RC_GTEST_PROP(LayoutProperty, WritesAndReadsStayInNamedFields, ()) {
                               fields[i - 1].name, fields[i].name));
     }
   }
-  constexpr uint32_t kKhz = 2600000;
   const uint64_t boot = *testing::GenCounterStart().as("boot counter");
-  variants::PublishContext ctx;
-  ctx.tsc_khz = kKhz;
-  ctx.boot_counter = boot;
-  testing::PublishBed bed(v, testing::Tsc(kKhz), ctx);
-  bed.tk().Init(boot, Timespec64{*rc::gen::inRange<int64_t>(0, 4000000000), 0},
-                Timespec64{*rc::gen::inRange<int64_t>(0, 100), 0});
+  std::unique_ptr<testing::PublishBed> booted =
+      BootBed(v, boot, *rc::gen::inRange<int64_t>(0, 100));
+  testing::PublishBed& bed = *booted;
   uint64_t now = boot;
   const int ticks = *rc::gen::inRange(1, 6);
   std::vector<vdso::VvarStore> stores;
@@ -143,14 +156,9 @@ RC_GTEST_PROP(LayoutProperty, UnusableClockModesFallBackToTheSyscall, ()) {
   const variants::Variant& v = **rc::gen::elementOf(all).as("variant (index)");
   const std::vector<uint32_t> modes = ClockModes(*v.layout);
   RC_TAG(std::string(v.name));
-  constexpr uint32_t kKhz = 2600000;
   const uint64_t boot = *testing::GenCounterStart().as("boot counter");
-  variants::PublishContext ctx;
-  ctx.tsc_khz = kKhz;
-  ctx.boot_counter = boot;
-  testing::PublishBed bed(v, testing::Tsc(kKhz), ctx);
-  bed.tk().Init(boot, Timespec64{*rc::gen::inRange<int64_t>(0, 4000000000), 0},
-                Timespec64{0, 0});
+  std::unique_ptr<testing::PublishBed> booted = BootBed(v, boot, 0);
+  testing::PublishBed& bed = *booted;
   const uint64_t now = boot + *rc::gen::inRange<uint64_t>(1, 4 * kKhz * 4);
   bed.tk().Advance(timekeeper::AdvanceMode::kTick, now);
   const uint32_t mode = *rc::gen::element<uint32_t>(0, 2, 3);

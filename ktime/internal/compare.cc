@@ -26,6 +26,17 @@ vdsolab_kt_timex ToKernel(const tk::Timex& t) {
   return k;
 }
 
+vdsolab_kt_clock ToKernelClock(const variants::ClocksourceRegistration& r) {
+  vdsolab_kt_clock c{};
+  c.mask = r.mask;
+  c.scale = r.scale;
+  c.freq = r.freq;
+  c.vdso_clock_mode = r.vdso_clock_mode;
+  c.rating = r.rating;
+  c.suspend_nonstop = r.suspend_nonstop ? 1 : 0;
+  return c;
+}
+
 namespace {
 
 void CompareTkr(Diff& d, const char* which, const tk::TkReadBase& m,

@@ -15,6 +15,7 @@
 #include "timekeeper/profile.h"
 #include "timekeeper/timekeeping.h"
 #include "timekeeper/timex.h"
+#include "variants/foreign_timekeeping.h"
 
 namespace vdsolab::ktime::internal {
 
@@ -31,6 +32,9 @@ inline constexpr uint32_t kVdsoDataOffset = 128;
 std::string WriterEra(const timekeeper::TimekeeperProfile& profile);
 
 vdsolab_kt_timex ToKernel(const timekeeper::Timex& t);
+
+// A driver's registration as the tree's register_clock() takes it.
+vdsolab_kt_clock ToKernelClock(const variants::ClocksourceRegistration& r);
 
 // Compares name by name; the first difference wins.
 class Diff {
