@@ -43,9 +43,11 @@ bool Checker::HasFailure() const {
 }
 
 size_t Checker::retained_states() const {
-  size_t n = last_.size() + matured_.size() + rate_anchor_.size() +
-             previous_.size() + divergence_anchor_.size();
-  for (const auto& [clock, heap] : in_flight_) n += heap.size();
+  size_t n = last_.size() + rate_anchor_.size() + previous_.size() +
+             divergence_anchor_.size();
+  for (const auto& [clock, c] : causal_) {
+    n += c.in_flight.size() + (c.has_matured ? 1 : 0);
+  }
   return n;
 }
 
@@ -326,8 +328,10 @@ void Checker::OnCall(const CallRecord& call) {
   }
   CheckRawRate(call, seen, state);
   CheckPace(call);
-  CheckCrossClock(call, seen, state);
-  previous_[call.reader] = {
+  // One lookup: the reader's previous call is read, then replaced.
+  const auto [prev, first] = previous_.try_emplace(call.reader);
+  CheckCrossClock(call, seen, state, first ? nullptr : &prev->second);
+  prev->second = {
       PreviousCall{call.clock, call.result && call.result->ret == 0,
                    call.fell_back ? call.fallback_update : call.begin_seq / 2,
                    call.start_ns, call.end_ns},

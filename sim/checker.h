@@ -157,8 +157,10 @@ class Checker {
   void CheckCausal(const CallRecord& call, const Seen& seen);
   void CheckRawRate(const CallRecord& call, const Seen& seen,
                     const UpdateRecord* state);
+  // `previous`: the reader's previous call, or nullptr for its first.
   void CheckCrossClock(const CallRecord& call, const Seen& seen,
-                       const UpdateRecord* state);
+                       const UpdateRecord* state,
+                       const std::pair<PreviousCall, Seen>* previous);
   // checker_pace.cc: the timekeeper's clocks against true time at the
   // call's end, and its loops' termination.
   void CheckPace(const CallRecord& call);
@@ -196,10 +198,14 @@ class Checker {
   // Looked up on every call and never iterated (so hash order cannot reach
   // a report): hash maps.
   absl::flat_hash_map<std::pair<int, ClockId>, Seen> last_;  // (reader, clock).
-  absl::flat_hash_map<ClockId,
-                      std::priority_queue<Seen, std::vector<Seen>, LaterFirst>>
-      in_flight_;
-  absl::flat_hash_map<ClockId, Seen> matured_;  // Max of calls already ended.
+  // Per clock, for the causal check: calls not yet ended at the latest
+  // start, and the greatest value of those that had.
+  struct Causal {
+    std::priority_queue<Seen, std::vector<Seen>, LaterFirst> in_flight;
+    bool has_matured = false;
+    Seen matured;
+  };
+  absl::flat_hash_map<ClockId, Causal> causal_;
   absl::flat_hash_map<int, RateAnchor> rate_anchor_;  // Per reader, MONOTONIC.
   PaceAnchor pace_;
   uint64_t pace_last_ns_ = 0;      // The true time last checked,

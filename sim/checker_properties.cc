@@ -157,8 +157,9 @@ void Checker::CheckExactAndTorn(const CallRecord& call,
 
 void Checker::CheckMonotonic(const CallRecord& call, const Seen& seen) {
   if (!scenario_.checks.monotonic) return;
-  auto it = last_.find({call.reader, call.clock});
-  if (it != last_.end() && it->second.generation == seen.generation) {
+  // One lookup per call: the slot is read, then overwritten.
+  const auto [it, first] = last_.try_emplace({call.reader, call.clock});
+  if (!first && it->second.generation == seen.generation) {
     PropertyStats& s = stats_[static_cast<int>(Property::kMonotonic) - 1];
     ++s.checked;
     const Seen& prev = it->second;
@@ -175,29 +176,32 @@ void Checker::CheckMonotonic(const CallRecord& call, const Seen& seen) {
              call);
     }
   }
-  last_[{call.reader, call.clock}] = seen;
+  it->second = seen;
 }
 
 void Checker::CheckCausal(const CallRecord& call, const Seen& seen) {
-  if (!scenario_.checks.causal) return;
-  auto& heap = in_flight_[call.clock];
+  // Causality relates calls of different readers: with one reader nothing
+  // is ever checked, so the per-call bookkeeping is skipped.
+  if (!scenario_.checks.causal || scenario_.readers.size() < 2) return;
+  Causal& c = causal_[call.clock];
+  auto& heap = c.in_flight;
   while (!heap.empty() && heap.top().end_ns < call.start_ns) {
-    const Seen done = heap.top();
-    heap.pop();
-    auto m = matured_.find(call.clock);
-    if (m == matured_.end() || done.generation > m->second.generation ||
-        (done.generation == m->second.generation &&
-         done.value_ns > m->second.value_ns)) {
-      matured_[call.clock] = done;
+    const Seen& done = heap.top();
+    if (!c.has_matured || done.generation > c.matured.generation ||
+        (done.generation == c.matured.generation &&
+         done.value_ns > c.matured.value_ns)) {
+      c.matured = done;
+      c.has_matured = true;
     }
+    heap.pop();
   }
-  auto m = matured_.find(call.clock);
-  if (m != matured_.end() && m->second.generation == seen.generation &&
-      m->second.reader != call.reader) {
+  const Seen* const matured = c.has_matured ? &c.matured : nullptr;
+  if (matured != nullptr && matured->generation == seen.generation &&
+      matured->reader != call.reader) {
     PropertyStats& s = stats_[static_cast<int>(Property::kCausal) - 1];
     ++s.checked;
-    if (seen.value_ns < m->second.value_ns) {
-      auto why = Explain(m->second, seen);
+    if (seen.value_ns < matured->value_ns) {
+      auto why = Explain(*matured, seen);
       Report(
           Property::kCausal, why ? why->first : Verdict::kDefect,
           why ? why->second : "a later call returned less than an earlier one",
@@ -206,9 +210,9 @@ void Checker::CheckCausal(const CallRecord& call, const Seen& seen) {
               "%d's call %d had returned %s (CPU %d, counter %#x) before "
               "this call started",
               Name(call.clock), call.reader, FormatNs(seen.value_ns),
-              seen.counter_cpu, seen.counter, m->second.reader,
-              m->second.reader_call, FormatNs(m->second.value_ns),
-              m->second.counter_cpu, m->second.counter),
+              seen.counter_cpu, seen.counter, matured->reader,
+              matured->reader_call, FormatNs(matured->value_ns),
+              matured->counter_cpu, matured->counter),
           call);
     }
   }
@@ -316,12 +320,14 @@ void Checker::CheckRawRate(const CallRecord& call, const Seen& seen,
 }
 
 void Checker::CheckCrossClock(const CallRecord& call, const Seen& seen,
-                              const UpdateRecord* state) {
-  if (!scenario_.checks.cross_clock || state == nullptr) return;
-  auto it = previous_.find(call.reader);
-  if (it == previous_.end()) return;
-  const PreviousCall& prev = it->second.first;
-  const Seen& prev_seen = it->second.second;
+                              const UpdateRecord* state,
+                              const std::pair<PreviousCall, Seen>* previous) {
+  if (!scenario_.checks.cross_clock || state == nullptr ||
+      previous == nullptr) {
+    return;
+  }
+  const PreviousCall& prev = previous->first;
+  const Seen& prev_seen = previous->second;
   if (!prev.ok || prev.clock == call.clock) return;
   const UpdateRecord* pstate = writer_->Update(prev.state_id);
   if (pstate == nullptr ||

@@ -443,9 +443,11 @@ void Writer::Publish(const std::string& cause, uint64_t start,
     if (core) {
       record.end_ns = t;
       updates_.push_back(std::move(record));
+      retire_from_ns_ = 0;  // A new record may be retirable at once.
     } else {
       aux_records_[static_cast<size_t>(b.aux)].push_back(AuxRecord{
           b.aux, aux_published_[static_cast<size_t>(b.aux)], start, t, b.tk});
+      retire_from_ns_ = 0;
     }
   }
   built.clear();
@@ -511,12 +513,19 @@ size_t Writer::retained_aux_records() const {
 }
 
 void Writer::Retire(uint64_t t_ns) {
+  // Called before every reader call: most find nothing to retire, so the
+  // earliest time anything could be is kept (reset by every new record).
+  if (t_ns <= retire_from_ns_) return;
+  uint64_t next = ~0ull;
   while (updates_.size() > 2 && updates_[1].end_ns < t_ns) {
     updates_.pop_front();
   }
+  if (updates_.size() > 2) next = updates_[1].end_ns;
   for (std::deque<AuxRecord>& recs : aux_records_) {
     while (recs.size() > 2 && recs[1].end_ns < t_ns) recs.pop_front();
+    if (recs.size() > 2) next = std::min(next, recs[1].end_ns);
   }
+  retire_from_ns_ = next;
 }
 
 }  // namespace vdsolab::sim

@@ -297,6 +297,9 @@ class Writer {
   std::vector<TimedStore> pending_;
   size_t pending_head_ = 0;
   std::deque<UpdateRecord> updates_;
+  // Retire() has nothing to do at or before this time (~0: nothing ever
+  // until a new record).
+  uint64_t retire_from_ns_ = 0;
   uint32_t next_update_id_ = 1;
   uint64_t busy_until_ns_ = 0;     // The writer's last store's time.
   uint64_t coarse_sec_ = 0;        // xtime_sec at the last accumulation.

@@ -59,8 +59,14 @@ struct Begin {
 // do_aux): spin while the writer holds seq odd, unless the record is a time
 // namespace's (seq 1, mode TIMENS, CONFIG_TIME_NS); then smp_rmb() (pairs
 // with smp_wmb() after the writer's seq++ in vdso_write_begin()).
+//
+// __always_inline, as in lib/vdso: out of line, GCC 12 returns the
+// optional through a stack slot it stores in parts and reloads whole, a
+// store-forwarding stall that cost the native reader ~16 ns a call
+// (docs/benchmarks.md). The same holds for the other seq-loop helpers.
 template <VdsoAccess A>
-std::optional<Begin> ReadBeginTimens(A& acc, const uint8_t* vc) {
+[[gnu::always_inline]] inline std::optional<Begin> ReadBeginTimens(
+    A& acc, const uint8_t* vc) {
   uint32_t seq;
   while (((seq = acc.template Load<uint32_t>(vc + kVcSeq)) & 1) != 0) {
     if (static_cast<int32_t>(acc.template Load<uint32_t>(vc + kVcClockMode)) ==
@@ -76,7 +82,8 @@ std::optional<Begin> ReadBeginTimens(A& acc, const uint8_t* vc) {
 
 // vdso_read_begin(): the plain form, on the real time page.
 template <VdsoAccess A>
-std::optional<uint32_t> ReadBegin(A& acc, const uint8_t* vc) {
+[[gnu::always_inline]] inline std::optional<uint32_t> ReadBegin(
+    A& acc, const uint8_t* vc) {
   uint32_t seq;
   while (((seq = acc.template Load<uint32_t>(vc + kVcSeq)) & 1) != 0) {
     acc.CpuRelax();

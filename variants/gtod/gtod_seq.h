@@ -28,9 +28,10 @@ uint64_t Load64(A& acc, const uint8_t* vd, uint32_t offset) {
 // gtod_read_begin(): spin while the writer holds seq odd, then smp_rmb(),
 // which pairs with the smp_wmb() after the writer's ++seq in
 // gtod_write_begin(). nullopt: abandoned by the access policy.
+// __always_inline: see vdso/upstream_reader.h's ReadBeginTimens().
 template <vdso::VdsoAccess A>
-std::optional<uint32_t> GtodReadBegin(A& acc, const uint8_t* vd,
-                                      uint32_t seq_offset) {
+[[gnu::always_inline]] inline std::optional<uint32_t> GtodReadBegin(
+    A& acc, const uint8_t* vd, uint32_t seq_offset) {
   uint32_t seq;
   while (((seq = Load32(acc, vd, seq_offset)) & 1) != 0) {
     acc.CpuRelax();

@@ -148,9 +148,11 @@ uint64_t VgetsnsRaw(A& acc, const uint8_t* vd, int32_t* mode) {
 // and 001) when kRaw: the base seconds and shifted ns under the seq, then
 // __iter_div_u64_rem() outside the loop. Returns the vclock mode (NONE:
 // use the syscall); nullopt: abandoned by the access policy.
+// __always_inline: see vdso/upstream_reader.h's ReadBeginTimens().
 template <const Vdso416Spec& S, bool kRaw, vdso::VdsoAccess A>
-std::optional<int32_t> DoHres(A& acc, const uint8_t* vd, uint32_t sec_field,
-                              uint32_t snsec_field, Timespec64* ts) {
+[[gnu::always_inline]] inline std::optional<int32_t> DoHres(
+    A& acc, const uint8_t* vd, uint32_t sec_field, uint32_t snsec_field,
+    Timespec64* ts) {
   uint64_t ns;
   int32_t mode;
   for (;;) {
