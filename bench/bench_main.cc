@@ -7,7 +7,11 @@
 //                                        written to docs/benchmarks.md
 //
 // --report_out=PATH writes the report elsewhere; --quick shortens every
-// measurement (for tests); --benchmark_* flags work as usual.
+// measurement (for tests); --kernel-tree=PATH (repeatable) adds a kernel
+// tree's own vDSO code simulated against the built-in reader of its era
+// (default without --quick: Debian's linux-source tarballs in /usr/src, if
+// present; --kernel-tree= with no path: none); --benchmark_* flags work as
+// usual.
 
 #include <benchmark/benchmark.h>
 #include <sys/syscall.h>
@@ -252,12 +256,24 @@ SeedFigures MeasureSeeds(const Pages& pages, bool quick) {
 }
 
 }  // namespace
+// Debian's linux-source tarballs, where installed (docs/kernel-trees.md).
+std::vector<std::string> DefaultTrees() {
+  std::vector<std::string> trees;
+  for (const char* t : {"/usr/src/linux-source-6.1.tar.xz",
+                        "/usr/src/linux-source-6.12.tar.xz"}) {
+    if (access(t, R_OK) == 0) trees.push_back(t);
+  }
+  return trees;
+}
+
 }  // namespace vdsolab::bench
 
 int main(int argc, char** argv) {
   using namespace vdsolab::bench;
   ReportOptions options;
   std::vector<char*> rest;
+  std::vector<std::string> trees;
+  bool trees_given = false;
   for (int i = 0; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--report") {
@@ -271,6 +287,9 @@ int main(int argc, char** argv) {
       }
     } else if (a == "--quick") {
       options.quick = true;
+    } else if (a.rfind("--kernel-tree=", 0) == 0) {
+      trees_given = true;
+      if (a.size() > 14) trees.push_back(a.substr(14));
     } else {
       rest.push_back(argv[i]);
     }
@@ -322,6 +341,10 @@ int main(int argc, char** argv) {
   RegisterSimBenchmarks(options.quick, upstream == pages.variant.end()
                                            ? nullptr
                                            : upstream->second->data());
+  if (!trees_given && !options.quick) trees = DefaultTrees();
+  for (const std::string& e : RegisterTreeBenchmarks(options.quick, trees)) {
+    std::fprintf(stderr, "bench: no kernel-tree benchmark for %s\n", e.c_str());
+  }
 
   CollectingReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);

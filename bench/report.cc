@@ -419,6 +419,33 @@ std::string FormatReport(const MachineInfo& machine,
         Fig(1e9 / plain), Fig(hooked), Fig(engine), Fig(1e9 / plain - engine));
   }
 
+  // Kernel trees against the built-in reader of their era.
+  std::vector<std::pair<std::string, double>> tree_ratios;
+  for (const auto& [name, m] : r) {
+    if (name.rfind("sim/tree/", 0) != 0) continue;
+    const std::string rest = name.substr(9);  // "6.12.117@6.10"
+    const size_t at = rest.find('@');
+    if (at == std::string::npos) continue;
+    const std::string era = rest.substr(at + 1);
+    const double tree = CounterOf(r, name, "reads_per_s");
+    const double builtin = CounterOf(r, TreeBuiltinBench(era), "reads_per_s");
+    if (tree <= 0 || builtin <= 0) continue;
+    if (tree_ratios.empty()) {
+      absl::StrAppendFormat(
+          &o,
+          "\n### Kernel trees' own vDSO code in the simulation\n\nThe "
+          "scenario of the no-injection row, with a kernel tree's own "
+          "lib/vdso compiled as a variant (docs/kernel-trees.md) and with "
+          "the built-in reader of its era.\n\n| tree | reads per second | "
+          "built-in | reads per second | tree ÷ built-in (time per read) |\n"
+          "|---|---|---|---|---|\n");
+    }
+    absl::StrAppendFormat(&o, "| %s | %.2fM | %s | %.2fM | %s× |\n",
+                          rest.substr(0, at), tree / 1e6, era, builtin / 1e6,
+                          Ratio(builtin, tree));
+    tree_ratios.emplace_back(rest, builtin / tree);
+  }
+
   // The targets.
   const auto target = [&o](const std::string& what, double measured,
                            double limit, const std::string& unit) {
@@ -454,6 +481,15 @@ std::string FormatReport(const MachineInfo& machine,
   }
   target("simulated read (no injection) ÷ host vDSO MONOTONIC",
          plain > 0 && host_mono > 0 ? (1e9 / plain) / host_mono : 0, 3.0, "×");
+  target("simulated read (random injection) ÷ host vDSO MONOTONIC",
+         injected > 0 && host_mono > 0 ? (1e9 / injected) / host_mono : 0, 5.0,
+         "×");
+  for (const auto& [which, ratio] : tree_ratios) {
+    target(absl::StrFormat("kernel tree %s simulated ÷ its era's built-in "
+                           "reader",
+                           which),
+           ratio, 1.5, "×");
+  }
   target("exhaustive, one call against one update (ms)", one / 1e6,
          kExhaustiveTargetMs, " ms");
   AppendWhyMissed(r, host_mono, plain, unchecked, one / 1e6, &o);

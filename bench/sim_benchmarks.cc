@@ -4,8 +4,10 @@
 
 #include "absl/strings/str_format.h"
 #include "bench/counters.h"
+#include "ktree/load.h"
 #include "sim/engine.h"
 #include "sim/exhaustive.h"
+#include "variants/registry.h"
 #include "variants/upstream.h"
 
 namespace vdsolab::bench {
@@ -65,11 +67,12 @@ void HookedRead(benchmark::State& st, const uint8_t* page, ClockId clock) {
   }
 }
 
-void RunScenario(benchmark::State& st, const sim::Scenario& s) {
+void RunScenario(
+    benchmark::State& st, const sim::Scenario& s,
+    const variants::Variant& variant = variants::UpstreamVariant()) {
   uint64_t calls = 0;
   for (auto _ : st) {
-    absl::StatusOr<sim::RunResult> r =
-        sim::RunRandom(s, variants::UpstreamVariant());
+    absl::StatusOr<sim::RunResult> r = sim::RunRandom(s, variant);
     if (!r.ok()) {
       st.SkipWithError(std::string(r.status().message()).c_str());
       return;
@@ -136,6 +139,49 @@ void ExploreShape(benchmark::State& st, sim::ExhaustiveShape shape,
 }
 
 }  // namespace
+
+std::string TreeBench(const std::string& version, const std::string& era) {
+  return absl::StrFormat("sim/tree/%s@%s", version, era);
+}
+
+std::string TreeBuiltinBench(const std::string& era) {
+  return absl::StrFormat("sim/tree-builtin/%s", era);
+}
+
+std::vector<std::string> RegisterTreeBenchmarks(
+    bool quick, const std::vector<std::string>& trees) {
+  std::vector<std::string> errors;
+  const sim::Scenario plain = Plain(quick);
+  for (const std::string& tree : trees) {
+    ktree::BuildOptions options;
+    options.tree = tree;
+    ktree::BuiltVariant built;
+    absl::StatusOr<const variants::Variant*> v =
+        ktree::BuildAndLoadTreeVariant(options, &built);
+    absl::StatusOr<const variants::Variant*> builtin =
+        v.ok() ? variants::FindVariant(built.layout) : v.status();
+    if (!builtin.ok()) {
+      errors.push_back(
+          absl::StrFormat("%s: %s", tree, builtin.status().message()));
+      continue;
+    }
+    // The same scenario, seed and page for both: only the reader differs.
+    const variants::Variant* tree_variant = *v;
+    const variants::Variant* era = *builtin;
+    benchmark::RegisterBenchmark(TreeBench(built.version, built.layout).c_str(),
+                                 [plain, tree_variant](benchmark::State& st) {
+                                   RunScenario(st, plain, *tree_variant);
+                                 })
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(
+        TreeBuiltinBench(built.layout).c_str(),
+        [plain, era](benchmark::State& st) { RunScenario(st, plain, *era); })
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond);
+  }
+  return errors;
+}
 
 std::string ExhaustiveShapeBench(sim::ExhaustiveShape shape,
                                  sim::Reduction reduction, int updates) {

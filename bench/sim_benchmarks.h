@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "sim/scenario.h"
 
@@ -24,6 +25,16 @@ std::string ExhaustiveShapeBench(sim::ExhaustiveShape shape,
                                  sim::Reduction reduction, int updates);
 
 void RegisterSimBenchmarks(bool quick, const uint8_t* upstream_page);
+
+// A kernel tree's own vDSO code (ktree) against the built-in reader of its
+// era, in the same random scenario as sim/random_no_injection: one pair of
+// benchmarks per tree (a source directory or tarball), named by
+// TreeBench(version, era) and TreeBuiltinBench(era). Returns one line per
+// tree that could not be built or loaded.
+std::vector<std::string> RegisterTreeBenchmarks(
+    bool quick, const std::vector<std::string>& trees);
+std::string TreeBench(const std::string& version, const std::string& era);
+std::string TreeBuiltinBench(const std::string& era);
 
 }  // namespace vdsolab::bench
 
