@@ -33,13 +33,16 @@ struct World {
 // The random strategy's hooks for one call.
 class RandomHooks : public vdso::AccessHooks {
  public:
-  RandomHooks(const World& w, const ReaderSpec* spec, CallRecord* rec, Rng rng,
-              bool tracing, int cpu)
+  // The generator is seeded from (seed, reader id, reader call) and built in
+  // place: a copy of one just built stalls on store forwarding.
+  RandomHooks(const World& w, const ReaderSpec* spec, CallRecord* rec,
+              uint64_t reader_id, uint64_t reader_call, bool tracing, int cpu)
       : w_(w),
         spec_(spec),
         t_(w.scenario->timing),
         rec_(rec),
-        rng_(rng),
+        rng_(Rng::Deferred(w.scenario->run.seed, 0xca11, reader_id,
+                           reader_call)),
         tracing_(tracing),
         cpu_(cpu),
         now_(rec->start_ns),
@@ -235,6 +238,7 @@ struct ReaderState {
   int cpu = 0;
   uint64_t next_start = 0;
   uint64_t calls = 0;
+  size_t turn = 0;  // calls % (clocks it calls in turn).
 };
 
 struct Later {
@@ -361,23 +365,28 @@ absl::StatusOr<RunResult> RunRandom(const Scenario& scenario,
     rec.reader = r->id;
     rec.reader_call = r->calls;
     const std::vector<ClockId>& turn = clocks[static_cast<size_t>(r->index)];
-    rec.clock = turn[r->calls % turn.size()];
+    rec.clock = turn[r->turn];  // turn[calls % size], without a division.
+    if (++r->turn == turn.size()) r->turn = 0;
     rec.start_ns = start;
     rec.cpu_start = r->cpu;
     const bool tracing = options.trace_call &&
                          options.trace_call->first == r->id &&
                          options.trace_call->second == r->calls;
-    RandomHooks hooks(
-        world, &spec, &rec,
-        Rng::Deferred(seed, 0xca11, static_cast<uint64_t>(r->id), r->calls),
-        tracing, r->cpu);
+    RandomHooks hooks(world, &spec, &rec, static_cast<uint64_t>(r->id),
+                      r->calls, tracing, r->cpu);
     rec.timens = spec.timens;
     vdso::HookedAccess access =
         spec.timens ? vdso::HookedAccess(page->data(), &hooks,
                                          page->timens_data(), page->size())
                     : vdso::HookedAccess(page->data(), &hooks);
-    rec.result = reader->Call(
+    const std::optional<ClockResult> answer = reader->Call(
         access, spec.timens ? page->timens_data() : page->data(), rec.clock);
+    // Field by field: the callee stored the result in parts, and a whole
+    // copy's wider loads would stall on store forwarding.
+    if (answer) {
+      rec.result.emplace(ClockResult{
+          answer->ret, Timespec64{answer->ts.tv_sec, answer->ts.tv_nsec}});
+    }
     rec.end_ns = hooks.now();
     rec.cpu_end = hooks.cpu();
     if (tracing) {
