@@ -15,7 +15,7 @@ for want in "## The host" "## vdsolab's readers" "## The seeds' own measures" \
             "## The simulator" "## Targets" "**Machine:**" \
             "| upstream | CLOCK_MONOTONIC |" "| perf-mmap | perf_time |" \
             "timer_latency" "Calls in an interval" "Cycles per call" \
-            "Where a simulated read"; do
+            "Where a simulated read" "| one-call | 1 |" "| two-readers | 2 |"; do
   if grep -qF -- "$want" "$out"; then echo "ok   report has '$want'"; else
     echo "FAIL report lacks '$want'"; failures=$((failures + 1)); fi
 done

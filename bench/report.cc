@@ -97,11 +97,12 @@ void CollectingReporter::ReportRuns(const std::vector<Run>& runs) {
     m.ns_per_op = run.GetAdjustedRealTime() * 1e9 /
                   benchmark::GetTimeUnitMultiplier(run.time_unit);
     for (const auto& [name, c] : run.counters) m.counters[name] = c.value;
+    // The name as registered: without the "/iterations:N" of Iterations()
+    // and the "/real_time" of UseRealTime() that Google Benchmark appends.
     std::string name = run.benchmark_name();
-    const std::string suffix = "/real_time";  // From UseRealTime().
-    if (name.size() > suffix.size() &&
-        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
-      name.resize(name.size() - suffix.size());
+    for (const std::string suffix : {"/real_time", "/iterations:"}) {
+      const size_t at = name.find(suffix);
+      if (at != std::string::npos) name.resize(at);
     }
     repetitions_[name].push_back(m);
   }
