@@ -84,18 +84,34 @@ RC_GTEST_PROP(UpstreamReader, MatchesTheSyscallBitForBit, ()) {
   const timekeeper::Clocksource clock = GenClocksource();
   const int hz = *testing::GenHz();
   const uint64_t c0 = *testing::GenCounterStart() & clock.mask;
-  const Timespec64 wall{*rc::gen::inRange<int64_t>(0, 1ll << 34),
-                        *rc::gen::inRange<int64_t>(0, 1000000000)};
+  // REALTIME at boot: anywhere, or 23:59:58.9 and later on some UTC day
+  // with a leap second asked for: the NTP second overflow at 23:59:59
+  // arms it (second_overflow()), the one at midnight inserts it, so a
+  // history past midnight sets the clock.
+  const bool near_midnight = *rc::gen::inRange(0, 4) == 0;
+  const Timespec64 wall =
+      near_midnight
+          ? Timespec64{*rc::gen::inRange<int64_t>(1, 1ll << 18) * 86400 - 2,
+                       *rc::gen::inRange<int64_t>(900000000, 1000000000)}
+          : Timespec64{*rc::gen::inRange<int64_t>(0, 1ll << 34),
+                       *rc::gen::inRange<int64_t>(0, 1000000000)};
   const Timespec64 boot{*rc::gen::inRange<int64_t>(0, 100000),
                         *rc::gen::inRange<int64_t>(0, 1000000000)};
   timekeeper::Timekeeping tk(clock, hz, &publisher);
   tk.Init(c0, wall, boot);
+  if (near_midnight) {
+    timekeeper::Timex txc;
+    txc.modes = timekeeper::kAdjStatus;
+    txc.status = timekeeper::kStaIns;
+    RC_ASSERT(tk.Adjtimex(txc, c0).ok());
+  }
 
   // A history of ticks, frequency changes and aux clock operations, each
   // published to the page.
   const uint64_t ci = tk.timekeeper().cycle_interval;
   uint64_t now = c0;
   int aux_ops = 0;
+  int leaps = 0;
   const auto apply_aux = [&tk, &now, &aux_ops](const testing::AuxOp& op) {
     ++aux_ops;
     switch (op.kind) {
@@ -139,7 +155,12 @@ RC_GTEST_PROP(UpstreamReader, MatchesTheSyscallBitForBit, ()) {
       txc.tick = *rc::gen::inRange<int64_t>(9000, 11001);
       RC_ASSERT(tk.Adjtimex(txc, now).ok());
     } else {
-      tk.Advance(timekeeper::AdvanceMode::kTick, now);
+      // Advance() says whether the tick set the clock (a leap second):
+      // exactly when REALTIME's offset from MONOTONIC moved.
+      const Ktime offs_real = tk.timekeeper().offs_real;
+      const bool clock_set = tk.Advance(timekeeper::AdvanceMode::kTick, now);
+      RC_ASSERT(clock_set == (tk.timekeeper().offs_real != offs_real));
+      leaps += clock_set ? 1 : 0;
     }
   }
 
@@ -289,6 +310,7 @@ RC_GTEST_PROP(UpstreamReader, MatchesTheSyscallBitForBit, ()) {
     aux_below |= below == 1;
   }
   RC_CLASSIFY(aux_below, "aux clock 1 ns below the syscall");
+  RC_CLASSIFY(leaps > 0, "a tick inserted a leap second");
   RC_CLASSIFY(aux_ops > 0, "aux clock operations");
   RC_CLASSIFY(enabled > 0, "aux clock enabled");
   RC_CLASSIFY(aux_not_compared, "aux clock beyond ktime range: not compared");
