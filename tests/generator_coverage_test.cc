@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common/clock_result.h"
+#include "common/clockid.h"
 #include "sim/engine.h"
 #include "sim/scenario.h"
 #include "tests/scenario_generators.h"
@@ -40,6 +41,11 @@ const std::vector<std::string>& Required() {
                                    "event set_tai",
                                    "event suspend",
                                    "event leap",
+                                   "event aux_enable",
+                                   "event aux_disable",
+                                   "event aux_settime",
+                                   "adjtimex on an aux clock",
+                                   "reader of an aux clock",
                                    "adjtimex status",
                                    "leap then status cleared after a tick",
                                    "REALTIME 1-4 s above MONOTONIC at boot",
@@ -83,6 +89,8 @@ const std::vector<std::string>& Required() {
                                    "run: settime refused",
                                    "run: set_offset refused",
                                    "run: armed leap cleared by adjtimex",
+                                   "run: aux clock set",
+                                   "run: aux clock steered",
                                    "run: timekeeper checked"};
   return *r;
 }
@@ -116,6 +124,10 @@ void Tally(const Scenario& s, std::map<std::string, int>* hits) {
     if (e.kind == EventKind::kAdjtimex &&
         (e.modes & timekeeper::kAdjStatus) != 0) {
       hit("adjtimex status");
+    }
+    if (e.kind == EventKind::kAdjtimex && e.clock >= kClockAux &&
+        e.clock <= kClockAuxLast) {
+      hit("adjtimex on an aux clock");
     }
     if (e.kind == EventKind::kSetTime) {
       if (e.expect_ret == -kEinval) hit("settime below MONOTONIC");
@@ -170,6 +182,14 @@ void Tally(const Scenario& s, std::map<std::string, int>* hits) {
     }
   }
   if (s.machine.cpus.size() > 1) hit("several CPUs");
+  for (const ReaderSpec& r : s.readers) {
+    for (ClockId c : r.clocks) {
+      if (c >= kClockAux && c <= kClockAuxLast) {
+        hit("reader of an aux clock");
+        break;
+      }
+    }
+  }
   for (const CpuCounterSpec& c : s.machine.cpus) {
     if (c.offset_cycles != 0 || c.drift_ppb != 0 || !c.steps.empty()) {
       hit("skewed CPU");
@@ -222,6 +242,15 @@ TEST(GeneratorCoverage, SuiteReachesEveryFieldRegimeAndEdge) {
             (e.status & timekeeper::kStaIns) == 0 &&
             o.ret == timekeeper::kTimeIns) {
           ++hits["run: armed leap cleared by adjtimex"];
+        }
+        // An aux clock the run enabled, then set or steered (0 and the
+        // clock state, not -ENODEV).
+        if (e.kind == EventKind::kAuxSettime && o.ret == 0) {
+          ++hits["run: aux clock set"];
+        }
+        if (e.kind == EventKind::kAdjtimex && e.clock >= kClockAux &&
+            e.clock <= kClockAuxLast && o.ret >= 0) {
+          ++hits["run: aux clock steered"];
         }
         EXPECT_TRUE(o.mismatches.empty()) << o.what << ": " << o.mismatches[0];
       }

@@ -3,7 +3,8 @@
 // rapidcheck generators for timekeeper histories, biased toward the values
 // where time code breaks: counter starts near 2^32, 2^62, 2^63 and the wrap;
 // tick gaps on time, early, idle and beyond max_cycles; probe deltas around
-// cycle_last, max_cycles and the 2^62/2^63 sign bits.
+// cycle_last, max_cycles and the 2^62/2^63 sign bits; operations on the
+// 6.17+ aux clocks (enable, disable, clock_settime(), a frequency).
 
 #ifndef VDSOLAB_TESTS_GENERATORS_H_
 #define VDSOLAB_TESTS_GENERATORS_H_
@@ -69,6 +70,45 @@ inline rc::Gen<uint64_t> GenProbeDelta(uint64_t cycle_interval,
               (1ull << 62) - 1, 1ull << 62, (1ull << 62) + 1, (1ull << 63) - 1,
               1ull << 63, (1ull << 63) + 1, (1ull << 63) + (1ull << 62))},
       {1, rc::gen::arbitrary<uint64_t>()},
+  });
+}
+
+// One operation on a 6.17+ POSIX aux clock (CLOCK_AUX + index), as
+// timekeeper::Timekeeping offers them: aux_clock_enable() and
+// aux_clock_disable() (sysfs), aux_clock_set() and aux_clock_adj()'s
+// ADJ_FREQUENCY.
+struct AuxOp {
+  enum class Kind { kEnable, kDisable, kSetTime, kFrequency };
+  Kind kind = Kind::kEnable;
+  int index = 0;  // 0..7.
+  // kSetTime: the time set, below KTIME_MAX (year 2262) so that the aux
+  // clock stays in the syscall's ktime_t range for the history's length.
+  int64_t sec = 0;
+  int64_t nsec = 0;
+  int64_t freq = 0;  // kFrequency: scaled ppm, at and inside +/-500 ppm.
+};
+
+// Enabling weighs most: an aux clock only serves readers once enabled.
+inline rc::Gen<AuxOp> GenAuxOp() {
+  return rc::gen::exec([] {
+    AuxOp op;
+    op.kind = *rc::gen::weightedOneOf<AuxOp::Kind>(
+        {{4, rc::gen::just(AuxOp::Kind::kEnable)},
+         {1, rc::gen::just(AuxOp::Kind::kDisable)},
+         {2, rc::gen::just(AuxOp::Kind::kSetTime)},
+         {2, rc::gen::just(AuxOp::Kind::kFrequency)}});
+    // Mostly a few of the eight, so that operations meet the same clock.
+    op.index = *rc::gen::weightedOneOf<int>(
+        {{3, rc::gen::element(0, 3)}, {1, rc::gen::inRange(0, 8)}});
+    op.sec = *rc::gen::weightedOneOf<int64_t>(
+        {{2, rc::gen::inRange<int64_t>(0, 4000000000)},
+         {1, rc::gen::inRange<int64_t>(0, 100)}});
+    op.nsec = *rc::gen::element<int64_t>(0, 999999999,
+                                         *rc::gen::inRange(0, 1000000000));
+    op.freq = *rc::gen::weightedOneOf<int64_t>(
+        {{2, rc::gen::inRange<int64_t>(-(500ll << 16), (500ll << 16) + 1)},
+         {1, rc::gen::element<int64_t>(-(500ll << 16), 500ll << 16)}});
+    return op;
   });
 }
 

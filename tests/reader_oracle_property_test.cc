@@ -16,11 +16,22 @@
 // or when more than 2^32 s have passed since the last update (the vDSO's
 // u32 second carry wraps), they cannot agree; there the test asserts only
 // that both calls succeed, and tags the case.
+//
+// The 6.17+ aux clocks (CLOCK_AUX + 0..7) ride along: generated histories
+// enable, disable, set and steer them, VvarPublisher applies their records
+// (vdso_time_update_aux()), and each is read back. An enabled aux clock on
+// a vDSO-capable clocksource must be answered from the page, not by the
+// syscall fallback (the fallback here is the oracle itself, so a record
+// never written would otherwise go unseen), and its answer is the
+// syscall's or 1 ns below it: vdso_time_update_aux() drops xtime_nsec's
+// sub-ns part (timekeeper/vsyscall.h). A disabled one answers -ENODEV
+// through the syscall.
 
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
 
+#include <array>
 #include <climits>
 #include <memory>
 #include <vector>
@@ -73,20 +84,70 @@ RC_GTEST_PROP(UpstreamReader, MatchesTheSyscallBitForBit, ()) {
   const timekeeper::Clocksource clock = GenClocksource();
   const int hz = *testing::GenHz();
   const uint64_t c0 = *testing::GenCounterStart() & clock.mask;
-  const Timespec64 wall{*rc::gen::inRange<int64_t>(0, 1ll << 34),
-                        *rc::gen::inRange<int64_t>(0, 1000000000)};
+  // REALTIME at boot: anywhere, or 23:59:58.9 and later on some UTC day
+  // with a leap second asked for: the NTP second overflow at 23:59:59
+  // arms it (second_overflow()), the one at midnight inserts it, so a
+  // history past midnight sets the clock.
+  const bool near_midnight = *rc::gen::inRange(0, 4) == 0;
+  const Timespec64 wall =
+      near_midnight
+          ? Timespec64{*rc::gen::inRange<int64_t>(1, 1ll << 18) * 86400 - 2,
+                       *rc::gen::inRange<int64_t>(900000000, 1000000000)}
+          : Timespec64{*rc::gen::inRange<int64_t>(0, 1ll << 34),
+                       *rc::gen::inRange<int64_t>(0, 1000000000)};
   const Timespec64 boot{*rc::gen::inRange<int64_t>(0, 100000),
                         *rc::gen::inRange<int64_t>(0, 1000000000)};
   timekeeper::Timekeeping tk(clock, hz, &publisher);
   tk.Init(c0, wall, boot);
+  if (near_midnight) {
+    timekeeper::Timex txc;
+    txc.modes = timekeeper::kAdjStatus;
+    txc.status = timekeeper::kStaIns;
+    RC_ASSERT(tk.Adjtimex(txc, c0).ok());
+  }
 
-  // A history of ticks and frequency changes, each published to the page.
+  // A history of ticks, frequency changes and aux clock operations, each
+  // published to the page.
   const uint64_t ci = tk.timekeeper().cycle_interval;
   uint64_t now = c0;
+  int aux_ops = 0;
+  int leaps = 0;
+  const auto apply_aux = [&tk, &now, &aux_ops](const testing::AuxOp& op) {
+    ++aux_ops;
+    switch (op.kind) {
+      case testing::AuxOp::Kind::kEnable:
+        tk.EnableAux(op.index, now);
+        break;
+      case testing::AuxOp::Kind::kDisable:
+        tk.DisableAux(op.index);
+        break;
+      case testing::AuxOp::Kind::kSetTime:
+        RC_ASSERT(tk.AuxSetTime(op.index, Timespec64{op.sec, op.nsec}, now) ==
+                  (tk.AuxEnabled(op.index) ? 0 : -kEnodev));
+        break;
+      case testing::AuxOp::Kind::kFrequency: {
+        timekeeper::Timex txc;
+        txc.modes = timekeeper::kAdjFrequency;
+        txc.freq = op.freq;
+        const bool enabled = tk.AuxEnabled(op.index);
+        const int ret = tk.AuxAdjtimex(op.index, &txc, now);
+        RC_ASSERT((enabled ? ret >= 0 : ret == -kEnodev));
+        break;
+      }
+    }
+  };
+  if (*rc::gen::arbitrary<bool>()) {
+    testing::AuxOp enable = *testing::GenAuxOp();
+    enable.kind = testing::AuxOp::Kind::kEnable;
+    apply_aux(enable);
+  }
   const int steps = *rc::gen::inRange(0, 40);
   for (int i = 0; i < steps; ++i) {
     now = (now + *testing::GenTickGap(ci, clock.max_cycles)) & clock.mask;
-    if (*rc::gen::inRange(0, 10) == 0) {
+    const int what = *rc::gen::inRange(0, 12);
+    if (what >= 10) {
+      apply_aux(*testing::GenAuxOp());
+    } else if (what == 0) {
       timekeeper::Timex txc;
       txc.modes =
           *rc::gen::element(timekeeper::kAdjFrequency, timekeeper::kAdjTick);
@@ -94,15 +155,25 @@ RC_GTEST_PROP(UpstreamReader, MatchesTheSyscallBitForBit, ()) {
       txc.tick = *rc::gen::inRange<int64_t>(9000, 11001);
       RC_ASSERT(tk.Adjtimex(txc, now).ok());
     } else {
-      tk.Advance(timekeeper::AdvanceMode::kTick, now);
+      // Advance() says whether the tick set the clock (a leap second):
+      // exactly when REALTIME's offset from MONOTONIC moved.
+      const Ktime offs_real = tk.timekeeper().offs_real;
+      const bool clock_set = tk.Advance(timekeeper::AdvanceMode::kTick, now);
+      RC_ASSERT(clock_set == (tk.timekeeper().offs_real != offs_real));
+      leaps += clock_set ? 1 : 0;
     }
   }
 
   // Where the reader's counter sits relative to the published cycle_last.
   const uint64_t cycle_last = tk.timekeeper().tkr_mono.cycle_last;
   const uint64_t delta = *testing::GenProbeDelta(ci, clock.max_cycles);
+  std::array<timekeeper::Timekeeper, kMaxAuxClocks> aux;
+  for (int i = 0; i < kMaxAuxClocks; ++i) {
+    aux[static_cast<size_t>(i)] = tk.aux_timekeeper(i);
+  }
   SyscallContext ctx;
   ctx.cycles = cycle_last + delta;
+  ctx.aux_timekeepers = aux.data();
   ctx.process_cputime_ns = *rc::gen::inRange<int64_t>(0, 1ll << 40);
   ctx.thread_cputime_ns = *rc::gen::inRange<int64_t>(0, 1ll << 40);
 
@@ -173,6 +244,76 @@ RC_GTEST_PROP(UpstreamReader, MatchesTheSyscallBitForBit, ()) {
     }
   }
   RC_CLASSIFY(not_compared, "BOOTTIME/TAI beyond ktime range: not compared");
+
+  // The aux clocks.
+  int enabled = 0;
+  bool aux_not_compared = false;
+  bool aux_below = false;
+  for (int i = 0; i < kMaxAuxClocks; ++i) {
+    const ClockId id = kClockAux + i;
+    testing::FixedCounterHooks hooks(ctx.cycles);
+    hooks.UseSyscallOf(&tk.timekeeper(), ctx);
+    hooks.retry_budget = 0;
+    vdso::HookedAccess access(page->data(), &hooks);
+    const std::optional<ClockResult> got =
+        vdso::upstream::ClockGettime(access, page->data(), id);
+    RC_ASSERT(got.has_value());
+    if (!tk.AuxEnabled(i)) {
+      const ClockResult want = timekeeper::SysClockGettime(tk, id, ctx);
+      RC_ASSERT(want.ret == -kEnodev);
+      RC_ASSERT(*got == want);
+      continue;
+    }
+    ++enabled;
+    if (tsc && !hooks.fallbacks().empty()) {
+      RC_FAIL(
+          absl::StrFormat("%s is enabled on a TSC page, but the vDSO "
+                          "went to the syscall",
+                          ClockName(id)));
+    }
+    // The counter the vDSO converts, from the aux record's own cycle_last
+    // (an aux timekeeper accumulates from where it was enabled).
+    const auto& amono = aux[static_cast<size_t>(i)].tkr_mono;
+    const uint64_t ae = (ctx.cycles - amono.cycle_last) & kS64Max;
+    SyscallContext aux_ctx = ctx;
+    if (tsc) {
+      aux_ctx.cycles =
+          (ae & (1ull << 62)) != 0 ? amono.cycle_last : amono.cycle_last + ae;
+    }
+    const ClockResult want = timekeeper::SysClockGettime(tk, id, aux_ctx);
+    RC_ASSERT(got->ret == 0);
+    RC_ASSERT(want.ret == 0);
+    const __int128 got_ns =
+        static_cast<__int128>(got->ts.tv_sec) * 1000000000 + got->ts.tv_nsec;
+    const __int128 want_ns =
+        static_cast<__int128>(want.ts.tv_sec) * 1000000000 + want.ts.tv_nsec;
+    const unsigned __int128 aux_since_update =
+        (static_cast<unsigned __int128>(aux_ctx.cycles - amono.cycle_last) *
+             amono.mult +
+         amono.xtime_nsec) >>
+        amono.shift;
+    if (aux_since_update >=
+            static_cast<unsigned __int128>((1ull << 32) - 2) * kNsecPerSec ||
+        got_ns >= kKtimeMax - 1000000000ll) {
+      // As for BOOTTIME and TAI: the ktime_t syscall and the sec + ns
+      // vDSO part ways there.
+      aux_not_compared = true;
+      continue;
+    }
+    const __int128 below = want_ns - got_ns;
+    if (below != 0 && !(tsc && below == 1)) {
+      RC_FAIL(absl::StrFormat(
+          "%s: vDSO %s, syscall %s (counter %#x, aux cycle_last %#x)",
+          ClockName(id), FormatClockResult(*got), FormatClockResult(want),
+          ctx.cycles, amono.cycle_last));
+    }
+    aux_below |= below == 1;
+  }
+  RC_CLASSIFY(aux_below, "aux clock 1 ns below the syscall");
+  RC_CLASSIFY(leaps > 0, "a tick inserted a leap second");
+  RC_CLASSIFY(aux_ops > 0, "aux clock operations");
+  RC_CLASSIFY(enabled > 0, "aux clock enabled");
+  RC_CLASSIFY(aux_not_compared, "aux clock beyond ktime range: not compared");
 }
 
 }  // namespace

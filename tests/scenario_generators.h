@@ -3,9 +3,9 @@
 // rapidcheck generators for whole simulation scenarios: machines (CPUs,
 // counter starts near 2^32, 2^62, 2^63 and the wrap, skew, drift, steps,
 // wobble, jitter, narrow widths), kernel settings, events (NTP, settime, NO_HZ
-// idle, VM pauses past max_cycles), readers (rates, migration) and timing
-// (preemption, writer stalls). Shrinking works on the scenario itself, so a
-// failure shrinks to a small scenario file.
+// idle, VM pauses past max_cycles, the 6.17+ aux clocks), readers (rates,
+// migration) and timing (preemption, writer stalls). Shrinking works on the
+// scenario itself, so a failure shrinks to a small scenario file.
 
 #ifndef VDSOLAB_TESTS_SCENARIO_GENERATORS_H_
 #define VDSOLAB_TESTS_SCENARIO_GENERATORS_H_
@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "common/clock_result.h"
+#include "common/clockid.h"
 #include "common/timespec.h"
 #include "sim/scenario.h"
 #include "timekeeper/timex.h"
@@ -200,6 +201,63 @@ inline void AddSettimeAndLeapEdges(sim::Scenario* s) {
   }
 }
 
+// The 6.17+ POSIX aux clocks (kernel.aux_clocks): enabled (early, so that
+// readers find them on), set with clock_settime(), steered with
+// clock_adjtime() (a frequency, an offset), disabled again, and read by the
+// readers next to their kernel clocks. Mostly AUX+0 and AUX+3, so that
+// operations meet the same clock; a disabled or never enabled one answers
+// -ENODEV through the syscall.
+inline void AddAuxClocks(sim::Scenario* s) {
+  s->kernel.aux_clocks = true;
+  const uint64_t duration = s->run.duration_ns;
+  const auto gen_index = [] {
+    return *rc::gen::weightedOneOf<int>(
+        {{3, rc::gen::element(0, 3)}, {1, rc::gen::inRange(0, 8)}});
+  };
+  const int enabled = *rc::gen::inRange(1, 3);
+  for (int i = 0; i < enabled; ++i) {
+    sim::EventSpec e;
+    e.kind = sim::EventKind::kAuxEnable;
+    e.at_ns = *rc::gen::inRange<uint64_t>(0, duration / 4);
+    e.aux = gen_index();
+    s->events.push_back(e);
+  }
+  const int more = *rc::gen::inRange(0, 4);
+  for (int i = 0; i < more; ++i) {
+    sim::EventSpec e;
+    e.at_ns = *rc::gen::inRange<uint64_t>(0, duration);
+    e.aux = gen_index();
+    switch (*rc::gen::inRange(0, 4)) {
+      case 0:
+        e.kind = sim::EventKind::kAuxSettime;
+        e.realtime = {*rc::gen::inRange<int64_t>(0, 4000000000),
+                      *rc::gen::inRange<int64_t>(0, 1000000000)};
+        break;
+      case 1:
+        e.kind = sim::EventKind::kAdjtimex;
+        e.clock = kClockAux + e.aux;
+        e.modes = timekeeper::kAdjFrequency;
+        e.freq = *GenFreq(500ll << 16);
+        break;
+      case 2:
+        e.kind = sim::EventKind::kAdjtimex;
+        e.clock = kClockAux + e.aux;
+        e.modes = timekeeper::kAdjSetoffset | timekeeper::kAdjNano;
+        e.time_sec = *rc::gen::inRange<int64_t>(-5, 6);
+        e.time_usec = *rc::gen::inRange<int64_t>(0, 1000000000);
+        break;
+      default:
+        e.kind = sim::EventKind::kAuxDisable;
+        break;
+    }
+    s->events.push_back(e);
+  }
+  for (sim::ReaderSpec& r : s->readers) {
+    if (*rc::gen::inRange(0, 3) == 0) continue;
+    r.clocks.push_back(kClockAux + gen_index());
+  }
+}
+
 struct ScenarioShape {
   bool multi_cpu = false;     // Several CPUs, skewed, with migration.
   bool events = false;        // NTP, settime, idle, pause.
@@ -308,6 +366,8 @@ inline rc::Gen<sim::Scenario> GenScenario(ScenarioShape shape) {
       s.faults.unordered_counter_read = true;
       s.faults.speculation_ns = *rc::gen::inRange<uint64_t>(0, 5000);
     }
+    // Last, so that the draws above stay what they were without it.
+    if (shape.events && *rc::gen::inRange(0, 3) == 0) AddAuxClocks(&s);
     return s;
   });
 }

@@ -3,7 +3,9 @@
 The triage notes (tools/mutation_triage.txt) say, per surviving mutant id,
 whether it is equivalent (no observable behaviour differs: argued) or a
 real survivor (why the suite misses it). Lines: `ID | equivalent | why` or
-`ID | survivor | why`; `#` starts a comment.
+`ID | survivor | why`; `NAME | note | text` adds text about the run to the
+score section (where a sample came from, what a rerun followed); `#`
+starts a comment.
 """
 
 import collections
@@ -43,6 +45,10 @@ def write(out, log, catalogue_size, args):
   # last record is its verdict against the suite as it is now.
   last = {r["id"]: i for i, r in enumerate(records)}
   reruns = len(records) - len(last)
+  earlier = collections.defaultdict(list)  # id: the verdicts it replaced.
+  for i, r in enumerate(records):
+    if last[r["id"]] != i:
+      earlier[r["id"]].append(r["status"])
   records = [r for i, r in enumerate(records) if last[r["id"]] == i]
   # The run's settings, from the records (--report-only is not told them).
   suite = next((r["suite"] for r in records if "suite" in r),
@@ -71,7 +77,8 @@ def write(out, log, catalogue_size, args):
   w("Made by `tools/mutate` (docs/testing.md): each mutant of `vdso/`, "
     "`variants/` or `timekeeper/` is built in a scratch copy of the tree and "
     "run against the property and scenario suite (`//tests:all`, "
-    "`//sim:all`, `//cli:all` and `vdsolab compare` diffed against "
+    "`//sim:all`, `//cli:all`, `//variants/plugin:call_guard_test` and "
+    "`vdsolab compare` diffed against "
     "docs/compare.md); a mutant the suite misses is run against the pinned "
     "example unit tests too. Regenerate the report from a run's log with "
     "`tools/mutate --report-only --log=FILE`.")
@@ -84,7 +91,8 @@ def write(out, log, catalogue_size, args):
       "again with `--accept=known` so that its expectations still judge); a "
       "mutant they miss then meets the "
       "property and scenario suite in tiers, stopping at the first that "
-      "kills: (2) `//tests:all` and `//sim:all` without the exhaustive "
+      "kills: (2) `//tests:all`, `//sim:all` and "
+      "`//variants/plugin:call_guard_test` without the exhaustive "
       "tests, (3) `//tests:exhaustive_test` and "
       "`//tests:exhaustive_por_test`, (4) `//cli:all`, (5) "
       "`//ktime:conform_test` (the differential oracle: the timekeeper "
@@ -115,6 +123,9 @@ def write(out, log, catalogue_size, args):
     sample += (f" ({reruns} of them rerun with `--only` after the suite "
                "gained a test; the rerun's verdict is the one counted)")
   w(f"- Catalogue: {catalogue_size} mutants; this run: {sample}.")
+  for kind, why in notes.values():
+    if kind == "note":
+      w(f"- {why}")
   w(f"- Stillborn (do not build, not counted): {by['stillborn']}; "
     f"equivalent (argued below, not counted): {len(equivalent)}.")
   w(f"- Non-equivalent mutants: {len(counted)}; killed by a property or "
@@ -150,7 +161,7 @@ def write(out, log, catalogue_size, args):
     w("")
     tc = collections.Counter(r.get("tier", 1) for r in killed)
     names = {1: "quick (compare, scenario runs)",
-             2: "//tests:all, //sim:all (no exhaustive)",
+             2: "//tests:all, //sim:all, call_guard_test (no exhaustive)",
              3: "exhaustive tests", 4: "//cli:all",
              5: "//ktime:conform_test"}
     for t in sorted(tc):
@@ -177,6 +188,18 @@ def write(out, log, catalogue_size, args):
       extra = (f" (killed by {', '.join(r['example_killers'])})"
                if r.get("example_killers") else "")
       w(f"- `{r['id']}`: {_change(r)}{extra}. {why}")
+    w("")
+  if earlier:
+    w("## Rerun with `--only`")
+    w("")
+    w("Each after the suite gained a test; the verdict counted is the last.")
+    w("")
+    for r in records:
+      if r["id"] not in earlier:
+        continue
+      kill = ", ".join(r.get("killers", []) or r.get("example_killers", []))
+      w(f"- `{r['id']}`: {' then '.join(earlier[r['id']])}, now "
+        f"{r['status']}" + (f" by {kill}" if kill else ""))
     w("")
   w("## Every mutant run")
   w("")

@@ -1,0 +1,107 @@
+// A plugin's record (variants/plugin/vdsolab_plugin.h) reaches the variant
+// vdsolab makes of it whole: for every plugin the tree builds (the
+// examples of both ABI versions and the misbehaving ones the containment
+// tests use), each field the record declares (name, provenance, summary,
+// the clocks it serves, v2's era and origin) is what `vdsolab variants`,
+// reports, JSON and replay files then say of it. The record is read here
+// straight from the shared object's entry point, independently of the
+// loader's copy of it; a field dropped on the way (the variant then says
+// "" or "(plugin)") changes no clock's value, so no reader property would
+// notice.
+
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "variants/plugin/loader.h"
+#include "variants/plugin/vdsolab_plugin.h"
+#include "variants/variant.h"
+
+namespace vdsolab::variants {
+namespace {
+
+std::string Runfile(const std::string& path) {
+  const char* dir = std::getenv("TEST_SRCDIR");
+  return std::string(dir != nullptr ? dir : ".") + "/vdsolab/" + path;
+}
+
+// The fields both versions share, as the plugin declares them.
+struct Declared {
+  int abi = 0;
+  std::string name, provenance, summary;
+  std::vector<ClockId> clocks;
+  const char* era = nullptr;     // v2 only.
+  const char* origin = nullptr;  // v2 only.
+};
+
+template <class R>
+Declared Common(const R& p, int abi) {
+  Declared d;
+  d.abi = abi;
+  d.name = p.name;
+  d.provenance = p.provenance != nullptr ? p.provenance : "";
+  d.summary = p.summary != nullptr ? p.summary : "";
+  d.clocks.assign(p.vdso_clocks, p.vdso_clocks + p.n_vdso_clocks);
+  return d;
+}
+
+// The record from the entry point the loader looks for first (v2, then v1).
+Declared ReadDeclared(const std::string& path) {
+  void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  EXPECT_NE(h, nullptr) << dlerror();
+  if (h == nullptr) return {};
+  using V2 = const vdsolab_plugin2* (*)();
+  using V1 = const vdsolab_plugin* (*)();
+  if (auto v2 = reinterpret_cast<V2>(dlsym(h, "vdsolab_plugin_v2"))) {
+    const vdsolab_plugin2* p = v2();
+    Declared d = Common(*p, 2);
+    d.era = p->era;
+    d.origin = p->origin;
+    return d;
+  }
+  auto v1 = reinterpret_cast<V1>(dlsym(h, "vdsolab_plugin_v1"));
+  EXPECT_NE(v1, nullptr) << path << ": no entry point";
+  if (v1 == nullptr) return {};
+  return Common(*v1(), 1);
+}
+
+TEST(PluginRecord, EveryDeclaredFieldReachesTheVariant) {
+  const std::vector<std::string> plugins = {
+      "libexample_plugin.so",      "libexample_plugin_v2.so",
+      "libmisbehaving_segv.so",    "libmisbehaving_fpe.so",
+      "libmisbehaving_abort.so",   "libmisbehaving_spin.so",
+      "libmisbehaving_recurse.so",
+  };
+  int versions[3] = {0, 0, 0};
+  for (const std::string& file : plugins) {
+    SCOPED_TRACE(file);
+    const std::string path = Runfile("examples/plugin/" + file);
+    const Declared want = ReadDeclared(path);
+    ASSERT_FALSE(want.name.empty());
+    ++versions[want.abi];
+    absl::StatusOr<const Variant*> v = LoadPluginVariant(path);
+    ASSERT_TRUE(v.ok()) << v.status();
+    EXPECT_EQ((*v)->name, want.name);
+    // A plugin that declares none gets the loader's placeholder instead.
+    EXPECT_EQ((*v)->provenance,
+              want.provenance.empty() ? "(plugin)" : want.provenance);
+    EXPECT_EQ((*v)->summary, want.summary);
+    EXPECT_EQ((*v)->vdso_clocks, want.clocks);
+    const PluginInfo* info = FindPluginInfo(*v);
+    ASSERT_NE(info, nullptr);
+    EXPECT_EQ(info->path, path);
+    EXPECT_EQ(info->abi_version, want.abi);
+    EXPECT_EQ(info->era, want.era != nullptr ? want.era : "");
+    EXPECT_EQ(info->origin, want.origin != nullptr ? want.origin : "");
+  }
+  // Both ABI versions were among them.
+  EXPECT_GT(versions[1], 0);
+  EXPECT_GT(versions[2], 0);
+}
+
+}  // namespace
+}  // namespace vdsolab::variants

@@ -1,0 +1,197 @@
+// call_guard's duties beyond a single contained call:
+//
+// - A signal outside any guarded call is not vdsolab's: it goes to the
+//   handler that was installed before vdsolab installed its own, with the
+//   arguments that handler expects (a plain handler its signal number, an
+//   SA_SIGINFO one the siginfo and context too; SIG_IGN ignores it). A
+//   program embedding vdsolab, a test framework or a sanitizer keeps its
+//   handlers. Each case runs in a fresh process (a death test, re-executed:
+//   the guard installs its handlers once per process, so the earlier
+//   handler must be there before its first call).
+// - A thread that ends gives its watchdog slot back: threads that come and
+//   go (a pool per run, per test) never exhaust the table, and a spin in
+//   foreign code on the hundredth thread is stopped as on the first.
+
+#include "variants/plugin/call_guard.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+#include <thread>
+#include <vector>
+
+namespace vdsolab::variants {
+namespace {
+
+// What the earlier handler saw (async-signal-safe: lock-free atomics).
+std::atomic<int> g_plain_sig{0};
+std::atomic<int> g_info_sig{0};
+std::atomic<int> g_info_signo{0};
+std::atomic<int> g_info_code{0};
+std::atomic<int> g_info_pid{0};
+std::atomic<bool> g_info_uctx{false};
+
+void PlainHandler(int sig) { g_plain_sig.store(sig); }
+
+void InfoHandler(int sig, siginfo_t* info, void* uctx) {
+  g_info_sig.store(sig);
+  g_info_signo.store(info != nullptr ? info->si_signo : -1);
+  g_info_code.store(info != nullptr ? info->si_code : -1);
+  g_info_pid.store(info != nullptr ? static_cast<int>(info->si_pid) : -1);
+  g_info_uctx.store(uctx != nullptr);
+}
+
+// The guard's handlers, installed by its first call (which returns).
+void InstallGuard() {
+  const std::optional<vdso::CallFault> fault =
+      RunContained(call_guard_internal::ThisThread(), [] {});
+  if (fault.has_value()) {
+    std::fprintf(stderr, "an empty guarded call faulted\n");
+    std::_Exit(3);
+  }
+}
+
+// Exits 0 when a plain handler installed before the guard received a
+// raised signal (outside any guarded call) with its number, else 1.
+void PlainHandlerChild(int sig) {
+  struct sigaction sa = {};
+  sa.sa_handler = PlainHandler;
+  sigemptyset(&sa.sa_mask);
+  sigaction(sig, &sa, nullptr);
+  InstallGuard();
+  raise(sig);
+  const int seen = g_plain_sig.load();
+  std::fprintf(stderr, "plain handler saw signal %d\n", seen);
+  std::_Exit(seen == sig ? 0 : 1);
+}
+
+// The same for an SA_SIGINFO handler: the signal, its siginfo (raise():
+// si_signo, SI_TKILL, this pid) and a context.
+void InfoHandlerChild(int sig) {
+  struct sigaction sa = {};
+  sa.sa_sigaction = InfoHandler;
+  sa.sa_flags = SA_SIGINFO;
+  sigemptyset(&sa.sa_mask);
+  sigaction(sig, &sa, nullptr);
+  InstallGuard();
+  raise(sig);
+  std::fprintf(stderr,
+               "siginfo handler saw signal %d, si_signo %d, si_code "
+               "%d, si_pid %d, context %d\n",
+               g_info_sig.load(), g_info_signo.load(), g_info_code.load(),
+               g_info_pid.load(), g_info_uctx.load() ? 1 : 0);
+  const bool right = g_info_sig.load() == sig && g_info_signo.load() == sig &&
+                     g_info_code.load() == SI_TKILL &&
+                     g_info_pid.load() == static_cast<int>(getpid()) &&
+                     g_info_uctx.load();
+  std::_Exit(right ? 0 : 1);
+}
+
+// SIG_IGN before the guard: the raised signal stays ignored and the
+// process goes on (exit 0); anything else kills it or exits 1.
+void IgnoredChild(int sig) {
+  signal(sig, SIG_IGN);
+  InstallGuard();
+  raise(sig);
+  std::fprintf(stderr, "ignored signal %d: still running\n", sig);
+  std::_Exit(0);
+}
+
+class ChainTest : public ::testing::TestWithParam<int> {
+ protected:
+  void SetUp() override {
+    // Re-executed children: the guard's handlers are not yet installed
+    // there, whatever earlier tests of this process installed.
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+  }
+};
+
+TEST_P(ChainTest, APlainHandlerInstalledFirstGetsTheSignal) {
+  EXPECT_EXIT(PlainHandlerChild(GetParam()), ::testing::ExitedWithCode(0),
+              "plain handler saw signal");
+}
+
+TEST_P(ChainTest, AnSaSiginfoHandlerInstalledFirstGetsItsArguments) {
+  EXPECT_EXIT(InfoHandlerChild(GetParam()), ::testing::ExitedWithCode(0),
+              "siginfo handler saw signal");
+}
+
+TEST_P(ChainTest, AnIgnoredSignalStaysIgnored) {
+  EXPECT_EXIT(IgnoredChild(GetParam()), ::testing::ExitedWithCode(0),
+              "still running");
+}
+
+// Every signal the guard handles (call_guard.h: the crashes, and SIGXCPU,
+// the watchdog's).
+INSTANTIATE_TEST_SUITE_P(GuardedSignals, ChainTest,
+                         ::testing::Values(SIGSEGV, SIGBUS, SIGFPE, SIGILL,
+                                           SIGABRT, SIGTRAP, SIGSYS, SIGXCPU),
+                         [](const ::testing::TestParamInfo<int>& param) {
+                           return std::string(sigabbrev_np(param.param));
+                         });
+
+// More threads than call_guard.cc's slot table holds (kMaxThreads, 64),
+// started and ended in waves; each makes a guarded call that spins (until
+// the watchdog stops it, or a deadline long past the bound) and one that
+// crashes.
+TEST(CallGuardThreads, EveryThreadOfManyStillHasItsSpinStopped) {
+  constexpr int kSlots = 64;
+  constexpr int kThreads = 2 * kSlots + 8;
+  constexpr int kWave = 8;
+  SetCallTimeLimit(0.05);
+  std::atomic<int> stopped{0}, crashed{0}, first_bad{-1};
+  // A wave with a thread not contained ends the test: the next would wait
+  // out its deadlines too.
+  for (int start = 0; start < kThreads && first_bad.load() < 0;
+       start += kWave) {
+    std::vector<std::thread> wave;
+    for (int t = start; t < start + kWave && t < kThreads; ++t) {
+      wave.emplace_back([t, &stopped, &crashed, &first_bad] {
+        // Bounded so that a missed spin fails the test instead of hanging
+        // it: 5 s, beyond the watchdog's wall-time backstop (30 times the
+        // bound) for a thread that got no CPU on a loaded machine.
+        timespec begin;
+        clock_gettime(CLOCK_MONOTONIC, &begin);
+        const std::optional<vdso::CallFault> spin =
+            RunContained(call_guard_internal::ThisThread(), [&begin] {
+              timespec now;
+              do {
+                clock_gettime(CLOCK_MONOTONIC, &now);
+              } while (now.tv_sec - begin.tv_sec < 5);
+            });
+        const bool spin_stopped =
+            spin.has_value() && spin->kind == vdso::CallFault::Kind::kSpin;
+        const std::optional<vdso::CallFault> crash = RunContained(
+            call_guard_internal::ThisThread(), [] { raise(SIGSEGV); });
+        const bool crash_caught =
+            crash.has_value() && crash->kind == vdso::CallFault::Kind::kCrash &&
+            crash->signal == SIGSEGV;
+        stopped += spin_stopped ? 1 : 0;
+        crashed += crash_caught ? 1 : 0;
+        if (!spin_stopped || !crash_caught) {
+          int none = -1;
+          first_bad.compare_exchange_strong(none, t);
+        }
+      });
+    }
+    for (std::thread& th : wave) th.join();
+  }
+  SetCallTimeLimit(1.0);
+  std::printf(
+      "%d threads in waves of %d: %d spins stopped, %d crashes "
+      "caught\n",
+      kThreads, kWave, stopped.load(), crashed.load());
+  EXPECT_EQ(first_bad.load(), -1)
+      << "thread " << first_bad.load() << " was the first not contained";
+  EXPECT_EQ(stopped.load(), kThreads);
+  EXPECT_EQ(crashed.load(), kThreads);
+}
+
+}  // namespace
+}  // namespace vdsolab::variants
