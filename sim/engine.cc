@@ -44,20 +44,18 @@ class RandomHooks : public vdso::AccessHooks {
         rng_(Rng::Deferred(w.scenario->run.seed, 0xca11, reader_id,
                            reader_call)),
         tracing_(tracing),
+        preempt_(w.scenario->timing.preempt_ppm != 0),
+        migrate_midcall_(spec->migrate_midcall_ppm != 0),
+        load_ns_(w.scenario->timing.load_ns),
         cpu_(cpu),
         now_(rec->start_ns),
+        due_at_(w.view->DueAt()),
         loads_(w.variant->layout) {}
 
   void BeforeLoad(uint32_t offset, uint32_t size) override {
-    Step(t_.load_ns);
+    Step(load_ns_);
     const uint64_t value = loads_.OnLoad(w_.page, offset, size, now_, rec_);
-    if (tracing_) {
-      TraceStep& t =
-          Trace(loads_.Describe(offset, value), TraceStep::Kind::kLoad);
-      t.field = w_.variant->layout->DescribeOffset(offset);
-      t.value = value;
-      t.seq = loads_.IsSeq(offset);
-    }
+    if (tracing_) TraceLoad(offset, value);
   }
 
   uint64_t ReadCounter(vdso::CounterRead kind) override {
@@ -147,11 +145,19 @@ class RandomHooks : public vdso::AccessHooks {
   // Before every load and counter read: the common case (no injection,
   // nothing due) is a few inline compares; the rest is out of line.
   void Step(uint64_t cost) {
-    if (t_.preempt_ppm != 0) MaybePreempt();
+    if (preempt_) MaybePreempt();
     now_ += cost;
-    if (spec_->migrate_midcall_ppm != 0) MaybeMigrate();
-    if (w_.view->NothingDueBy(now_)) return;
+    if (migrate_midcall_) MaybeMigrate();
+    if (now_ < due_at_) return;  // PageView::NothingDueBy(now_).
     ApplyDue();
+  }
+
+  [[gnu::noinline]] void TraceLoad(uint32_t offset, uint64_t value) {
+    TraceStep& t =
+        Trace(loads_.Describe(offset, value), TraceStep::Kind::kLoad);
+    t.field = w_.variant->layout->DescribeOffset(offset);
+    t.value = value;
+    t.seq = loads_.IsSeq(offset);
   }
 
   [[gnu::noinline]] void MaybePreempt() {
@@ -181,6 +187,7 @@ class RandomHooks : public vdso::AccessHooks {
   [[gnu::noinline]] void ApplyDue() {
     const size_t before = w_.view->applied();
     const uint32_t n = w_.view->ApplyThrough(now_);
+    due_at_ = w_.view->DueAt();
     rec_->stores_during += n;
     if (tracing_ && n != 0) {
       for (size_t i = before; i < before + n; ++i) {
@@ -214,8 +221,13 @@ class RandomHooks : public vdso::AccessHooks {
   CallRecord* rec_;
   Rng rng_;
   bool tracing_;
+  // Copied from the scenario: read before every load.
+  bool preempt_;
+  bool migrate_midcall_;
+  uint64_t load_ns_;
   int cpu_;
   uint64_t now_;
+  uint64_t due_at_;  // PageView::DueAt(), kept between ApplyDue()s.
   internal::LoadObserver loads_;
   std::string page_at_counter_;
 };

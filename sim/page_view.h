@@ -9,6 +9,7 @@
 #ifndef VDSOLAB_SIM_PAGE_VIEW_H_
 #define VDSOLAB_SIM_PAGE_VIEW_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -54,6 +55,18 @@ class PageView {
     if (t_ns >= writer_->next_operation_ns()) return false;
     const absl::Span<const TimedStore> pending = writer_->pending();
     return applied_ >= pending.size() || pending[applied_].visible_ns > t_ns;
+  }
+
+  // The earliest time at which ApplyThrough() has anything to do (the
+  // writer's next operation, or the next pending store becoming visible):
+  // NothingDueBy(t) is t < DueAt(). Changes only when ApplyThrough() or
+  // CommitThrough() runs, so a call's hooks may keep it between those.
+  uint64_t DueAt() const {
+    uint64_t t = writer_->next_operation_ns();
+    const absl::Span<const TimedStore> pending = writer_->pending();
+    if (applied_ < pending.size())
+      t = std::min(t, pending[applied_].visible_ns);
+    return t;
   }
 
   // Applies the next `n` pending stores regardless of time (exhaustive).
