@@ -89,6 +89,32 @@ constexpr uint64_t MulU64U32AddU64ShrNoInt128(uint64_t a, uint32_t mul,
   return ret;
 }
 
+// x / d for an unsigned 128-bit x and a nonzero 64-bit d, the remainder in
+// *rem: schoolbook division in two 64-bit divides, as libgcc's __udivti3
+// does for a 64-bit divisor, without the call (the simulation's counters
+// divide on every counter read). Not a kernel function.
+inline unsigned __int128 DivModU128U64(unsigned __int128 x, uint64_t d,
+                                       uint64_t* rem) {
+  const uint64_t hi = static_cast<uint64_t>(x >> 64);
+  const uint64_t q_hi = hi / d;
+  uint64_t r = hi % d;
+  uint64_t q_lo;
+#if defined(__x86_64__)
+  // (r:lo) / d with r < d: the quotient fits in 64 bits, so divq cannot
+  // fault.
+  asm("divq %[d]"
+      : "=a"(q_lo), "=d"(r)
+      : "a"(static_cast<uint64_t>(x)), "d"(r), [d] "rm"(d));
+#else
+  const unsigned __int128 low =
+      (static_cast<unsigned __int128>(r) << 64) | static_cast<uint64_t>(x);
+  q_lo = static_cast<uint64_t>(low / d);
+  r = static_cast<uint64_t>(low % d);
+#endif
+  *rem = r;
+  return (static_cast<unsigned __int128>(q_hi) << 64) | q_lo;
+}
+
 }  // namespace vdsolab
 
 #endif  // VDSOLAB_COMMON_MATH64_H_

@@ -64,5 +64,30 @@ TEST(MulU64U32AddU64Shr, DoesNotOverflowWhereThePlainFormulaDoes) {
   EXPECT_EQ(safe, (1ull << 18) * mult);  // 2^42 * mult / 2^24, exactly.
 }
 
+RC_GTEST_PROP(DivModU128U64, AgreesWithTheCompilersDivision,
+              (uint64_t hi, uint64_t lo, uint64_t d)) {
+  if (d == 0) d = 1;
+  // Weighted toward the simulation's divisor and dividends near it.
+  if (hi % 3 == 0) d = 1000000000;
+  if (lo % 5 == 0) hi %= d;  // A quotient that fits in 64 bits.
+  RC_TAG(hi < d ? "64-bit quotient" : "wider quotient");
+  const unsigned __int128 x = (static_cast<unsigned __int128>(hi) << 64) | lo;
+  uint64_t rem = ~0ull;
+  const unsigned __int128 q = DivModU128U64(x, d, &rem);
+  RC_ASSERT(q == x / d);
+  RC_ASSERT(rem == static_cast<uint64_t>(x % d));
+}
+
+TEST(DivModU128U64, Edges) {
+  uint64_t rem = 0;
+  EXPECT_TRUE(DivModU128U64(~static_cast<unsigned __int128>(0), 1, &rem) ==
+              ~static_cast<unsigned __int128>(0));
+  EXPECT_EQ(rem, 0u);
+  const unsigned __int128 x =
+      (static_cast<unsigned __int128>(999999999) << 64) | ~0ull;
+  EXPECT_TRUE(DivModU128U64(x, 1000000000, &rem) == x / 1000000000);
+  EXPECT_EQ(rem, static_cast<uint64_t>(x % 1000000000));
+}
+
 }  // namespace
 }  // namespace vdsolab

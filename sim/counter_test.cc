@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include "common/rng.h"
+#include "sim/machine.h"
+
 namespace vdsolab::sim {
 namespace {
 
@@ -18,6 +21,38 @@ TEST(CounterModel, WrapsAtItsWidth) {
   CounterModel pm{3579545, 0xfffff0, 0xffffff};
   EXPECT_EQ(pm.At(0), 0xfffff0u);
   EXPECT_EQ(pm.At(10000), (0xfffff0u + 35u) & 0xffffffu);  // 35.8 ticks.
+}
+
+// The machine's counter in unsigned 64-bit divides against the signed
+// 128-bit formula it replaced, over the scenario's limits (1 kHz .. 10 GHz,
+// drift within 1e8 ppb, skew, steps) and times up to 2^63 ns.
+TEST(Machine, FastIdealCounterMatchesTheSignedFormula) {
+  Rng rng(20261201);
+  int wide = 0;
+  for (int i = 0; i < 20000; ++i) {
+    MachineSpec spec;
+    spec.counter_hz = rng.InRange(1000, 10000000000ull);
+    spec.counter_start = rng.Next();
+    CpuCounterSpec cpu;
+    cpu.drift_ppb = static_cast<int64_t>(rng.InRange(0, 200000000)) - 100000000;
+    if (i % 7 == 0) cpu.drift_ppb = i % 2 == 0 ? 100000000 : -100000000;
+    cpu.offset_cycles = static_cast<int64_t>(rng.Next() >> 2);
+    cpu.steps.push_back(
+        CounterStep{rng.Next() >> 1, static_cast<int64_t>(rng.Next() >> 8)});
+    spec.cpus = {cpu};
+    const Machine m(spec, 1);
+    // Small times, times near a second's multiple, and huge ones.
+    const uint64_t t = i % 3 == 0   ? rng.InRange(0, 1000000)
+                       : i % 3 == 1 ? rng.InRange(0, 1u << 20) * 1000000000ull
+                                    : rng.Next() >> 1;
+    if ((static_cast<unsigned __int128>(t) * spec.counter_hz) >> 64 >=
+        1000000000) {
+      ++wide;  // t * hz / 1e9 has a quotient wider than 64 bits.
+    }
+    ASSERT_TRUE(m.IdealCounter(0, t) == m.SlowIdealCounter(cpu, t))
+        << "hz " << spec.counter_hz << " drift " << cpu.drift_ppb << " t " << t;
+  }
+  EXPECT_GT(wide, 100);  // The two-divide path was exercised.
 }
 
 }  // namespace

@@ -28,6 +28,9 @@ class Machine {
 
   // The same without width wrapping, jitter or wobble: for reports.
   __int128 IdealCounter(int cpu, uint64_t t_ns) const;
+  // IdealCounter() in signed 128-bit divisions, for every spec (the fast
+  // form needs a positive rate); tests compare the two.
+  __int128 SlowIdealCounter(const CpuCounterSpec& c, uint64_t t_ns) const;
 
  private:
   uint64_t hz_;
