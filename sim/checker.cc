@@ -42,9 +42,23 @@ bool Checker::HasFailure() const {
   return false;
 }
 
+Checker::PerReader& Checker::ReaderState(int reader) {
+  if (cached_state_ != nullptr && cached_reader_ == reader) {
+    return *cached_state_;
+  }
+  const auto [slot, fresh] = reader_slots_.try_emplace(reader, readers_.size());
+  if (fresh) readers_.push_back(std::make_unique<PerReader>());
+  cached_reader_ = reader;
+  cached_state_ = readers_[slot->second].get();
+  return *cached_state_;
+}
+
 size_t Checker::retained_states() const {
-  size_t n = last_.size() + rate_anchor_.size() + previous_.size() +
-             divergence_anchor_.size();
+  size_t n = divergence_anchor_.size();
+  for (const std::unique_ptr<PerReader>& r : readers_) {
+    n += r->last.size() + (r->has_previous ? 1 : 0) +
+         (r->has_rate_anchor ? 1 : 0);
+  }
   for (const auto& [clock, c] : causal_) {
     n += c.in_flight.size() + (c.has_matured ? 1 : 0);
   }
@@ -332,10 +346,12 @@ void Checker::OnCall(const CallRecord& call) {
   }
   CheckRawRate(call, seen, state);
   CheckPace(call);
-  // One lookup: the reader's previous call is read, then replaced.
-  const auto [prev, first] = previous_.try_emplace(call.reader);
-  CheckCrossClock(call, seen, state, first ? nullptr : &prev->second);
-  prev->second = {
+  // The reader's previous call is read, then replaced.
+  PerReader& reader = ReaderState(call.reader);
+  CheckCrossClock(call, seen, state,
+                  reader.has_previous ? &reader.previous : nullptr);
+  reader.has_previous = true;
+  reader.previous = {
       PreviousCall{call.clock, call.result && call.result->ret == 0,
                    call.fell_back ? call.fallback_update : call.begin_seq / 2,
                    call.start_ns, call.end_ns},

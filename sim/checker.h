@@ -41,6 +41,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <queue>
 #include <string>
@@ -195,9 +196,17 @@ class Checker {
   size_t kept_failures_ = 0;
   size_t kept_preconditions_ = 0;
   std::array<std::array<bool, 3>, kNumProperties> first_of_kind_{};
+  struct PerReader;  // Defined after the class: it holds Seens.
+  // The reader's state, found through a one-entry cache (most runs have
+  // one reader, or call the same one again) before the id's slot.
+  PerReader& ReaderState(int reader);
   // Looked up on every call and never iterated (so hash order cannot reach
-  // a report): hash maps.
-  absl::flat_hash_map<std::pair<int, ClockId>, Seen> last_;  // (reader, clock).
+  // a report): hash maps. Each reader's state is held by pointer, so a
+  // reference to it stays valid as readers come.
+  absl::flat_hash_map<int, size_t> reader_slots_;
+  std::vector<std::unique_ptr<PerReader>> readers_;
+  int cached_reader_ = 0;
+  PerReader* cached_state_ = nullptr;
   // Per clock, for the causal check: calls not yet ended at the latest
   // start, and the greatest value of those that had.
   struct Causal {
@@ -206,15 +215,24 @@ class Checker {
     Seen matured;
   };
   absl::flat_hash_map<ClockId, Causal> causal_;
-  absl::flat_hash_map<int, RateAnchor> rate_anchor_;  // Per reader, MONOTONIC.
   PaceAnchor pace_;
   uint64_t pace_last_ns_ = 0;      // The true time last checked,
   uint32_t pace_last_update_ = 0;  // and the state it read.
   bool stall_reported_ = false;
-  absl::flat_hash_map<int, std::pair<PreviousCall, Seen>> previous_;
   absl::flat_hash_map<ClockId, std::pair<__int128, __int128>>
       divergence_anchor_;
   std::map<ClockId, Divergence> divergence_;  // Reported in clock order.
+};
+
+// What the checker keeps per reader: its last value per clock (a reader
+// calls a handful of clocks, searched in order), its previous call (the
+// cross-clock check) and its MONOTONIC rate anchor.
+struct Checker::PerReader {
+  std::vector<std::pair<ClockId, Seen>> last;
+  bool has_previous = false;
+  std::pair<PreviousCall, Seen> previous;
+  bool has_rate_anchor = false;
+  RateAnchor rate_anchor;
 };
 
 }  // namespace vdsolab::sim

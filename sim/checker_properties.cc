@@ -157,8 +157,12 @@ void Checker::CheckExactAndTorn(const CallRecord& call,
 
 void Checker::CheckMonotonic(const CallRecord& call, const Seen& seen) {
   if (!scenario_.checks.monotonic) return;
-  // One lookup per call: the slot is read, then overwritten.
-  const auto [it, first] = last_.try_emplace({call.reader, call.clock});
+  // The slot is read, then overwritten.
+  std::vector<std::pair<ClockId, Seen>>& last = ReaderState(call.reader).last;
+  auto it = std::find_if(last.begin(), last.end(),
+                         [&](const auto& e) { return e.first == call.clock; });
+  const bool first = it == last.end();
+  if (first) it = last.emplace(last.end(), call.clock, Seen{});
   if (!first && it->second.generation == seen.generation) {
     PropertyStats& s = stats_[static_cast<int>(Property::kMonotonic) - 1];
     ++s.checked;
@@ -275,16 +279,16 @@ void Checker::CheckRawRate(const CallRecord& call, const Seen& seen,
   const uint64_t since_last =
       (call.counter - state->tk.tkr_mono.cycle_last) & mask;
   const bool usable = since_last <= (mask >> 1);
-  auto it = rate_anchor_.find(call.reader);
-  if (it == rate_anchor_.end() ||
-      it->second.generation != state->ntp_generation ||
-      it->second.cpu != call.counter_cpu || !usable) {
-    rate_anchor_[call.reader] = RateAnchor{state->ntp_generation, call.counter,
-                                           ToNs(r.ts), call.counter_cpu};
-    if (!usable) rate_anchor_.erase(call.reader);
+  PerReader& reader = ReaderState(call.reader);
+  if (!reader.has_rate_anchor ||
+      reader.rate_anchor.generation != state->ntp_generation ||
+      reader.rate_anchor.cpu != call.counter_cpu || !usable) {
+    reader.rate_anchor = RateAnchor{state->ntp_generation, call.counter,
+                                    ToNs(r.ts), call.counter_cpu};
+    reader.has_rate_anchor = usable;
     return;
   }
-  const RateAnchor& a = it->second;
+  const RateAnchor& a = reader.rate_anchor;
   const uint64_t dc = (call.counter - a.counter) & mask;
   if (dc > (mask >> 2) + 1) return;  // Backwards; monotonic covers it.
   const unsigned __int128 raw_ns =
@@ -315,8 +319,8 @@ void Checker::CheckRawRate(const CallRecord& call, const Seen& seen,
                            FormatNs(got), FormatNs(want)),
            call);
   }
-  rate_anchor_[call.reader] = RateAnchor{state->ntp_generation, call.counter,
-                                         ToNs(r.ts), call.counter_cpu};
+  reader.rate_anchor = RateAnchor{state->ntp_generation, call.counter,
+                                  ToNs(r.ts), call.counter_cpu};
 }
 
 void Checker::CheckCrossClock(const CallRecord& call, const Seen& seen,
