@@ -8,10 +8,24 @@ Machine::Machine(const MachineSpec& spec, uint64_t seed)
       start_(spec.counter_start),
       mask_(spec.width_bits >= 64 ? ~0ull : (1ull << spec.width_bits) - 1),
       jitter_seed_(MixHash(seed, 0x6a17)),
-      cpus_(spec.cpus) {}
+      cpus_(spec.cpus) {
+  for (const CpuCounterSpec& c : cpus_) {
+    // Ticks per ns times 1e18: hz * (1e9 + drift), below 1.1e19 < 2^64
+    // within the scenario's limits (hz <= 10 GHz, |drift| <= 1e8 ppb).
+    const __int128 k = static_cast<__int128>(hz_) * (1000000000 + c.drift_ppb);
+    Rate r;
+    r.fast = k > 0 && (k >> 64) == 0;
+    if (r.fast) {
+      const auto u = static_cast<uint64_t>(k);
+      r.whole = u / kPerNsScale;
+      r.part = u % kPerNsScale;
+    }
+    rates_.push_back(r);
+  }
+}
 
-// The signed formula, for a spec outside the scenario's limits (a rate at
-// or below zero): what IdealCounter() computes when every term is >= 0.
+// The signed formula: the reference IdealCounter() agrees with, and what it
+// runs for a spec outside the scenario's limits.
 __int128 Machine::SlowIdealCounter(const CpuCounterSpec& c,
                                    uint64_t t_ns) const {
   const __int128 rate = static_cast<__int128>(1000000000) + c.drift_ppb;
@@ -27,20 +41,19 @@ __int128 Machine::SlowIdealCounter(const CpuCounterSpec& c,
 
 __int128 Machine::IdealCounter(int cpu, uint64_t t_ns) const {
   const CpuCounterSpec& c = cpus_[static_cast<size_t>(cpu)];
-  // floor(t * hz * (1e9 + drift) / 1e18): exact in 128 bits for t < 2^63.
-  // Every term is non-negative (hz >= 1 kHz, |drift| <= 1e8 ppb: the
-  // scenario's limits), so the divisions are unsigned, in 64-bit divides.
-  if (c.drift_ppb <= -1000000000) return SlowIdealCounter(c, t_ns);
-  const uint64_t rate = static_cast<uint64_t>(1000000000 + c.drift_ppb);
-  uint64_t part;  // t * hz % 1e9.
-  const unsigned __int128 whole = DivModU128U64(
-      static_cast<unsigned __int128>(t_ns) * hz_, 1000000000, &part);
-  // part * rate < 1e9 * 1.1e9 < 2^61.
-  const unsigned __int128 scaled = whole * rate + part * rate / 1000000000;
+  const Rate& r = rates_[static_cast<size_t>(cpu)];
+  if (!r.fast) return SlowIdealCounter(c, t_ns);
+  // floor(t * hz * (1e9 + drift) / 1e18), the signed formula's value (it
+  // floors twice, which floors the same quotient): with K = hz * (1e9 +
+  // drift) = whole * 1e18 + part, t * whole + floor(t * part / 1e18). The
+  // quotient is below t, so one 64-bit divide gives it.
   uint64_t unused;
-  const __int128 ticks =
-      static_cast<__int128>(DivModU128U64(scaled, 1000000000, &unused));
-  __int128 value = static_cast<__int128>(start_) + c.offset_cycles + ticks;
+  const unsigned __int128 ticks =
+      static_cast<unsigned __int128>(t_ns) * r.whole +
+      DivModU128U64(static_cast<unsigned __int128>(t_ns) * r.part, kPerNsScale,
+                    &unused);
+  __int128 value = static_cast<__int128>(start_) + c.offset_cycles +
+                   static_cast<__int128>(ticks);
   for (const CounterStep& step : c.steps) {
     if (step.at_ns <= t_ns) value += step.cycles;
   }

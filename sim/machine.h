@@ -29,7 +29,8 @@ class Machine {
   // The same without width wrapping, jitter or wobble: for reports.
   __int128 IdealCounter(int cpu, uint64_t t_ns) const;
   // IdealCounter() in signed 128-bit divisions, for every spec (the fast
-  // form needs a positive rate); tests compare the two.
+  // form needs a positive rate below 2^64 / 1e18 ticks per ns); tests
+  // compare the two.
   __int128 SlowIdealCounter(const CpuCounterSpec& c, uint64_t t_ns) const;
 
  private:
@@ -38,6 +39,15 @@ class Machine {
   uint64_t mask_;
   uint64_t jitter_seed_;
   std::vector<CpuCounterSpec> cpus_;
+  // Per CPU, hz * (1e9 + drift) split at 1e18 (IdealCounter()'s rate), or
+  // !fast where that is not a positive 64-bit number.
+  static constexpr uint64_t kPerNsScale = 1000000000000000000ull;
+  struct Rate {
+    bool fast = false;
+    uint64_t whole = 0;
+    uint64_t part = 0;
+  };
+  std::vector<Rate> rates_;
 };
 
 }  // namespace vdsolab::sim
