@@ -26,6 +26,12 @@
 // syscall's or 1 ns below it: vdso_time_update_aux() drops xtime_nsec's
 // sub-ns part (timekeeper/vsyscall.h). A disabled one answers -ENODEV
 // through the syscall.
+//
+// The page is also the kernel's byte for byte where no reader looks: every
+// record's clocksource fields (clock_mode, cycle_last, max_cycles, mask,
+// mult, shift) are the timekeeper's, as fill_clock_configuration() and
+// vdso_time_update_aux() copy them, mask included, which the x86 readers
+// never load (they compute with S64_MAX) but other architectures' do.
 
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
@@ -34,6 +40,7 @@
 #include <array>
 #include <climits>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -47,6 +54,7 @@
 #include "timekeeper/timekeeping.h"
 #include "timekeeper/vsyscall.h"
 #include "vdso/access.h"
+#include "vdso/datapage.h"
 #include "vdso/upstream_reader.h"
 #include "vdso/vvar_page.h"
 
@@ -54,6 +62,35 @@ namespace vdsolab {
 namespace {
 
 using timekeeper::SyscallContext;
+
+// The clocksource fields of the vdso_clock record at page offset `vc`
+// against `tkr` (`what` names the record in a failure).
+void AssertClockConfiguration(const vdso::VvarPage& page, uint32_t vc,
+                              const timekeeper::TkReadBase& tkr,
+                              const std::string& what) {
+  struct Field {
+    const char* name;
+    uint32_t offset;
+    uint8_t size;
+    uint64_t want;
+  };
+  const Field fields[] = {
+      {"clock_mode", vdso::kVcClockMode, 4,
+       static_cast<uint32_t>(tkr.clock->vdso_clock_mode)},
+      {"cycle_last", vdso::kVcCycleLast, 8, tkr.cycle_last},
+      {"max_cycles", vdso::kVcMaxCycles, 8, tkr.clock->max_cycles},
+      {"mask", vdso::kVcMask, 8, tkr.mask},
+      {"mult", vdso::kVcMult, 4, tkr.mult},
+      {"shift", vdso::kVcShift, 4, tkr.shift},
+  };
+  for (const Field& f : fields) {
+    const uint64_t got = page.Load(vc + f.offset, f.size);
+    if (got != f.want) {
+      RC_FAIL(absl::StrFormat("%s.%s on the page is %#x, the timekeeper's %#x",
+                              what, f.name, got, f.want));
+    }
+  }
+}
 
 // The clocksource: mostly the TSC; sometimes one the vDSO cannot read.
 timekeeper::Clocksource GenClocksource() {
@@ -161,6 +198,20 @@ RC_GTEST_PROP(UpstreamReader, MatchesTheSyscallBitForBit, ()) {
       const bool clock_set = tk.Advance(timekeeper::AdvanceMode::kTick, now);
       RC_ASSERT(clock_set == (tk.timekeeper().offs_real != offs_real));
       leaps += clock_set ? 1 : 0;
+    }
+  }
+
+  // The records' clocksource fields, read by no x86 reader or not.
+  if (clock.vdso_clock_mode != timekeeper::kVdsoClockmodeNone) {
+    AssertClockConfiguration(*page, vdso::ClockDataOffset(vdso::kCsHresCoarse),
+                             tk.timekeeper().tkr_mono, "clock_data[CS_HRES]");
+    AssertClockConfiguration(*page, vdso::ClockDataOffset(vdso::kCsRaw),
+                             tk.timekeeper().tkr_raw, "clock_data[CS_RAW]");
+    for (int i = 0; i < kMaxAuxClocks; ++i) {
+      if (!tk.AuxEnabled(i)) continue;
+      AssertClockConfiguration(*page, vdso::AuxClockDataOffset(i),
+                               tk.aux_timekeeper(i).tkr_mono,
+                               absl::StrFormat("aux_clock_data[%d]", i));
     }
   }
 
