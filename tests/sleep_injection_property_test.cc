@@ -14,6 +14,17 @@
 //   MONOTONIC_RAW where they were (tk_set_wall_to_mono() takes the delta
 //   back out). A delta refused moves nothing.
 //
+// And timekeeping_resume() as a whole: whatever it measured (the counter
+// of a clocksource that runs in suspend, or the persistent clock's
+// difference from the suspend time; no persistent clock, or one that did
+// not advance, measures nothing), it moves REALTIME, BOOTTIME and TAI by
+// exactly the sleep it returns and MONOTONIC and RAW not at all, from
+// their readings at the suspend counter to those at the resume counter;
+// and right after it the coarse clocks read what REALTIME and MONOTONIC
+// read at the resume counter (timekeeping_forward_now() at suspend and
+// tk_xtime_add() of a sleep refresh them; the resume counter is the new
+// cycle_last).
+//
 // The expectation is computed here from those definitions, not from the
 // model's helpers.
 
@@ -128,6 +139,83 @@ RC_GTEST_PROP(SleepInjection, TakesExactlyTheStrictlyValidDeltas, ()) {
           ClockName(clocks[i]), FormatClockResult(before[i]), delta.tv_sec,
           delta.tv_nsec, valid ? "valid: taken" : "refused",
           FormatClockResult(after[i]), now));
+    }
+  }
+}
+
+RC_GTEST_PROP(SleepInjection, ResumeMovesTheWallClocksByTheSleepItReturns, ()) {
+  absl::StatusOr<timekeeper::Clocksource> tsc_or =
+      timekeeper::MakeTscClocksource(*testing::GenTscKhz());
+  RC_ASSERT(tsc_or.ok());
+  timekeeper::Clocksource tsc = *tsc_or;
+  tsc.suspend_nonstop = *rc::gen::arbitrary<bool>().as("nonstop in suspend");
+  timekeeper::Timekeeping tk(tsc, *testing::GenHz(), nullptr);
+  const uint64_t c0 = *testing::GenCounterStart() & tsc.mask;
+  const int64_t wall_sec = *rc::gen::inRange<int64_t>(1000000, 1ll << 32);
+  tk.Init(c0, Timespec64{wall_sec, *rc::gen::inRange<int64_t>(0, kNsec)},
+          Timespec64{*rc::gen::inRange<int64_t>(0, 100000), 0});
+  const uint64_t ci = tk.timekeeper().cycle_interval;
+  uint64_t now = c0;
+  const int ticks = *rc::gen::inRange(0, 5);
+  for (int i = 0; i < ticks; ++i) {
+    now = (now + ci) & tsc.mask;
+    tk.Advance(timekeeper::AdvanceMode::kTick, now);
+  }
+  // Suspend between ticks, so that the fine clocks are past the coarse.
+  now = (now + *rc::gen::inRange<uint64_t>(0, ci)) & tsc.mask;
+
+  // The persistent clock: none ({0, 0}), or whole seconds some way off
+  // the system clock (so that the suspend time is what it read).
+  const bool rtc = *rc::gen::arbitrary<bool>().as("persistent clock");
+  const Timespec64 at_suspend =
+      rtc ? Timespec64{wall_sec + *rc::gen::element<int64_t>(-100, -2, 2, 3600),
+                       0}
+          : Timespec64{};
+  const ClockId clocks[] = {
+      kClockRealtime,     kClockMonotonic,      kClockBoottime,       kClockTai,
+      kClockMonotonicRaw, kClockRealtimeCoarse, kClockMonotonicCoarse};
+  constexpr int kClocks = 7;
+  ClockResult before[kClocks];
+  for (int i = 0; i < kClocks; ++i) {
+    before[i] = Read(tk, clocks[i], now);
+    RC_ASSERT(before[i].ret == 0);
+  }
+  tk.Suspend(now, at_suspend);
+  // The counter at resume: the same (no time), or later.
+  const uint64_t resume_at =
+      (now + *rc::gen::element<uint64_t>(0, 1, ci, uint64_t{1} << 36)) &
+      tsc.mask;
+  const int64_t slept_sec = *rc::gen::element<int64_t>(0, 0, 1, 100);
+  const Timespec64 at_resume =
+      rtc ? Timespec64{at_suspend.tv_sec + slept_sec, 0} : Timespec64{};
+  const Timespec64 slept = tk.Resume({resume_at, at_resume});
+  const bool none = slept.tv_sec == 0 && slept.tv_nsec == 0;
+  RC_CLASSIFY(none, "no sleep measured");
+  RC_CLASSIFY(!none && tsc.suspend_nonstop, "sleep from the counter");
+  RC_CLASSIFY(!none && !tsc.suspend_nonstop, "sleep from the persistent clock");
+  for (int i = 0; i < kClocks; ++i) {
+    const ClockResult after = Read(tk, clocks[i], resume_at);
+    RC_ASSERT(after.ret == 0);
+    const bool wall = clocks[i] == kClockRealtime ||
+                      clocks[i] == kClockBoottime || clocks[i] == kClockTai;
+    const bool coarse =
+        clocks[i] == kClockRealtimeCoarse || clocks[i] == kClockMonotonicCoarse;
+    // A coarse clock: its fine clock after the resume (REALTIME's or
+    // MONOTONIC's, read in the iterations before).
+    const __int128 want =
+        coarse ? Ns(Read(tk,
+                         clocks[i] == kClockRealtimeCoarse ? kClockRealtime
+                                                           : kClockMonotonic,
+                         resume_at)
+                        .ts)
+               : Ns(before[i].ts) + (wall ? Ns(slept) : 0);
+    if (Ns(after.ts) != want) {
+      RC_FAIL(absl::StrFormat(
+          "%s: %s at suspend (counter %#x), %s after a resume (counter %#x) "
+          "that returned a sleep of {%d, %d}; want %d ns",
+          ClockName(clocks[i]), FormatClockResult(before[i]), now,
+          FormatClockResult(after), resume_at, slept.tv_sec, slept.tv_nsec,
+          static_cast<int64_t>(want)));
     }
   }
 }
