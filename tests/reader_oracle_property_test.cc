@@ -31,7 +31,10 @@
 // record's clocksource fields (clock_mode, cycle_last, max_cycles, mask,
 // mult, shift) are the timekeeper's, as fill_clock_configuration() and
 // vdso_time_update_aux() copy them, mask included, which the x86 readers
-// never load (they compute with S64_MAX) but other architectures' do.
+// never load (they compute with S64_MAX) but other architectures' do;
+// and each record's seq counts its updates (vdso_write_begin() and
+// vdso_write_end() increment it once each), which readers compare only
+// for change.
 
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
@@ -199,6 +202,22 @@ RC_GTEST_PROP(UpstreamReader, MatchesTheSyscallBitForBit, ()) {
       RC_ASSERT(clock_set == (tk.timekeeper().offs_real != offs_real));
       leaps += clock_set ? 1 : 0;
     }
+  }
+
+  // The records' seqs: 2 per update from a zeroed page; even when done.
+  const uint32_t want_seq =
+      static_cast<uint32_t>(2 * publisher.updates_published());
+  for (int cs : {vdso::kCsHresCoarse, vdso::kCsRaw}) {
+    const uint64_t seq =
+        page->Load(vdso::ClockDataOffset(cs) + vdso::kVcSeq, 4);
+    if (seq != want_seq) {
+      RC_FAIL(absl::StrFormat("clock_data[%d].seq is %u after %u updates", cs,
+                              seq, publisher.updates_published()));
+    }
+  }
+  for (int i = 0; i < kMaxAuxClocks; ++i) {
+    RC_ASSERT(page->Load(vdso::AuxClockDataOffset(i) + vdso::kVcSeq, 4) % 2 ==
+              0);
   }
 
   // The records' clocksource fields, read by no x86 reader or not.
