@@ -17,6 +17,11 @@
 //   nothing. REALTIME - MONOTONIC at one counter is -wall_to_monotonic,
 //   whatever ADJ_FREQUENCY or ADJ_TICK do to the rate.
 //
+// On an aux clock (6.17+, clock_adjtime(CLOCK_AUX + i)), -EINVAL also
+// exactly when ADJ_STATUS asks for STA_INS or STA_DEL (no leap seconds),
+// for ADJ_TAI, or when ADJ_STATUS asks for STA_PPSFREQ or STA_PPSTIME (no
+// PPS).
+//
 // The fields are drawn at those edges, the time field in every request.
 
 #include <gtest/gtest.h>
@@ -77,8 +82,10 @@ tk::Timex GenTimex() {
                                    Around(0), Around(kUsec), Around(kNsec - 1),
                                    rc::gen::inRange<int64_t>(0, kNsec));
   t.constant = *rc::gen::inRange<int64_t>(-1, 12);
-  t.status = *rc::gen::element<int32_t>(0, tk::kStaPll, tk::kStaUnsync,
-                                        tk::kStaNano, tk::kStaFll);
+  t.status = *rc::gen::element<int32_t>(
+      0, tk::kStaPll, tk::kStaUnsync, tk::kStaNano, tk::kStaFll, tk::kStaIns,
+      tk::kStaDel, tk::kStaPpsfreq, tk::kStaPpstime,
+      tk::kStaPll | tk::kStaPpstime);
   return t;
 }
 
@@ -101,6 +108,17 @@ bool Valid(const tk::Timex& t) {
     return false;
   }
   return true;
+}
+
+// The aux clocks' further checks in timekeeping_validate_timex().
+bool ValidOnAux(const tk::Timex& t) {
+  const bool status = (t.modes & tk::kAdjStatus) != 0;
+  if (status && (t.status & (tk::kStaIns | tk::kStaDel)) != 0) return false;
+  if ((t.modes & tk::kAdjTai) != 0) return false;
+  if (status && (t.status & (tk::kStaPpsfreq | tk::kStaPpstime)) != 0) {
+    return false;
+  }
+  return Valid(t);
 }
 
 // REALTIME - MONOTONIC at `counter`, in ns.
@@ -166,6 +184,41 @@ RC_GTEST_PROP(AdjtimexValidation, RefusesExactlyWhatTheKernelRefuses, ()) {
         "against MONOTONIC by %d ns, not %d",
         request.modes, request.time.tv_sec, request.time.tv_usec, ret,
         static_cast<int64_t>(after - before), static_cast<int64_t>(step)));
+  }
+}
+
+RC_GTEST_PROP(AdjtimexValidation, AuxClocksRefuseExactlyWhatTheKernelRefuses,
+              ()) {
+  absl::StatusOr<tk::Clocksource> tsc =
+      tk::MakeTscClocksource(*testing::GenTscKhz());
+  RC_ASSERT(tsc.ok());
+  tk::Timekeeping k(*tsc, *testing::GenHz(), nullptr);
+  const uint64_t c0 = *testing::GenCounterStart() & tsc->mask;
+  k.Init(c0, Timespec64{*rc::gen::inRange<int64_t>(1000000, 1ll << 32), 0},
+         Timespec64{*rc::gen::inRange<int64_t>(0, 100000), 0});
+  const int index = *rc::gen::inRange(0, 8).as("aux clock");
+  const uint64_t now =
+      (c0 + *rc::gen::inRange<uint64_t>(0, k.timekeeper().cycle_interval)) &
+      tsc->mask;
+  k.EnableAux(index, now);
+  RC_ASSERT(k.AuxEnabled(index));
+  tk::Timex txc = GenTimex();
+  // Offsets forwards only: a step back could take the aux clock, which
+  // starts at 0, below 0 (aux_clock_adj()'s own refusal).
+  if (txc.time.tv_sec < 0) txc.time.tv_sec = -txc.time.tv_sec;
+  const tk::Timex request = txc;
+  const bool valid = ValidOnAux(request);
+  const int ret = k.AuxAdjtimex(index, &txc, now);
+  RC_CLASSIFY(!valid, "refused");
+  RC_CLASSIFY(Valid(request) && !valid, "refused on an aux clock only");
+  if ((ret == -kEinval) == valid) {
+    RC_FAIL(absl::StrFormat(
+        "clock_adjtime(CLOCK_AUX + %d, modes %#x, status %#x, tick %d, "
+        "freq %d, time {%d, %d}) returned %d; timekeeping_validate_timex() "
+        "%s it",
+        index, request.modes, request.status, request.tick, request.freq,
+        request.time.tv_sec, request.time.tv_usec, ret,
+        valid ? "takes" : "refuses"));
   }
 }
 
