@@ -159,7 +159,8 @@ def write(out, logs, catalogue_size, args):
   if reruns:
     sample += (f" ({reruns} of them rerun with `--only` after the suite "
                "gained a test; the rerun's verdict is the one counted)")
-  w(f"- Catalogue: {catalogue_size} mutants; this run: {sample}.")
+  w(f"- Catalogue: {catalogue_size} mutants; "
+    f"{'this run' if len(samples) == 1 else 'this report'}: {sample}.")
   for kind, why in notes.values():
     if kind == "note":
       w(f"- {why}")
