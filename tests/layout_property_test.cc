@@ -6,6 +6,11 @@
 // observers, traces, replays and `inspect` all see the page through the
 // layout; a field missing, misplaced or misnamed there misleads them
 // without changing any clock's value, so no reader property would notice.
+//
+// The clock modes beside TSC: a page whose mode the reader cannot use
+// sends every kernel clock to the syscall; and a stable pvclock page
+// (kvm-clock), for every variant whose layout has one, turns the TSC into
+// the counter the pvclock ABI defines.
 
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
@@ -20,6 +25,7 @@
 #include "absl/strings/str_format.h"
 #include "common/clock_result.h"
 #include "common/clockid.h"
+#include "common/math64.h"
 #include "common/timespec.h"
 #include "testing/publish_bed.h"
 #include "tests/generators.h"
@@ -27,6 +33,7 @@
 #include "variants/layout.h"
 #include "variants/registry.h"
 #include "variants/variant.h"
+#include "vdso/datapage.h"
 
 namespace vdsolab {
 namespace {
@@ -68,7 +75,20 @@ std::vector<uint32_t> ClockModes(const variants::Layout& layout) {
   return modes;
 }
 
+// The offset of the field `name` of `layout`, if it has one.
+std::optional<uint32_t> FieldOffset(const variants::Layout& layout,
+                                    const std::string& name) {
+  for (const variants::Field& f : layout.fields()) {
+    if (f.name == name) return f.offset;
+  }
+  return std::nullopt;
+}
+
 constexpr uint32_t kKhz = 2600000;
+// VDSO_CLOCKMODE_TSC and VDSO_CLOCKMODE_PVCLOCK
+// (arch/x86/include/asm/vdso/clocksource.h).
+constexpr uint32_t kModeTsc = 1;
+constexpr uint32_t kModePvclock = 2;
 
 // `v`'s writer on a 2.6 GHz TSC, booted at counter `boot` with a drawn
 // REALTIME and `boot_offset_sec` of boot offset.
@@ -181,6 +201,111 @@ RC_GTEST_PROP(LayoutProperty, UnusableClockModesFallBackToTheSyscall, ()) {
         "%d %d.%09d",
         v.name, clock, mode, got->ret, got->ts.tv_sec, got->ts.tv_nsec,
         want.ret, want.ts.tv_sec, want.ts.tv_nsec));
+  }
+}
+
+// kvm-clock: on a page whose clock mode is PVCLOCK and whose pvclock page
+// says the TSC is stable, a reader converts the TSC into the counter
+// Documentation/virt/kvm/x86/msr.rst defines (time = tsc - tsc_timestamp;
+// shifted left by tsc_shift, or right by -tsc_shift; times
+// tsc_to_system_mul >> 32; plus system_time), which the x86 vDSO takes
+// below bit 63; a TSC before tsc_timestamp counts as no time (the 6.18
+// vDSO's clamp). So every variant whose layout has a pvclock page answers
+// every hres clock, in PVCLOCK mode at that TSC, what it answers in TSC
+// mode at that counter, from the page, and loads the pvclock page to do
+// it. The ABI's formula is written out here in 128 bits; the generated
+// scales span tsc_shift -4..4 (what KVM publishes for a TSC from about
+// 63 MHz to 32 GHz: 2.6 GHz is -1) and multipliers from tiny to
+// 2^32 - 1.
+RC_GTEST_PROP(LayoutProperty, StablePvclockPagesAnswerAtTheAbiCounter, ()) {
+  std::vector<const variants::Variant*> all;
+  for (const variants::Variant* v : variants::AllVariants()) {
+    if (v->layout != nullptr && !v->own_clocks_only &&
+        !ClockModes(*v->layout).empty() &&
+        FieldOffset(*v->layout, "pvti.tsc_shift").has_value()) {
+      all.push_back(v);
+    }
+  }
+  RC_PRE(!all.empty());
+  const variants::Variant& v = **rc::gen::elementOf(all).as("variant (index)");
+  RC_TAG(std::string(v.name));
+  const variants::Layout& layout = *v.layout;
+  const std::vector<uint32_t> modes = ClockModes(layout);
+  const uint64_t boot = *testing::GenCounterStart().as("boot counter");
+  std::unique_ptr<testing::PublishBed> booted = BootBed(v, boot, 0);
+  testing::PublishBed& bed = *booted;
+  const uint64_t now = boot + *rc::gen::inRange<uint64_t>(1, 4 * kKhz * 4);
+  bed.tk().Advance(timekeeper::AdvanceMode::kTick, now);
+  const uint64_t cycle_last = bed.state().tkr_mono.cycle_last;
+
+  // A stable pvclock page whose clock runs near the timekeeper's counter.
+  const uint64_t tsc_timestamp =
+      *rc::gen::inRange<uint64_t>(0, 1ull << 62).as("tsc_timestamp");
+  const uint64_t system_time =
+      cycle_last - (1ull << 29) +
+      *rc::gen::inRange<uint64_t>(0, 1ull << 30).as("system_time - base");
+  const uint32_t mul =
+      *rc::gen::oneOf(rc::gen::inRange<uint32_t>(1, 1u << 16),
+                      rc::gen::inRange<uint32_t>(1u << 31, 0xffffffffu),
+                      rc::gen::just<uint32_t>(0xffffffffu))
+           .as("tsc_to_system_mul");
+  const int shift =
+      *rc::gen::element(-4, -3, -2, -1, 0, 1, 2, 3, 4).as("tsc_shift");
+  const bool before = *rc::gen::element(0, 1, 2, 3, 4, 5, 6, 7) == 0;
+  const uint64_t delta =
+      before ? 0 : *rc::gen::inRange<uint64_t>(0, 1ull << 40).as("delta");
+  const uint64_t tsc =
+      before ? tsc_timestamp - *rc::gen::inRange<uint64_t>(1, 1ull << 40)
+                                    .as("tsc before tsc_timestamp by")
+             : tsc_timestamp + delta;
+  auto store = [&](const char* name, uint8_t size, uint64_t value) {
+    const std::optional<uint32_t> at = FieldOffset(layout, name);
+    RC_ASSERT(at.has_value());
+    bed.page().Store(*at, size, value);
+  };
+  store("pvti.version", 4, 2 * *rc::gen::inRange<uint64_t>(0, 1u << 30));
+  store("pvti.tsc_timestamp", 8, tsc_timestamp);
+  store("pvti.system_time", 8, system_time);
+  store("pvti.tsc_to_system_mul", 4, mul);
+  store("pvti.tsc_shift", 1, static_cast<uint8_t>(static_cast<int8_t>(shift)));
+  store("pvti.flags", 1, vdso::kPvclockTscStableBit);
+  const uint64_t scaled = shift >= 0 ? delta << shift : delta >> -shift;
+  const uint64_t counter =
+      (system_time +
+       static_cast<uint64_t>((static_cast<unsigned __int128>(scaled) * mul) >>
+                             32)) &
+      kS64Max;
+  RC_CLASSIFY(before, "TSC before tsc_timestamp");
+  RC_CLASSIFY(shift > 0, "tsc_shift > 0 (TSC below 1 GHz)");
+  RC_CLASSIFY(shift < 0, "tsc_shift < 0 (TSC above 2 GHz)");
+
+  std::vector<ClockId> clocks;
+  for (ClockId c : v.vdso_clocks) {
+    if (c >= 0 && c < kMaxClocks && ((1u << c) & (kVdsoHres | kVdsoRaw)) != 0) {
+      clocks.push_back(c);
+    }
+  }
+  RC_PRE(!clocks.empty());
+  const ClockId clock = *rc::gen::elementOf(clocks).as("clock");
+  for (uint32_t offset : modes) bed.page().Store(offset, 4, kModePvclock);
+  const std::optional<ClockResult> got = bed.Read(clock, tsc);
+  RC_ASSERT(got.has_value());
+  RC_ASSERT(bed.hooks().fallbacks().empty());
+  bool loaded_pvti = false;
+  for (const testing::Access& a : bed.hooks().accesses()) {
+    const variants::Field* f = layout.FieldAt(a.offset);
+    loaded_pvti |= a.is_load && f != nullptr && f->name.rfind("pvti.", 0) == 0;
+  }
+  RC_ASSERT(loaded_pvti);
+  for (uint32_t offset : modes) bed.page().Store(offset, 4, kModeTsc);
+  const std::optional<ClockResult> want = bed.Read(clock, counter);
+  RC_ASSERT(want.has_value());
+  if (!(*got == *want)) {
+    RC_FAIL(absl::StrFormat(
+        "%s: %s at TSC %#x on kvm-clock (tsc_timestamp %#x, system_time %#x, "
+        "mul %#x, shift %d): %s; in TSC mode at counter %#x: %s",
+        v.name, ClockName(clock), tsc, tsc_timestamp, system_time, mul, shift,
+        FormatClockResult(*got), counter, FormatClockResult(*want)));
   }
 }
 

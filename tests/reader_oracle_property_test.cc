@@ -26,6 +26,15 @@
 // syscall's or 1 ns below it: vdso_time_update_aux() drops xtime_nsec's
 // sub-ns part (timekeeper/vsyscall.h). A disabled one answers -ENODEV
 // through the syscall.
+//
+// The page is also the kernel's byte for byte where no reader looks: every
+// record's clocksource fields (clock_mode, cycle_last, max_cycles, mask,
+// mult, shift) are the timekeeper's, as fill_clock_configuration() and
+// vdso_time_update_aux() copy them, mask included, which the x86 readers
+// never load (they compute with S64_MAX) but other architectures' do;
+// and each record's seq counts its updates (vdso_write_begin() and
+// vdso_write_end() increment it once each), which readers compare only
+// for change.
 
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
@@ -34,6 +43,7 @@
 #include <array>
 #include <climits>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -47,6 +57,7 @@
 #include "timekeeper/timekeeping.h"
 #include "timekeeper/vsyscall.h"
 #include "vdso/access.h"
+#include "vdso/datapage.h"
 #include "vdso/upstream_reader.h"
 #include "vdso/vvar_page.h"
 
@@ -54,6 +65,35 @@ namespace vdsolab {
 namespace {
 
 using timekeeper::SyscallContext;
+
+// The clocksource fields of the vdso_clock record at page offset `vc`
+// against `tkr` (`what` names the record in a failure).
+void AssertClockConfiguration(const vdso::VvarPage& page, uint32_t vc,
+                              const timekeeper::TkReadBase& tkr,
+                              const std::string& what) {
+  struct Field {
+    const char* name;
+    uint32_t offset;
+    uint8_t size;
+    uint64_t want;
+  };
+  const Field fields[] = {
+      {"clock_mode", vdso::kVcClockMode, 4,
+       static_cast<uint32_t>(tkr.clock->vdso_clock_mode)},
+      {"cycle_last", vdso::kVcCycleLast, 8, tkr.cycle_last},
+      {"max_cycles", vdso::kVcMaxCycles, 8, tkr.clock->max_cycles},
+      {"mask", vdso::kVcMask, 8, tkr.mask},
+      {"mult", vdso::kVcMult, 4, tkr.mult},
+      {"shift", vdso::kVcShift, 4, tkr.shift},
+  };
+  for (const Field& f : fields) {
+    const uint64_t got = page.Load(vc + f.offset, f.size);
+    if (got != f.want) {
+      RC_FAIL(absl::StrFormat("%s.%s on the page is %#x, the timekeeper's %#x",
+                              what, f.name, got, f.want));
+    }
+  }
+}
 
 // The clocksource: mostly the TSC; sometimes one the vDSO cannot read.
 timekeeper::Clocksource GenClocksource() {
@@ -161,6 +201,36 @@ RC_GTEST_PROP(UpstreamReader, MatchesTheSyscallBitForBit, ()) {
       const bool clock_set = tk.Advance(timekeeper::AdvanceMode::kTick, now);
       RC_ASSERT(clock_set == (tk.timekeeper().offs_real != offs_real));
       leaps += clock_set ? 1 : 0;
+    }
+  }
+
+  // The records' seqs: 2 per update from a zeroed page; even when done.
+  const uint32_t want_seq =
+      static_cast<uint32_t>(2 * publisher.updates_published());
+  for (int cs : {vdso::kCsHresCoarse, vdso::kCsRaw}) {
+    const uint64_t seq =
+        page->Load(vdso::ClockDataOffset(cs) + vdso::kVcSeq, 4);
+    if (seq != want_seq) {
+      RC_FAIL(absl::StrFormat("clock_data[%d].seq is %u after %u updates", cs,
+                              seq, publisher.updates_published()));
+    }
+  }
+  for (int i = 0; i < kMaxAuxClocks; ++i) {
+    RC_ASSERT(page->Load(vdso::AuxClockDataOffset(i) + vdso::kVcSeq, 4) % 2 ==
+              0);
+  }
+
+  // The records' clocksource fields, read by no x86 reader or not.
+  if (clock.vdso_clock_mode != timekeeper::kVdsoClockmodeNone) {
+    AssertClockConfiguration(*page, vdso::ClockDataOffset(vdso::kCsHresCoarse),
+                             tk.timekeeper().tkr_mono, "clock_data[CS_HRES]");
+    AssertClockConfiguration(*page, vdso::ClockDataOffset(vdso::kCsRaw),
+                             tk.timekeeper().tkr_raw, "clock_data[CS_RAW]");
+    for (int i = 0; i < kMaxAuxClocks; ++i) {
+      if (!tk.AuxEnabled(i)) continue;
+      AssertClockConfiguration(*page, vdso::AuxClockDataOffset(i),
+                               tk.aux_timekeeper(i).tkr_mono,
+                               absl::StrFormat("aux_clock_data[%d]", i));
     }
   }
 

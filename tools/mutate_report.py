@@ -1,4 +1,9 @@
-"""docs/mutation.md from a tools/mutate log and the triage notes.
+"""docs/mutation.md from tools/mutate logs and the triage notes.
+
+One log per sample (a run's JSON lines, reruns with --only appended): the
+report scores each sample on its own and all of them together. A mutant
+that appears in two logs is counted once, in the sample of the first log
+that has it, with its last record's verdict.
 
 The triage notes (tools/mutation_triage.txt) say, per surviving mutant id,
 whether it is equivalent (no observable behaviour differs: argued) or a
@@ -36,11 +41,42 @@ def _change(r):
   return f"`{r['old'].strip()}` → `{r['new'].strip()}`"
 
 
-def write(out, log, catalogue_size, args):
+def _sample_name(recs, log):
+  """`--sample=60 --seed=2`, from the first record that was drawn (reruns
+  with --only alone record no sample), else the log's file name."""
+  first = next((r for r in recs if r.get("sample")), None)
+  if first:
+    return f"`--sample={first['sample']} --seed={first['seed']}`"
+  return f"`{os.path.basename(log)}`"
+
+
+def _tally(records, notes):
+  """(stillborn, equivalent, counted, killed, examples_only, survived)."""
+  live = [r for r in records if r["status"] != "stillborn"]
+  equivalent = [r for r in live if r["status"] in ("survived", "examples_only")
+                and notes.get(r["id"], ("",))[0] == "equivalent"]
+  counted = [r for r in live if r not in equivalent]
+  return (len(records) - len(live), equivalent, counted,
+          [r for r in counted if r["status"] == "killed"],
+          [r for r in counted if r["status"] == "examples_only"],
+          [r for r in counted if r["status"] == "survived"])
+
+
+def write(out, logs, catalogue_size, args):
+  if isinstance(logs, str):
+    logs = [logs]
   records = []
-  if os.path.exists(log):
-    with open(log) as f:
-      records = [json.loads(l) for l in f if l.strip()]
+  samples = []  # (name, log, number of records) per log, in order.
+  sample_of = {}  # id: index into samples of the first log that has it.
+  for n, log in enumerate(logs):
+    recs = []
+    if os.path.exists(log):
+      with open(log) as f:
+        recs = [json.loads(l) for l in f if l.strip()]
+    samples.append((_sample_name(recs, log), log))
+    for r in recs:
+      sample_of.setdefault(r["id"], n)
+    records += recs
   # A mutant rerun with --only after a test was added appears twice: its
   # last record is its verdict against the suite as it is now.
   last = {r["id"]: i for i, r in enumerate(records)}
@@ -59,12 +95,8 @@ def write(out, log, catalogue_size, args):
   notes = load_triage()
   by = collections.Counter(r["status"] for r in records)
   live = [r for r in records if r["status"] != "stillborn"]
-  equivalent = [r for r in live if r["status"] in ("survived", "examples_only")
-                and notes.get(r["id"], ("",))[0] == "equivalent"]
-  counted = [r for r in live if r not in equivalent]
-  killed = [r for r in counted if r["status"] == "killed"]
-  examples_only = [r for r in counted if r["status"] == "examples_only"]
-  survived = [r for r in counted if r["status"] == "survived"]
+  _, equivalent, counted, killed, examples_only, survived = _tally(
+      records, notes)
   seconds = [r["seconds"] for r in live]
   score = 100.0 * len(killed) / len(counted) if counted else 0.0
   with_examples = (100.0 * (len(killed) + len(examples_only)) / len(counted)
@@ -80,8 +112,9 @@ def write(out, log, catalogue_size, args):
     "`//sim:all`, `//cli:all`, `//variants/plugin:call_guard_test` and "
     "`vdsolab compare` diffed against "
     "docs/compare.md); a mutant the suite misses is run against the pinned "
-    "example unit tests too. Regenerate the report from a run's log with "
-    "`tools/mutate --report-only --log=FILE`.")
+    "example unit tests too. Regenerate the report from the runs' logs, one "
+    "per sample, with `tools/mutate --report-only --log=FILE [--log=FILE "
+    "...]`.")
   w("")
   if suite == "tiered":
     w("This run used `--suite=tiered`: per mutant, first the quick checks "
@@ -117,15 +150,30 @@ def write(out, log, catalogue_size, args):
     w("")
   w("## Score")
   w("")
-  sample = (f"a sample of {len(records)} drawn with `--sample={sample_n} "
-            f"--seed={seed}`" if sample_n else f"{len(records)} mutants")
+  if len(samples) == 1:
+    sample = (f"a sample of {len(records)} drawn with `--sample={sample_n} "
+              f"--seed={seed}`" if sample_n else f"{len(records)} mutants")
+  else:
+    sample = (f"{len(records)} mutants in {len(samples)} samples ("
+              + ", ".join(name for name, _ in samples) + ")")
   if reruns:
     sample += (f" ({reruns} of them rerun with `--only` after the suite "
                "gained a test; the rerun's verdict is the one counted)")
-  w(f"- Catalogue: {catalogue_size} mutants; this run: {sample}.")
+  w(f"- Catalogue: {catalogue_size} mutants; "
+    f"{'this run' if len(samples) == 1 else 'this report'}: {sample}.")
   for kind, why in notes.values():
     if kind == "note":
       w(f"- {why}")
+  if len(samples) > 1:
+    for n, (name, log) in enumerate(samples):
+      rs = [r for r in records if sample_of[r["id"]] == n]
+      st, eq, co, ki, ex, su = _tally(rs, notes)
+      pct = 100.0 * len(ki) / len(co) if co else 0.0
+      w(f"- Sample {name} ({len(rs)} mutants, log `{log}`): stillborn "
+        f"{st}, equivalent {len(eq)}, non-equivalent {len(co)}, killed by a "
+        f"property or scenario test or compare {len(ki)}, example only "
+        f"{len(ex)}, survived {len(su)}: **{pct:.1f}%** "
+        f"({len(ki)}/{len(co)}).")
   w(f"- Stillborn (do not build, not counted): {by['stillborn']}; "
     f"equivalent (argued below, not counted): {len(equivalent)}.")
   w(f"- Non-equivalent mutants: {len(counted)}; killed by a property or "
@@ -134,7 +182,8 @@ def write(out, log, catalogue_size, args):
   if not counted:
     w("- **No score yet**: no mutant finished in this run (see the status "
       "below).")
-  w(f"- **Score (property or scenario kills / non-equivalent): "
+  both = " over every sample" if len(samples) > 1 else ""
+  w(f"- **Score{both} (property or scenario kills / non-equivalent): "
     f"{score:.1f}%** ({len(killed)}/{len(counted)}); counting example-only "
     f"kills: {with_examples:.1f}%.")
   if seconds:
@@ -203,12 +252,15 @@ def write(out, log, catalogue_size, args):
     w("")
   w("## Every mutant run")
   w("")
-  w("| mutant | change | result | killed by | s |")
-  w("|---|---|---|---|---|")
+  several = len(samples) > 1
+  w("| mutant | change | result | killed by | s |" +
+    (" sample |" if several else ""))
+  w("|---|---|---|---|---|" + ("---|" if several else ""))
   for r in records:
     ch = _change(r).replace("|", "\\|")
     kill = ", ".join(r.get("killers", []) or r.get("example_killers", []))
-    w(f"| `{r['id']}` | {ch} | {r['status']} | {kill} | {r['seconds']:.0f} |")
+    w(f"| `{r['id']}` | {ch} | {r['status']} | {kill} | {r['seconds']:.0f} |" +
+      (f" {samples[sample_of[r['id']]][0]} |" if several else ""))
   w("")
   with open(out, "w") as f:
     f.write("\n".join(lines))

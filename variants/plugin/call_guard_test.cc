@@ -193,5 +193,40 @@ TEST(CallGuardThreads, EveryThreadOfManyStillHasItsSpinStopped) {
   EXPECT_EQ(crashed.load(), kThreads);
 }
 
+// The bound is per call: a run of short guarded calls back to back, each
+// far below it but together many times it (the thread busy in foreign
+// code nearly all the time, as a simulation over a plugin is), has no
+// call stopped. The watchdog must see the calls counter move and start
+// over, not add the run up as one spin.
+TEST(CallGuardThreads, ARunOfShortCallsLongerThanTheBoundIsNeverStopped) {
+  SetCallTimeLimit(0.05);
+  auto cpu_ns = [] {
+    timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+  };
+  timespec begin, now;
+  clock_gettime(CLOCK_MONOTONIC, &begin);
+  int calls = 0, stopped = 0;
+  do {
+    // About 1 ms of the thread's CPU per call: a twentieth of the bound.
+    const std::optional<vdso::CallFault> fault =
+        RunContained(call_guard_internal::ThisThread(), [&cpu_ns] {
+          const int64_t start = cpu_ns();
+          while (cpu_ns() - start < 1000000) {
+          }
+        });
+    ++calls;
+    stopped += fault.has_value() ? 1 : 0;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+  } while ((now.tv_sec - begin.tv_sec) * 1000000000 +
+               (now.tv_nsec - begin.tv_nsec) <
+           600000000);
+  SetCallTimeLimit(1.0);
+  std::printf("%d calls of 1 ms in 0.6 s under a 50 ms bound: %d stopped\n",
+              calls, stopped);
+  EXPECT_EQ(stopped, 0);
+}
+
 }  // namespace
 }  // namespace vdsolab::variants

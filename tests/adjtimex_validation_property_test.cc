@@ -1,0 +1,226 @@
+// adjtimex() on the system clock against timekeeping_validate_timex() and
+// ADJ_SETOFFSET written out from Linux 6.12's kernel/time/timekeeping.c
+// (permission checks aside: the model's caller has CAP_SYS_TIME):
+//
+// - -EINVAL exactly when: ADJ_ADJTIME is set and modes &
+//   ADJ_OFFSET_SINGLESHOT is 0 (never: ADJ_ADJTIME is one of its bits, a
+//   test kept as the kernel has it); or, without ADJ_ADJTIME, ADJ_TICK asks for
+//   a tick outside [900000 / USER_HZ, 1100000 / USER_HZ]; or ADJ_SETOFFSET's
+//   time.tv_usec is negative or not below a second (NSEC_PER_SEC with
+//   ADJ_NANO, else USEC_PER_SEC); or ADJ_FREQUENCY's freq would overflow
+//   freq * PPM_SCALE. The time field of a request without ADJ_SETOFFSET
+//   is not read.
+// - A request taken steps REALTIME against MONOTONIC by exactly
+//   time.tv_sec s + time.tv_usec us (ns with ADJ_NANO) when it has
+//   ADJ_SETOFFSET (timekeeping_inject_offset(); offsets drawn where it
+//   succeeds), and by nothing otherwise; a request refused changes
+//   nothing. REALTIME - MONOTONIC at one counter is -wall_to_monotonic,
+//   whatever ADJ_FREQUENCY or ADJ_TICK do to the rate.
+//
+// On an aux clock (6.17+, clock_adjtime(CLOCK_AUX + i)), -EINVAL also
+// exactly when ADJ_STATUS asks for STA_INS or STA_DEL (no leap seconds),
+// for ADJ_TAI, or when ADJ_STATUS asks for STA_PPSFREQ or STA_PPSTIME (no
+// PPS).
+//
+// The fields are drawn at those edges, the time field in every request.
+
+#include <gtest/gtest.h>
+#include <rapidcheck.h>
+#include <rapidcheck/gtest.h>
+
+#include <climits>
+#include <cstdint>
+
+#include "absl/strings/str_format.h"
+#include "common/clock_result.h"
+#include "common/clockid.h"
+#include "common/timespec.h"
+#include "tests/generators.h"
+#include "timekeeper/clocksource.h"
+#include "timekeeper/posix_clocks.h"
+#include "timekeeper/timekeeping.h"
+#include "timekeeper/timex.h"
+
+namespace vdsolab {
+namespace {
+
+namespace tk = timekeeper;
+
+constexpr int64_t kNsec = 1000000000;
+constexpr int64_t kUsec = 1000000;
+constexpr int64_t kUserHz = 100;      // USER_HZ on x86.
+constexpr int64_t kPpm = 1000 << 16;  // PPM_SCALE: 1000 << SHIFT_USEC.
+constexpr int kEinval = 22;
+
+rc::Gen<int64_t> Around(int64_t at) {
+  return rc::gen::map(rc::gen::inRange<int64_t>(-1, 2),
+                      [at](int64_t d) { return at + d; });
+}
+
+tk::Timex GenTimex() {
+  tk::Timex t;
+  static constexpr uint32_t kBits[] = {
+      tk::kAdjOffset, tk::kAdjFrequency, tk::kAdjMaxerror, tk::kAdjEsterror,
+      tk::kAdjStatus, tk::kAdjTimeconst, tk::kAdjTai,      tk::kAdjSetoffset,
+      tk::kAdjMicro,  tk::kAdjNano,      tk::kAdjTick};
+  for (uint32_t b : kBits) {
+    if (*rc::gen::element(0, 1, 2) == 0) t.modes |= b;
+  }
+  // adjtime(): ADJ_ADJTIME with all, some or none of the singleshot bits.
+  const int adjtime = *rc::gen::element(0, 1, 2, 3, 4, 5, 6, 7);
+  if (adjtime == 0) t.modes = tk::kAdjOffsetSingleshot;
+  if (adjtime == 1) t.modes = tk::kAdjOffsetSsRead;
+  if (adjtime == 2) t.modes |= tk::kAdjAdjtime;
+  t.offset = *rc::gen::inRange<int64_t>(-500000, 500001);
+  t.freq =
+      *rc::gen::oneOf(rc::gen::inRange<int64_t>(-(600ll << 16), 600ll << 16),
+                      Around(LLONG_MIN / kPpm), Around(LLONG_MAX / kPpm));
+  t.tick = *rc::gen::oneOf(rc::gen::inRange<int64_t>(9000, 11001),
+                           Around(900000 / kUserHz), Around(1100000 / kUserHz));
+  t.time.tv_sec = *rc::gen::inRange<int64_t>(-3, 4);
+  t.time.tv_usec = *rc::gen::oneOf(rc::gen::inRange<int64_t>(0, kUsec),
+                                   Around(0), Around(kUsec), Around(kNsec - 1),
+                                   rc::gen::inRange<int64_t>(0, kNsec));
+  t.constant = *rc::gen::inRange<int64_t>(-1, 12);
+  t.status = *rc::gen::element<int32_t>(
+      0, tk::kStaPll, tk::kStaUnsync, tk::kStaNano, tk::kStaFll, tk::kStaIns,
+      tk::kStaDel, tk::kStaPpsfreq, tk::kStaPpstime,
+      tk::kStaPll | tk::kStaPpstime);
+  return t;
+}
+
+// timekeeping_validate_timex() for the system clock, without permissions.
+bool Valid(const tk::Timex& t) {
+  if ((t.modes & tk::kAdjAdjtime) != 0) {
+    if ((t.modes & tk::kAdjOffsetSingleshot) == 0) return false;
+  } else if ((t.modes & tk::kAdjTick) != 0 &&
+             (t.tick < 900000 / kUserHz || t.tick > 1100000 / kUserHz)) {
+    return false;
+  }
+  if ((t.modes & tk::kAdjSetoffset) != 0) {
+    if (t.time.tv_usec < 0) return false;
+    if (t.time.tv_usec >= ((t.modes & tk::kAdjNano) != 0 ? kNsec : kUsec)) {
+      return false;
+    }
+  }
+  if ((t.modes & tk::kAdjFrequency) != 0 &&
+      (LLONG_MIN / kPpm > t.freq || LLONG_MAX / kPpm < t.freq)) {
+    return false;
+  }
+  return true;
+}
+
+// The aux clocks' further checks in timekeeping_validate_timex().
+bool ValidOnAux(const tk::Timex& t) {
+  const bool status = (t.modes & tk::kAdjStatus) != 0;
+  if (status && (t.status & (tk::kStaIns | tk::kStaDel)) != 0) return false;
+  if ((t.modes & tk::kAdjTai) != 0) return false;
+  if (status && (t.status & (tk::kStaPpsfreq | tk::kStaPpstime)) != 0) {
+    return false;
+  }
+  return Valid(t);
+}
+
+// REALTIME - MONOTONIC at `counter`, in ns.
+__int128 RealMinusMono(const tk::Timekeeping& k, uint64_t counter) {
+  tk::SyscallContext ctx;
+  ctx.cycles = counter;
+  const ClockResult r = tk::SysClockGettime(k, kClockRealtime, ctx);
+  const ClockResult m = tk::SysClockGettime(k, kClockMonotonic, ctx);
+  RC_ASSERT(r.ret == 0);
+  RC_ASSERT(m.ret == 0);
+  return (static_cast<__int128>(r.ts.tv_sec) - m.ts.tv_sec) * kNsec +
+         (r.ts.tv_nsec - m.ts.tv_nsec);
+}
+
+RC_GTEST_PROP(AdjtimexValidation, RefusesExactlyWhatTheKernelRefuses, ()) {
+  absl::StatusOr<tk::Clocksource> tsc =
+      tk::MakeTscClocksource(*testing::GenTscKhz());
+  RC_ASSERT(tsc.ok());
+  tk::Timekeeping k(*tsc, *testing::GenHz(), nullptr);
+  const uint64_t c0 = *testing::GenCounterStart() & tsc->mask;
+  // REALTIME far above MONOTONIC and far below the last settable second
+  // (year 2232), so that a step of a few seconds either way stays valid
+  // (timekeeping_inject_offset()'s own refusals).
+  k.Init(c0,
+         Timespec64{*rc::gen::inRange<int64_t>(1000000, 1ll << 32),
+                    *rc::gen::inRange<int64_t>(0, kNsec)},
+         Timespec64{*rc::gen::inRange<int64_t>(0, 100000), 0});
+  const uint64_t ci = k.timekeeper().cycle_interval;
+  uint64_t now = c0;
+  const int ticks = *rc::gen::inRange(0, 4);
+  for (int i = 0; i < ticks; ++i) {
+    now = (now + ci) & tsc->mask;
+    k.Advance(tk::AdvanceMode::kTick, now);
+  }
+  now = (now + *rc::gen::inRange<uint64_t>(0, ci)) & tsc->mask;
+
+  tk::Timex txc = GenTimex();
+  const tk::Timex request = txc;
+  const bool valid = Valid(request);
+  const __int128 before = RealMinusMono(k, now);
+  const int ret = k.Adjtimex(&txc, now);
+  const __int128 after = RealMinusMono(k, now);
+  const bool setoffset = (request.modes & tk::kAdjSetoffset) != 0;
+  RC_CLASSIFY(!valid, "refused");
+  RC_CLASSIFY(valid && setoffset, "ADJ_SETOFFSET taken");
+  RC_CLASSIFY((request.modes & tk::kAdjAdjtime) != 0, "adjtime()");
+  if ((ret == -kEinval) == valid) {
+    RC_FAIL(absl::StrFormat(
+        "adjtimex(modes %#x, tick %d, freq %d, time {%d, %d}) returned %d; "
+        "timekeeping_validate_timex() %s it",
+        request.modes, request.tick, request.freq, request.time.tv_sec,
+        request.time.tv_usec, ret, valid ? "takes" : "refuses"));
+  }
+  const __int128 step =
+      valid && setoffset
+          ? static_cast<__int128>(request.time.tv_sec) * kNsec +
+                request.time.tv_usec *
+                    ((request.modes & tk::kAdjNano) != 0 ? 1 : 1000)
+          : 0;
+  if (after - before != step) {
+    RC_FAIL(absl::StrFormat(
+        "adjtimex(modes %#x, time {%d, %d}) returned %d and moved REALTIME "
+        "against MONOTONIC by %d ns, not %d",
+        request.modes, request.time.tv_sec, request.time.tv_usec, ret,
+        static_cast<int64_t>(after - before), static_cast<int64_t>(step)));
+  }
+}
+
+RC_GTEST_PROP(AdjtimexValidation, AuxClocksRefuseExactlyWhatTheKernelRefuses,
+              ()) {
+  absl::StatusOr<tk::Clocksource> tsc =
+      tk::MakeTscClocksource(*testing::GenTscKhz());
+  RC_ASSERT(tsc.ok());
+  tk::Timekeeping k(*tsc, *testing::GenHz(), nullptr);
+  const uint64_t c0 = *testing::GenCounterStart() & tsc->mask;
+  k.Init(c0, Timespec64{*rc::gen::inRange<int64_t>(1000000, 1ll << 32), 0},
+         Timespec64{*rc::gen::inRange<int64_t>(0, 100000), 0});
+  const int index = *rc::gen::inRange(0, 8).as("aux clock");
+  const uint64_t now =
+      (c0 + *rc::gen::inRange<uint64_t>(0, k.timekeeper().cycle_interval)) &
+      tsc->mask;
+  k.EnableAux(index, now);
+  RC_ASSERT(k.AuxEnabled(index));
+  tk::Timex txc = GenTimex();
+  // Offsets forwards only: a step back could take the aux clock, which
+  // starts at 0, below 0 (aux_clock_adj()'s own refusal).
+  if (txc.time.tv_sec < 0) txc.time.tv_sec = -txc.time.tv_sec;
+  const tk::Timex request = txc;
+  const bool valid = ValidOnAux(request);
+  const int ret = k.AuxAdjtimex(index, &txc, now);
+  RC_CLASSIFY(!valid, "refused");
+  RC_CLASSIFY(Valid(request) && !valid, "refused on an aux clock only");
+  if ((ret == -kEinval) == valid) {
+    RC_FAIL(absl::StrFormat(
+        "clock_adjtime(CLOCK_AUX + %d, modes %#x, status %#x, tick %d, "
+        "freq %d, time {%d, %d}) returned %d; timekeeping_validate_timex() "
+        "%s it",
+        index, request.modes, request.status, request.tick, request.freq,
+        request.time.tv_sec, request.time.tv_usec, ret,
+        valid ? "takes" : "refuses"));
+  }
+}
+
+}  // namespace
+}  // namespace vdsolab

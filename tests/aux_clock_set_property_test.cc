@@ -1,0 +1,85 @@
+// clock_settime() of an aux clock (6.17+, aux_clock_set()) against its
+// definition: the clock then reads, at the counter of the call, exactly
+// the time set (the new offset is the time set minus the aux clock's own
+// MONOTONIC at that counter), and runs on from there at the rate it had.
+// The call comes any time after the last update, across second
+// boundaries too: aux_clock_set() forwards the timekeeper to the counter
+// and recomputes its ktime base before it takes the difference.
+
+#include <gtest/gtest.h>
+#include <rapidcheck.h>
+#include <rapidcheck/gtest.h>
+
+#include <array>
+#include <cstdint>
+
+#include "absl/strings/str_format.h"
+#include "common/clock_result.h"
+#include "common/clockid.h"
+#include "common/timespec.h"
+#include "tests/generators.h"
+#include "timekeeper/clocksource.h"
+#include "timekeeper/posix_clocks.h"
+#include "timekeeper/timekeeper.h"
+#include "timekeeper/timekeeping.h"
+
+namespace vdsolab {
+namespace {
+
+namespace tk = timekeeper;
+
+constexpr int64_t kNsec = 1000000000;
+
+RC_GTEST_PROP(AuxClockSet, ReadsBackExactlyTheTimeSet, ()) {
+  absl::StatusOr<tk::Clocksource> tsc =
+      tk::MakeTscClocksource(*testing::GenTscKhz());
+  RC_ASSERT(tsc.ok());
+  tk::Timekeeping k(*tsc, *testing::GenHz(), nullptr);
+  const uint64_t c0 = *testing::GenCounterStart() & tsc->mask;
+  k.Init(c0,
+         Timespec64{*rc::gen::inRange<int64_t>(1000000, 1ll << 32),
+                    *rc::gen::inRange<int64_t>(0, kNsec)},
+         Timespec64{*rc::gen::inRange<int64_t>(0, 100000),
+                    *rc::gen::inRange<int64_t>(0, kNsec)});
+  const int index = *rc::gen::inRange(0, 8).as("aux clock");
+  const uint64_t ci = k.timekeeper().cycle_interval;
+  uint64_t elapsed = 0;
+  k.EnableAux(index, c0);
+  const int ticks = *rc::gen::inRange(0, 300);
+  for (int i = 0; i < ticks; ++i) {
+    elapsed += ci;
+    k.Advance(tk::AdvanceMode::kTick, (c0 + elapsed) & tsc->mask);
+  }
+  // The call: up to a few seconds' worth of ticks after the last update
+  // (no tick between: NO_HZ idle), so that it can cross seconds.
+  elapsed += *rc::gen::resize(
+      rc::kNominalSize,
+      rc::gen::oneOf(rc::gen::inRange<uint64_t>(0, ci),
+                     rc::gen::inRange<uint64_t>(0, 1000 * ci)));
+  const uint64_t now = (c0 + elapsed) & tsc->mask;
+  const Timespec64 set{*rc::gen::inRange<int64_t>(0, 1ll << 32),
+                       *rc::gen::inRange<int64_t>(0, kNsec)};
+  RC_ASSERT(k.AuxSetTime(index, set, now) == 0);
+  tk::SyscallContext ctx;
+  ctx.cycles = now;
+  std::array<tk::Timekeeper, kMaxAuxClocks> aux;
+  for (int i = 0; i < kMaxAuxClocks; ++i) {
+    aux[static_cast<size_t>(i)] = k.aux_timekeeper(i);
+  }
+  ctx.aux_timekeepers = aux.data();
+  const ClockResult got = tk::SysClockGettime(k, kClockAux + index, ctx);
+  RC_ASSERT(got.ret == 0);
+  if (!(got.ts == set)) {
+    RC_FAIL(absl::StrFormat(
+        "CLOCK_AUX + %d set to %d.%09d at counter %#x (%d cycles after the "
+        "last update) reads %d.%09d there",
+        index, set.tv_sec, set.tv_nsec, now,
+        elapsed - static_cast<uint64_t>(ticks) * ci, got.ts.tv_sec,
+        got.ts.tv_nsec));
+  }
+  RC_CLASSIFY(elapsed - static_cast<uint64_t>(ticks) * ci >= ci,
+              "set after NO_HZ idle");
+}
+
+}  // namespace
+}  // namespace vdsolab
