@@ -200,8 +200,10 @@ void Timekeeping::UpdateFromShadow(TkData& tkd, unsigned action) {
   if (!profile_.coarse_nsec) TkUpdateCoarseNsecs(tk);
   TkUpdateLeapState(tk, tkd.ntp);
   TkUpdateKtimeData(tk);
+  // ktime_add(): s64 addition the kernel builds with -fno-strict-overflow,
+  // so a base near KTIME_MAX (a sleep at the edge of the valid range) wraps.
   tk.tkr_mono.base_real =
-      static_cast<uint64_t>(tk.tkr_mono.base + tk.offs_real);
+      static_cast<uint64_t>(WrapAdd(tk.tkr_mono.base, tk.offs_real));
   if (sink_ != nullptr) {
     if (tk.id == kTimekeeperCore) {
       sink_->UpdateVsyscall(tk);
