@@ -32,6 +32,11 @@ __int128 Machine::SlowIdealCounter(const CpuCounterSpec& c,
   __int128 ticks = static_cast<__int128>(t_ns) * hz_ / 1000000000 * rate;
   ticks += (static_cast<__int128>(t_ns) * hz_ % 1000000000) * rate / 1000000000;
   ticks /= 1000000000;
+  return WithOffsets(c, t_ns, ticks);
+}
+
+__int128 Machine::WithOffsets(const CpuCounterSpec& c, uint64_t t_ns,
+                              __int128 ticks) const {
   __int128 value = static_cast<__int128>(start_) + c.offset_cycles + ticks;
   for (const CounterStep& step : c.steps) {
     if (step.at_ns <= t_ns) value += step.cycles;
@@ -52,12 +57,7 @@ __int128 Machine::IdealCounter(int cpu, uint64_t t_ns) const {
       static_cast<unsigned __int128>(t_ns) * r.whole +
       DivModU128U64(static_cast<unsigned __int128>(t_ns) * r.part, kPerNsScale,
                     &unused);
-  __int128 value = static_cast<__int128>(start_) + c.offset_cycles +
-                   static_cast<__int128>(ticks);
-  for (const CounterStep& step : c.steps) {
-    if (step.at_ns <= t_ns) value += step.cycles;
-  }
-  return value;
+  return WithOffsets(c, t_ns, static_cast<__int128>(ticks));
 }
 
 uint64_t Machine::Counter(int cpu, uint64_t t_ns) const {

@@ -41,6 +41,10 @@ class Machine {
   std::vector<CpuCounterSpec> cpus_;
   // Per CPU, hz * (1e9 + drift) split at 1e18 (IdealCounter()'s rate), or
   // !fast where that is not a positive 64-bit number.
+  // The counter's start, the CPU's skew and its steps by t_ns, added to
+  // the ticks of true time.
+  __int128 WithOffsets(const CpuCounterSpec& c, uint64_t t_ns,
+                       __int128 ticks) const;
   static constexpr uint64_t kPerNsScale = 1000000000000000000ull;
   struct Rate {
     bool fast = false;

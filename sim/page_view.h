@@ -51,15 +51,11 @@ class PageView {
 
   // Whether ApplyThrough(t_ns) would do nothing: the writer has nothing
   // due and no pending store is visible yet. True before most loads.
-  bool NothingDueBy(uint64_t t_ns) const {
-    if (t_ns >= writer_->next_operation_ns()) return false;
-    const absl::Span<const TimedStore> pending = writer_->pending();
-    return applied_ >= pending.size() || pending[applied_].visible_ns > t_ns;
-  }
+  bool NothingDueBy(uint64_t t_ns) const { return t_ns < DueAt(); }
 
   // The earliest time at which ApplyThrough() has anything to do (the
-  // writer's next operation, or the next pending store becoming visible):
-  // NothingDueBy(t) is t < DueAt(). Changes only when ApplyThrough() or
+  // writer's next operation, or the next pending store becoming visible).
+  // Changes only when ApplyThrough() or
   // CommitThrough() runs, so a call's hooks may keep it between those.
   uint64_t DueAt() const {
     uint64_t t = writer_->next_operation_ns();

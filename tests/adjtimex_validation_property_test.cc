@@ -36,6 +36,7 @@
 #include "common/clockid.h"
 #include "common/timespec.h"
 #include "tests/generators.h"
+#include "tests/timekeeper_reads.h"
 #include "timekeeper/clocksource.h"
 #include "timekeeper/posix_clocks.h"
 #include "timekeeper/timekeeping.h"
@@ -121,18 +122,6 @@ bool ValidOnAux(const tk::Timex& t) {
   return Valid(t);
 }
 
-// REALTIME - MONOTONIC at `counter`, in ns.
-__int128 RealMinusMono(const tk::Timekeeping& k, uint64_t counter) {
-  tk::SyscallContext ctx;
-  ctx.cycles = counter;
-  const ClockResult r = tk::SysClockGettime(k, kClockRealtime, ctx);
-  const ClockResult m = tk::SysClockGettime(k, kClockMonotonic, ctx);
-  RC_ASSERT(r.ret == 0);
-  RC_ASSERT(m.ret == 0);
-  return (static_cast<__int128>(r.ts.tv_sec) - m.ts.tv_sec) * kNsec +
-         (r.ts.tv_nsec - m.ts.tv_nsec);
-}
-
 RC_GTEST_PROP(AdjtimexValidation, RefusesExactlyWhatTheKernelRefuses, ()) {
   absl::StatusOr<tk::Clocksource> tsc =
       tk::MakeTscClocksource(*testing::GenTscKhz());
@@ -158,9 +147,9 @@ RC_GTEST_PROP(AdjtimexValidation, RefusesExactlyWhatTheKernelRefuses, ()) {
   tk::Timex txc = GenTimex();
   const tk::Timex request = txc;
   const bool valid = Valid(request);
-  const __int128 before = RealMinusMono(k, now);
+  const __int128 before = testing::RealMinusMono(k, now);
   const int ret = k.Adjtimex(&txc, now);
-  const __int128 after = RealMinusMono(k, now);
+  const __int128 after = testing::RealMinusMono(k, now);
   const bool setoffset = (request.modes & tk::kAdjSetoffset) != 0;
   RC_CLASSIFY(!valid, "refused");
   RC_CLASSIFY(valid && setoffset, "ADJ_SETOFFSET taken");

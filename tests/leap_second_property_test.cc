@@ -14,6 +14,7 @@
 #include "common/clockid.h"
 #include "common/timespec.h"
 #include "tests/generators.h"
+#include "tests/timekeeper_reads.h"
 #include "timekeeper/clocksource.h"
 #include "timekeeper/posix_clocks.h"
 #include "timekeeper/timekeeping.h"
@@ -25,18 +26,6 @@ namespace {
 namespace tk = timekeeper;
 
 constexpr int64_t kNsec = 1000000000;
-
-// REALTIME - MONOTONIC at `counter`, in ns.
-__int128 RealMinusMono(const tk::Timekeeping& k, uint64_t counter) {
-  tk::SyscallContext ctx;
-  ctx.cycles = counter;
-  const ClockResult r = tk::SysClockGettime(k, kClockRealtime, ctx);
-  const ClockResult m = tk::SysClockGettime(k, kClockMonotonic, ctx);
-  RC_ASSERT(r.ret == 0);
-  RC_ASSERT(m.ret == 0);
-  return (static_cast<__int128>(r.ts.tv_sec) - m.ts.tv_sec) * kNsec +
-         (r.ts.tv_nsec - m.ts.tv_nsec);
-}
 
 // An inserted leap second as adjtimex() reports it, read at counters
 // around it (ticks between, every read before the tick that follows it
@@ -67,7 +56,7 @@ RC_GTEST_PROP(LeapSecond, AdjtimexReportsAnInsertedOneAsItHappens, ()) {
   RC_ASSERT(k.Adjtimex(&arm, c0) >= 0);
   // MONOTONIC when REALTIME first reads midnight.
   const __int128 leap_at =
-      static_cast<__int128>(midnight) * kNsec - RealMinusMono(k, c0);
+      static_cast<__int128>(midnight) * kNsec - testing::RealMinusMono(k, c0);
   auto read = [&k](ClockId clock, uint64_t counter) {
     tk::SyscallContext ctx;
     ctx.cycles = counter;
