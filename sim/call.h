@@ -73,7 +73,36 @@ struct CallRecord {
   // holds the namespace's offsets.
   bool timens = false;
   std::vector<TraceStep> trace;  // Only when tracing.
+
+  // Every field back to its default, one store each, keeping the trace's
+  // buffer: the random strategy reuses one record for every call, since
+  // zeroing a fresh one compiled to a `rep stos` whose start-up cost was
+  // about 5% of a simulated read.
+  void Reset() {
+    index = 0;
+    reader = 0;
+    reader_call = 0;
+    clock = 0;
+    start_ns = end_ns = 0;
+    cpu_start = cpu_end = 0;
+    result.reset();
+    fault.reset();
+    fell_back = read_counter = false;
+    counter = 0;
+    counter_cpu = 0;
+    counter_ns = 0;
+    begin_seq = fallback_update = iterations = stores_during = 0;
+    migrated_before = migrated_midcall = preempted = timens = false;
+    trace.clear();
+  }
 };
+
+// Reset() must name every field: a field added above needs a line there
+// (and this size updated), or a reused record would carry it across calls.
+static_assert(sizeof(CallRecord) == 144 +
+                                        sizeof(std::optional<vdso::CallFault>) +
+                                        sizeof(std::vector<TraceStep>),
+              "CallRecord changed: update CallRecord::Reset()");
 
 }  // namespace vdsolab::sim
 

@@ -48,13 +48,17 @@ class RandomHooks : public vdso::AccessHooks {
         migrate_midcall_(spec->migrate_midcall_ppm != 0),
         load_ns_(w.scenario->timing.load_ns),
         cpu_(cpu),
-        now_(rec->start_ns),
         due_at_(w.view->DueAt()),
-        loads_(w.variant->layout) {}
+        loads_(w.variant->layout) {
+    lane().now = rec->start_ns;
+    lane().load_ns = load_ns_;
+    UpdateLimit();
+  }
 
   void BeforeLoad(uint32_t offset, uint32_t size) override {
     Step(load_ns_);
-    const uint64_t value = loads_.OnLoad(w_.page, offset, size, now_, rec_);
+    const uint64_t value =
+        loads_.OnLoad(w_.page, offset, size, lane().now, rec_);
     if (tracing_) TraceLoad(offset, value);
   }
 
@@ -63,7 +67,7 @@ class RandomHooks : public vdso::AccessHooks {
     // An unordered counter read: the CPU ran it early, up to speculation_ns
     // before the read's seq load (but not before the call began), instead
     // of after the loads that precede it.
-    uint64_t at = now_;
+    uint64_t at = lane().now;
     if (internal::MayReadEarly(kind,
                                w_.scenario->faults.unordered_counter_read)) {
       const uint64_t early =
@@ -93,7 +97,7 @@ class RandomHooks : public vdso::AccessHooks {
     // next store rather than burning the budget one load at a time.
     if ((loads_.last_seq() & 1) != 0) {
       if (const TimedStore* next = w_.view->NextPending()) {
-        if (next->visible_ns > now_) now_ = next->visible_ns;
+        if (next->visible_ns > lane().now) lane().now = next->visible_ns;
         Step(0);
       }
     }
@@ -104,23 +108,23 @@ class RandomHooks : public vdso::AccessHooks {
     rec_->fell_back = true;
     Step(t_.syscall_ns);
     // The syscall waits out an update in progress, then reads that state.
-    const UpdateRecord& u = w_.writer->LatestStartedAt(now_);
-    if (u.end_ns > now_) {
-      now_ = u.end_ns;
+    const UpdateRecord& u = w_.writer->LatestStartedAt(lane().now);
+    if (u.end_ns > lane().now) {
+      lane().now = u.end_ns;
       Step(0);
     }
     timekeeper::SyscallContext ctx;
-    ctx.cycles = w_.writer->SyscallCounter(u, cpu_, now_);
+    ctx.cycles = w_.writer->SyscallCounter(u, cpu_, lane().now);
     ctx.has_rtc = w_.scenario->kernel.has_rtc;
-    ctx.aux_timekeepers = w_.writer->AuxStatesAt(now_);
+    ctx.aux_timekeepers = w_.writer->AuxStatesAt(lane().now);
     // A task in the namespace: clock_gettime() adds its offsets.
     ctx.timens = spec_->timens ? w_.timens : nullptr;
-    ctx.thread_cputime_ns = static_cast<int64_t>(now_ / 4);
-    ctx.process_cputime_ns = static_cast<int64_t>(now_ / 2);
+    ctx.thread_cputime_ns = static_cast<int64_t>(lane().now / 4);
+    ctx.process_cputime_ns = static_cast<int64_t>(lane().now / 2);
     rec_->read_counter = true;
     rec_->counter = ctx.cycles;
     rec_->counter_cpu = cpu_;
-    rec_->counter_ns = now_;
+    rec_->counter_ns = lane().now;
     rec_->fallback_update = u.id;
     const ClockResult r = variants::VariantSyscall(
         *w_.variant, w_.writer->publish_context(), u.tk, clock, ctx);
@@ -137,7 +141,9 @@ class RandomHooks : public vdso::AccessHooks {
     if (tracing_) Trace(vdso::DescribeFault(fault), TraceStep::Kind::kFault);
   }
 
-  uint64_t now() const { return now_; }
+  uint64_t now() { return lane().now; }
+  // Shared with HookedAccess, which notes loads inline (vdso::LoadLane).
+  vdso::LoadLane& lane() { return loads_.lane(); }
   int cpu() const { return cpu_; }
   std::string page_at_counter() const { return page_at_counter_; }
 
@@ -146,10 +152,17 @@ class RandomHooks : public vdso::AccessHooks {
   // nothing due) is a few inline compares; the rest is out of line.
   void Step(uint64_t cost) {
     if (preempt_) MaybePreempt();
-    now_ += cost;
+    lane().now += cost;
     if (migrate_midcall_) MaybeMigrate();
-    if (now_ < due_at_) return;  // PageView::NothingDueBy(now_).
+    if (lane().now < due_at_) return;  // PageView::NothingDueBy(now).
     ApplyDue();
+  }
+
+  // Loads may stay inline (vdso::LoadLane) while they land before the
+  // next store is due, and only when nothing is injected or traced: those
+  // need this class's BeforeLoad at every load.
+  void UpdateLimit() {
+    lane().limit = preempt_ || migrate_midcall_ || tracing_ ? 0 : due_at_;
   }
 
   [[gnu::noinline]] void TraceLoad(uint32_t offset, uint64_t value) {
@@ -162,8 +175,9 @@ class RandomHooks : public vdso::AccessHooks {
 
   [[gnu::noinline]] void MaybePreempt() {
     if (rng_.Below(1000000) >= t_.preempt_ppm) return;
-    now_ += rng_.InRange(0, t_.preempt_max_ns);
-    if (w_.writer->InPause(now_)) now_ = w_.writer->PauseEnd(now_);
+    lane().now += rng_.InRange(0, t_.preempt_max_ns);
+    if (w_.writer->InPause(lane().now))
+      lane().now = w_.writer->PauseEnd(lane().now);
     rec_->preempted = true;
     if (tracing_) Trace("preempted", TraceStep::Kind::kPreempt);
   }
@@ -186,8 +200,9 @@ class RandomHooks : public vdso::AccessHooks {
 
   [[gnu::noinline]] void ApplyDue() {
     const size_t before = w_.view->applied();
-    const uint32_t n = w_.view->ApplyThrough(now_);
+    const uint32_t n = w_.view->ApplyThrough(lane().now);
     due_at_ = w_.view->DueAt();
+    UpdateLimit();
     rec_->stores_during += n;
     if (tracing_ && n != 0) {
       for (size_t i = before; i < before + n; ++i) {
@@ -207,7 +222,7 @@ class RandomHooks : public vdso::AccessHooks {
 
   TraceStep& Trace(std::string what, TraceStep::Kind kind) {
     TraceStep step;
-    step.t_ns = now_;
+    step.t_ns = lane().now;
     step.cpu = cpu_;
     step.what = std::move(what);
     step.kind = kind;
@@ -226,8 +241,8 @@ class RandomHooks : public vdso::AccessHooks {
   bool migrate_midcall_;
   uint64_t load_ns_;
   int cpu_;
-  uint64_t now_;
   uint64_t due_at_;  // PageView::DueAt(), kept between ApplyDue()s.
+  // Its lane holds the call's true time and the seq records.
   internal::LoadObserver loads_;
   std::string page_at_counter_;
 };
@@ -347,6 +362,7 @@ absl::StatusOr<RunResult> RunRandom(const Scenario& scenario,
 
   uint64_t call_index = 0;
   uint64_t spins = 0;
+  CallRecord rec;  // Reused: CallRecord::Reset().
   const uint64_t duration = scenario.run.duration_ns;
   while (!queue.empty()) {
     ReaderState* r = queue.top();
@@ -364,7 +380,7 @@ absl::StatusOr<RunResult> RunRandom(const Scenario& scenario,
 
     Rng between =
         Rng::Deferred(seed, 0xbe7, static_cast<uint64_t>(r->id), r->calls);
-    CallRecord rec;
+    rec.Reset();
     if (spec.migrate_ppm != 0 && machine.cpus() > 1 &&
         between.Below(1000000) < spec.migrate_ppm) {
       const int to = static_cast<int>(
@@ -390,7 +406,9 @@ absl::StatusOr<RunResult> RunRandom(const Scenario& scenario,
     vdso::HookedAccess access =
         spec.timens ? vdso::HookedAccess(page->data(), &hooks,
                                          page->timens_data(), page->size())
-                    : vdso::HookedAccess(page->data(), &hooks);
+        : options.inline_loads
+            ? vdso::HookedAccess(page->data(), &hooks, &hooks.lane())
+            : vdso::HookedAccess(page->data(), &hooks);
     const std::optional<ClockResult> answer = reader->Call(
         access, spec.timens ? page->timens_data() : page->data(), rec.clock);
     // Field by field: the callee stored the result in parts, and a whole
@@ -400,6 +418,8 @@ absl::StatusOr<RunResult> RunRandom(const Scenario& scenario,
           answer->ret, Timespec64{answer->ts.tv_sec, answer->ts.tv_nsec}});
     }
     rec.end_ns = hooks.now();
+    // Loads noted inline left their seq in the lane only.
+    rec.begin_seq = hooks.lane().begin_seq;
     rec.cpu_end = hooks.cpu();
     if (tracing) {
       result.traced = rec;

@@ -56,6 +56,10 @@ struct RandomOptions {
   uint64_t max_spins = 3;
   // Documented kernel behaviours do not fail the run.
   bool accept_known = false;
+  // HookedAccess notes loads without the hooks where nothing else can
+  // happen at them (vdso::LoadLane); false sends every load through the
+  // hooks: the same run, slower (tests compare the two).
+  bool inline_loads = true;
 };
 
 // What a run holds besides its setup, in records: the most of each seen

@@ -3,7 +3,8 @@
 // What both simulation strategies' hooks record about a call's page loads:
 // the value of each load (read from the page just before it happens), which
 // seq the call's last attempt began with, and when the last seq load was
-// (where an unordered counter read may come from).
+// (where an unordered counter read may come from). The records are a
+// vdso::LoadLane's, so that HookedAccess can keep them inline.
 
 #ifndef VDSOLAB_SIM_LOAD_OBSERVER_H_
 #define VDSOLAB_SIM_LOAD_OBSERVER_H_
@@ -37,39 +38,40 @@ inline bool MayReadEarly(vdso::CounterRead kind, bool unordered_fault) {
 
 class LoadObserver {
  public:
-  explicit LoadObserver(const variants::Layout* layout) : layout_(layout) {}
+  explicit LoadObserver(const variants::Layout* layout) : layout_(layout) {
+    lane_.seq_start = layout->seq_starts().data();
+    lane_.seq_start_size = layout->seq_starts().size();
+  }
 
   // Records a load of `size` bytes at `offset` at true time `now`; returns
   // the value the load sees. A data load takes the last seq seen as the
   // seq its attempt began with.
   uint64_t OnLoad(const uint8_t* page, uint32_t offset, uint32_t size,
                   uint64_t now, CallRecord* rec) {
-    const uint64_t value = LoadSized(page + offset, size);
-    if (layout_->IsSeq(offset)) {
-      last_seq_ = static_cast<uint32_t>(value);
-      last_seq_ns_ = now;
-      last_seq_offset_ = offset;
-    } else {
-      rec->begin_seq = last_seq_;
-    }
-    return value;
+    lane_.now = now;
+    lane_.Note(page + offset, offset, size);
+    if (!lane_.IsSeq(offset)) rec->begin_seq = lane_.begin_seq;
+    return LoadSized(page + offset, size);
   }
 
   std::string Describe(uint32_t offset, uint64_t value) const {
     return absl::StrFormat("load %s = %#x", layout_->DescribeOffset(offset),
                            value);
   }
-  bool IsSeq(uint32_t offset) const { return layout_->IsSeq(offset); }
+  bool IsSeq(uint32_t offset) const { return lane_.IsSeq(offset); }
 
-  uint32_t last_seq() const { return last_seq_; }
-  uint64_t last_seq_ns() const { return last_seq_ns_; }
-  uint32_t last_seq_offset() const { return last_seq_offset_; }
+  uint32_t last_seq() const { return lane_.last_seq; }
+  uint64_t last_seq_ns() const { return lane_.last_seq_ns; }
+  uint32_t last_seq_offset() const { return lane_.last_seq_offset; }
+
+  // The same records as the inline path's (vdso::LoadLane): the random
+  // strategy's hooks hand this to HookedAccess, which then notes most loads
+  // itself; the lane's `now` is then the call's true time.
+  vdso::LoadLane& lane() { return lane_; }
 
  private:
   const variants::Layout* layout_;
-  uint32_t last_seq_ = 0;
-  uint64_t last_seq_ns_ = 0;
-  uint32_t last_seq_offset_ = ~0u;
+  vdso::LoadLane lane_;
 };
 
 }  // namespace vdsolab::sim::internal

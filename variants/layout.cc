@@ -19,6 +19,9 @@ Layout::Layout(std::string name, std::string summary, std::vector<Field> fields)
     if (f.kind == FieldKind::kData) continue;
     if (kind_at_.size() <= f.offset) kind_at_.resize(f.offset + 1);
     kind_at_[f.offset] = f.kind;
+    if (f.kind != FieldKind::kSeq) continue;
+    if (seq_start_.size() <= f.offset) seq_start_.resize(f.offset + 1);
+    seq_start_[f.offset] = 1;
   }
 }
 

@@ -44,6 +44,10 @@ class Layout {
   bool IsSeq(uint32_t offset) const {
     return offset < kind_at_.size() && kind_at_[offset] == FieldKind::kSeq;
   }
+  // 1 at each offset where a seq word starts, 0 elsewhere, up to the last
+  // seq word: IsSeq() as bytes, for the simulation's inline load path
+  // (vdso::LoadLane), which cannot know this header's types.
+  const std::vector<uint8_t>& seq_starts() const { return seq_start_; }
   bool IsCycleLast(uint32_t offset) const {
     return offset < kind_at_.size() &&
            kind_at_[offset] == FieldKind::kCycleLast;
@@ -64,6 +68,7 @@ class Layout {
   // The kind of the field starting at each offset (the simulation asks for
   // every load): kData where no seq or cycle_last field starts.
   std::vector<FieldKind> kind_at_;
+  std::vector<uint8_t> seq_start_;
 };
 
 // Builds field lists: Add("seq", offset, 4, FieldKind::kSeq), ...

@@ -19,6 +19,7 @@
 #include <cstring>
 #include <string>
 
+#include "common/bytes.h"
 #include "common/clock_result.h"
 #include "common/clockid.h"
 
@@ -120,10 +121,50 @@ class AccessHooks {
   virtual void OnFault(const CallFault& /*fault*/) {}
 };
 
+// The hooks' inline path for page loads (the random strategy's, in
+// sim/engine.cc). At most loads nothing can happen but the passing of
+// time: no store is due, nothing is injected, no trace is kept. There
+// HookedAccess itself advances the call's true time by a load's cost and
+// notes seq loads, without the virtual BeforeLoad; a load that may land
+// at or after `limit` goes to the hooks, which keep the same fields. A run
+// gives the same answers and reports either way: the lane only saves the
+// call.
+struct LoadLane {
+  uint64_t now = 0;      // The call's true time.
+  uint64_t limit = 0;    // A load landing at or after this takes the hooks.
+  uint64_t load_ns = 0;  // What a load costs.
+  // seq_start[offset] != 0 where a seq word starts (Layout::seq_starts()).
+  const uint8_t* seq_start = nullptr;
+  size_t seq_start_size = 0;
+  // The last seq load: its value, page offset and true time; and the seq
+  // the last data load's attempt began with (CallRecord::begin_seq).
+  uint32_t last_seq = 0;
+  uint32_t last_seq_offset = ~0u;
+  uint64_t last_seq_ns = 0;
+  uint32_t begin_seq = 0;
+
+  bool IsSeq(uint32_t offset) const {
+    return offset < seq_start_size && seq_start[offset] != 0;
+  }
+  // Notes a load of `size` bytes at `p`, `offset` into the page, at `now`.
+  void Note(const uint8_t* p, uint32_t offset, uint32_t size) {
+    if (IsSeq(offset)) {
+      last_seq = static_cast<uint32_t>(LoadSized(p, size));
+      last_seq_ns = now;
+      last_seq_offset = offset;
+    } else {
+      begin_seq = last_seq;
+    }
+  }
+};
+
 class HookedAccess {
  public:
   HookedAccess(const uint8_t* page, AccessHooks* hooks)
       : page_(page), hooks_(hooks) {}
+  // With the inline path for loads (LoadLane), which the hooks share.
+  HookedAccess(const uint8_t* page, AccessHooks* hooks, LoadLane* lane)
+      : page_(page), hooks_(hooks), lane_(lane) {}
   // A reader in a time namespace, which starts at `timens_view`
   // (VvarPage::timens_data(), `view_bytes` long): loads on the view's time
   // page (its page 1) and beyond reach the hooks at the offsets of the same
@@ -148,6 +189,14 @@ class HookedAccess {
   // The hook of Load() without the load: the reader loads `size` bytes at
   // `p` itself afterwards and sees the page as the hook left it.
   void BeforeLoad(const uint8_t* p, uint32_t size) {
+    if (lane_ != nullptr) {  // Never with a namespace view (constructors).
+      const uint64_t t = lane_->now + lane_->load_ns;
+      if (t < lane_->limit) {
+        lane_->now = t;
+        lane_->Note(p, static_cast<uint32_t>(p - page_), size);
+        return;
+      }
+    }
     if (timens_view_ != nullptr && p >= timens_view_ &&
         p < timens_view_ + view_bytes_) {
       const size_t rel = static_cast<size_t>(p - timens_view_);
@@ -175,6 +224,7 @@ class HookedAccess {
   static constexpr size_t kTimensPageBytes = 4096;  // vdso/datapage.h
   const uint8_t* page_;
   AccessHooks* hooks_;
+  LoadLane* lane_ = nullptr;
   const uint8_t* timens_view_ = nullptr;
   size_t view_bytes_ = 0;
 };
