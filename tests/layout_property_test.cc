@@ -30,6 +30,7 @@
 #include "testing/publish_bed.h"
 #include "tests/generators.h"
 #include "timekeeper/timekeeping.h"
+#include "timekeeper/timex.h"
 #include "variants/layout.h"
 #include "variants/registry.h"
 #include "variants/variant.h"
@@ -154,6 +155,85 @@ RC_GTEST_PROP(LayoutProperty, WritesAndReadsStayInNamedFields, ()) {
     if (!why.empty()) RC_FAIL("load: " + why);
   }
   RC_CLASSIFY(loads == 0, "no page load (syscall or user-space clock)");
+}
+
+// The shift a time field of `layout` is in: the "shift" (or, for a raw
+// clock's field where the record has one, "raw_shift") of the record the
+// field belongs to ("gtod.", "vdso_data[1].", "clock_data[0]."), or
+// nullopt where the record has none.
+std::optional<uint32_t> ShiftFieldOf(const variants::Layout& layout,
+                                     const std::string& name) {
+  const size_t dot = name.find('.');
+  if (dot == std::string::npos) return std::nullopt;
+  const std::string record = name.substr(0, dot + 1);
+  if (name.find("raw") != std::string::npos) {
+    if (auto raw = FieldOffset(layout, record + "raw_shift")) return raw;
+  }
+  return FieldOffset(layout, record + "shift");
+}
+
+// Every time a writer publishes is normalised, as the kernel's
+// update_vsyscall() leaves it: each nanoseconds field ("...nsec", shifted
+// or not) is below one second in the shift of its record, NSEC_PER_SEC <<
+// shift. A reader may take that on trust (the 4.16 coarse readers copy the
+// field into tv_nsec; other architectures' and users' readers skip the
+// carry), so an unnormalised base is a defect even where this tree's
+// readers, which carry, answer right. Realtime, the boot offset, NTP
+// frequency and the time between updates are drawn, so that bases land
+// anywhere in their second.
+RC_GTEST_PROP(LayoutProperty, PublishedTimesAreNormalised, ()) {
+  std::vector<const variants::Variant*> all;
+  for (const variants::Variant* v : variants::AllVariants()) {
+    if (v->layout != nullptr && v->build_update != nullptr) all.push_back(v);
+  }
+  const variants::Variant& v = **rc::gen::elementOf(all).as("variant");
+  RC_TAG(std::string(v.name));
+  const variants::Layout& layout = *v.layout;
+  const uint64_t boot = *testing::GenCounterStart().as("boot counter");
+  variants::PublishContext ctx;
+  ctx.tsc_khz = kKhz;
+  ctx.boot_counter = boot;
+  testing::PublishBed bed(v, testing::Tsc(kKhz), ctx);
+  bed.tk().Init(boot,
+                Timespec64{*rc::gen::inRange<int64_t>(0, 4000000000),
+                           *rc::gen::inRange<int64_t>(0, 1000000000)},
+                Timespec64{*rc::gen::inRange<int64_t>(0, 100000),
+                           *rc::gen::inRange<int64_t>(0, 1000000000)});
+  uint64_t now = boot;
+  size_t checked = 0;
+  const int steps = *rc::gen::inRange(1, 8);
+  for (int i = 0; i < steps; ++i) {
+    now += *rc::gen::inRange<uint64_t>(1, 4 * kKhz * 4);
+    if (*rc::gen::inRange(0, 4) == 0) {
+      timekeeper::Timex txc;
+      txc.modes = timekeeper::kAdjFrequency;
+      txc.freq = *rc::gen::inRange<int64_t>(-(500ll << 16), 500ll << 16);
+      RC_ASSERT(bed.tk().Adjtimex(txc, now).ok());
+    } else {
+      bed.tk().Advance(timekeeper::AdvanceMode::kTick, now);
+    }
+    for (const variants::Field& f : layout.fields()) {
+      const std::string& n = f.name;
+      if (f.size != 8 || n.size() < 4 ||
+          n.compare(n.size() - 4, 4, "nsec") != 0) {
+        continue;
+      }
+      const std::optional<uint32_t> shift_at = ShiftFieldOf(layout, n);
+      if (!shift_at) continue;
+      const uint64_t shift = bed.page().Load(*shift_at, 4);
+      const uint64_t nsec = bed.page().Load(f.offset, 8);
+      ++checked;
+      if (shift < 64 &&
+          static_cast<unsigned __int128>(nsec) >=
+              (static_cast<unsigned __int128>(1000000000u) << shift)) {
+        RC_FAIL(
+            absl::StrFormat("%s: %s = %#x after update %d, not below "
+                            "NSEC_PER_SEC << %d",
+                            v.name, n, nsec, i + 1, shift));
+      }
+    }
+  }
+  RC_CLASSIFY(checked == 0, "no nanoseconds field with a shift");
 }
 
 // A page whose clock mode names a counter the reader cannot use here

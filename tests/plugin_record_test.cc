@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -101,6 +102,36 @@ TEST(PluginRecord, EveryDeclaredFieldReachesTheVariant) {
   // Both ABI versions were among them.
   EXPECT_GT(versions[1], 0);
   EXPECT_GT(versions[2], 0);
+}
+
+// A file that is not a loadable shared object is refused with what the
+// dynamic loader says of it (dlerror(), asked here directly), whatever
+// the reason: a missing file, a directory, text, an empty file.
+TEST(PluginRecord, AFileDlopenRefusesIsRefusedWithTheLoadersReason) {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string dir = tmp != nullptr ? tmp : "/tmp";
+  const std::string text = dir + "/not_a_plugin.so";
+  const std::string empty = dir + "/empty_plugin.so";
+  std::FILE* f = std::fopen(text.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fputs("int x;\n", f);
+  std::fclose(f);
+  f = std::fopen(empty.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fclose(f);
+  for (const std::string& path :
+       {dir + "/no_such_plugin.so", dir, text, empty}) {
+    void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    ASSERT_EQ(h, nullptr) << path;
+    const char* why = dlerror();
+    ASSERT_NE(why, nullptr) << path;
+    const std::string reason = why;
+    absl::StatusOr<const Variant*> v = LoadPluginVariant(path);
+    ASSERT_FALSE(v.ok()) << path;
+    EXPECT_NE(std::string(v.status().message()).find(reason),
+              std::string::npos)
+        << path << ": " << v.status().message() << "\nwanted: " << reason;
+  }
 }
 
 }  // namespace

@@ -109,7 +109,8 @@ def write(out, logs, catalogue_size, args):
   w("Made by `tools/mutate` (docs/testing.md): each mutant of `vdso/`, "
     "`variants/` or `timekeeper/` is built in a scratch copy of the tree and "
     "run against the property and scenario suite (`//tests:all`, "
-    "`//sim:all`, `//cli:all`, `//variants/plugin:call_guard_test` and "
+    "`//sim:all`, `//cli:all`, `//variants/plugin:call_guard_test`, "
+    "`//variants/plugin:containment_test` and "
     "`vdsolab compare` diffed against "
     "docs/compare.md); a mutant the suite misses is run against the pinned "
     "example unit tests too. Regenerate the report from the runs' logs, one "
@@ -124,8 +125,10 @@ def write(out, logs, catalogue_size, args):
       "again with `--accept=known` so that its expectations still judge); a "
       "mutant they miss then meets the "
       "property and scenario suite in tiers, stopping at the first that "
-      "kills: (2) `//tests:all`, `//sim:all` and "
-      "`//variants/plugin:call_guard_test` without the exhaustive "
+      "kills: (2) `//tests:all`, `//sim:all`, "
+      "`//variants/plugin:call_guard_test` and "
+      "`//variants/plugin:containment_test` (since the seed-4 sample) "
+      "without the exhaustive "
       "tests, (3) `//tests:exhaustive_test` and "
       "`//tests:exhaustive_por_test`, (4) `//cli:all`, (5) "
       "`//ktime:conform_test` (the differential oracle: the timekeeper "
@@ -210,7 +213,8 @@ def write(out, logs, catalogue_size, args):
     w("")
     tc = collections.Counter(r.get("tier", 1) for r in killed)
     names = {1: "quick (compare, scenario runs)",
-             2: "//tests:all, //sim:all, call_guard_test (no exhaustive)",
+             2: "//tests:all, //sim:all, call_guard_test, "
+                "containment_test (no exhaustive)",
              3: "exhaustive tests", 4: "//cli:all",
              5: "//ktime:conform_test"}
     for t in sorted(tc):

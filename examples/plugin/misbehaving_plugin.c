@@ -11,9 +11,17 @@
  *   4 spins without touching the page, as __iter_div_u64_rem() does on a
  *     delta near 2^63
  *   5 recurses until the stack runs out (SIGSEGV on the guard page)
+ *   6 spins on the page, loading the seq for ever: nearly all its time
+ *     is spent inside vdsolab's callbacks, where the watchdog's stop must
+ *     wait for the callback to return
+ *   7 blocks without running (sleeps for ever): only the watchdog's
+ *     wall-time backstop can stop it
  */
+#define _POSIX_C_SOURCE 199309L /* nanosleep() */
+
 #include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "vdsolab_plugin.h"
 
@@ -49,6 +57,13 @@ static int32_t Misbehave(const struct vdsolab_ops *ops, const uint8_t *page,
       for (;;) sink = sink * 6364136223846793005ULL + seq;
     case 5:
       return (int32_t)Recurse(seq);
+    case 6:
+      for (;;) sink += ops->load32(ops->ctx, page);
+    case 7:
+      for (;;) {
+        const struct timespec hour = {3600, 0};
+        nanosleep(&hour, NULL);
+      }
   }
   return -22;
 }
@@ -57,7 +72,7 @@ static const struct vdsolab_plugin kPlugin = {
     VDSOLAB_PLUGIN_ABI_VERSION,
     MISBEHAVE_NAME,
     "examples/plugin/misbehaving_plugin.c (test only)",
-    "a reader that crashes, aborts or spins on CLOCK_MONOTONIC",
+    "a reader that crashes, aborts, spins or blocks on CLOCK_MONOTONIC",
     "upstream",
     kClocks,
     1,

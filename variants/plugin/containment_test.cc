@@ -1,6 +1,6 @@
 // Containment of misbehaving plugins: a reader that crashes (a wild
-// pointer, a division by zero, abort(), a stack overflow) or spins without
-// returning is a finding of the run, with a minimal replay that shows it
+// pointer, a division by zero, abort(), a stack overflow), spins without
+// returning (in its own code or in vdsolab's callbacks) or blocks is a finding of the run, with a minimal replay that shows it
 // again, never the end of vdsolab; the calls it answers normally are still
 // checked.
 
@@ -37,13 +37,14 @@ struct Case {
   const char* name;
   sim::Property property;
   const char* why;
+  double limit = 0.2;  // SetCallTimeLimit(), seconds.
 };
 
 class Containment : public ::testing::TestWithParam<Case> {};
 
 TEST_P(Containment, IsAFindingWithAReplay) {
   const Case& c = GetParam();
-  SetCallTimeLimit(0.2);
+  SetCallTimeLimit(c.limit);
   absl::StatusOr<const Variant*> v = LoadPluginVariant(
       Runfile("examples/plugin/libmisbehaving_" + std::string(c.name) + ".so"));
   ASSERT_TRUE(v.ok()) << v.status();
@@ -82,7 +83,16 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"abort", sim::Property::kCrash, "crashed (SIGABRT)"},
                       Case{"recurse", sim::Property::kCrash,
                            "crashed (SIGSEGV)"},
-                      Case{"spin", sim::Property::kLivelock, "spun for 0."}),
+                      Case{"spin", sim::Property::kLivelock, "spun for 0."},
+                      // Stopped inside a load callback: the stop waits for
+                      // the callback to return, then still happens.
+                      Case{"spin_loads", sim::Property::kLivelock,
+                           "spun for 0."},
+                      // Blocked: stopped by the wall-time backstop (30 times
+                      // the bound), and reported as spinning for the bound
+                      // (0.02 s), not for the wall time it waited.
+                      Case{"sleep", sim::Property::kLivelock,
+                           "spun for 0.0 s", 0.02}),
     [](const ::testing::TestParamInfo<Case>& param) {
       return std::string(param.param.name);
     });
