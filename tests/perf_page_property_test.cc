@@ -28,6 +28,8 @@
 #include "common/clock_result.h"
 #include "common/clockid.h"
 #include "testing/fixed_counter_hooks.h"
+#include "testing/publish_bed.h"
+#include "timekeeper/timekeeping.h"
 #include "variants/layout.h"
 #include "variants/registry.h"
 #include "variants/variant.h"
@@ -138,6 +140,38 @@ RC_GTEST_PROP(PerfPageProperty, AnswersTheHeadersFormula, ()) {
         "%#x, time_mask %#x, counter %#x: read %s, the header's formula %s",
         caps, time_zero, mult, shift, time_cycles, mask, counter,
         FormatClockResult(*got), FormatClockResult(want)));
+  }
+}
+
+// The writer's side of the same ABI: the capabilities word x86's
+// arch_perf_update_userpage() leaves on the page, bit by bit as
+// perf_event.h lays the bitfield out: cap_bit0 (bit 0) always 0 and
+// cap_bit0_is_deprecated (bit 1) always 1 (perf_event_init_userpage(),
+// 3.12+); no user rdpmc (bit 2) for the modelled event; cap_user_time and
+// cap_user_time_zero (bits 3 and 4) exactly when the TSC is known and
+// synchronised (sched_clock_stable()); never cap_user_time_short (bit 5:
+// x86 counters are 64 bits wide); no other bit.
+RC_GTEST_PROP(PerfPageProperty, TheWritersCapabilitiesAreTheAbis, ()) {
+  variants::PublishContext ctx;
+  ctx.tsc_khz =
+      *rc::gen::element<uint32_t>(0, 1000000, 2600000, 3579545).as("tsc_khz");
+  ctx.counters_synced = *rc::gen::arbitrary<bool>().as("counters synced");
+  ctx.boot_counter = *GenU64().as("boot counter");
+  testing::PublishBed bed(Perf(), testing::Tsc(2600000), ctx);
+  bed.tk().Init(ctx.boot_counter, Timespec64{1000, 0}, Timespec64{0, 0});
+  bed.tk().Advance(timekeeper::AdvanceMode::kTick,
+                   ctx.boot_counter + *rc::gen::inRange<uint64_t>(1, 1u << 30));
+  const uint64_t caps = bed.page().Load(Offset("capabilities"), 8);
+  const bool available = ctx.tsc_khz != 0 && ctx.counters_synced;
+  RC_CLASSIFY(available, "user time available");
+  const uint64_t want =
+      kCapBit0IsDeprecated |
+      (available ? kCapUserTime | kCapUserTimeZero : uint64_t{0});
+  if (caps != want) {
+    RC_FAIL(
+        absl::StrFormat("tsc_khz %d, synced %d: capabilities %#x, the "
+                        "ABI's %#x",
+                        ctx.tsc_khz, ctx.counters_synced, caps, want));
   }
 }
 

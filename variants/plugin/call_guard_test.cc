@@ -228,5 +228,32 @@ TEST(CallGuardThreads, ARunOfShortCallsLongerThanTheBoundIsNeverStopped) {
   EXPECT_EQ(stopped, 0);
 }
 
+// The bound counts the CPU a call itself has used, not the thread's total:
+// in a thread that has already run for several bounds' worth of CPU
+// outside any guarded call, a call that runs for several watchdog periods
+// (20 ms each) but a fifth of the bound is not stopped.
+TEST(CallGuardThreads, ACallIsBoundByItsOwnCpuNotTheThreads) {
+  SetCallTimeLimit(0.25);
+  auto cpu_ns = [] {
+    timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+  };
+  // Outside any guarded call: 0.6 s of this thread's CPU.
+  const int64_t before = cpu_ns();
+  while (cpu_ns() - before < 600000000) {
+  }
+  const std::optional<vdso::CallFault> fault =
+      RunContained(call_guard_internal::ThisThread(), [&cpu_ns] {
+        const int64_t start = cpu_ns();
+        while (cpu_ns() - start < 50000000) {  // 50 ms: 2.5 periods.
+        }
+      });
+  SetCallTimeLimit(1.0);
+  EXPECT_FALSE(fault.has_value())
+      << "a 50 ms call under a 250 ms bound was stopped: "
+      << vdso::DescribeFault(*fault);
+}
+
 }  // namespace
 }  // namespace vdsolab::variants
