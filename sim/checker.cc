@@ -28,10 +28,31 @@ Checker::Checker(const Scenario& scenario, const Machine* machine,
       variant_(variant),
       tsc_(scenario.machine.clocksource == "tsc"),
       wide_(scenario.machine.width_bits == 64),
+      causal_on_(scenario.checks.causal && scenario.readers.size() >= 2),
       oracle_(*variant, writer->publish_context(),
               variants::CounterFacts{tsc_, wide_}),
       boot_counter_(writer->Update(1) != nullptr ? writer->Update(1)->counter
-                                                 : 0) {}
+                                                 : 0) {
+  for (ClockId c = 0; c < kFactIds; ++c) {
+    facts_[static_cast<size_t>(c)] = MakeFacts(c);
+  }
+}
+
+Checker::ClockFacts Checker::MakeFacts(ClockId clock) const {
+  ClockFacts f;
+  f.own = variants::FindOwnClock(*variant_, clock);
+  f.kind = f.own != nullptr ? f.own->kind : variants::ClockKind::kKernel;
+  f.hres = IsHres(clock);
+  f.aux_kernel =
+      checker_internal::IsAux(clock) && f.kind == variants::ClockKind::kKernel;
+  f.monotonic = f.own != nullptr ? f.own->monotonic : IsMonotonicFamily(clock);
+  f.timespec =
+      f.own == nullptr || f.own->encoding == variants::ClockEncoding::kTimespec;
+  f.count_in_tv_sec = f.own != nullptr &&
+                      f.own->encoding == variants::ClockEncoding::kCountInTvSec;
+  f.settable = IsSettable(clock);
+  return f;
+}
 
 bool Checker::HasFailure() const {
   for (const PropertyStats& s : stats_) {
@@ -42,10 +63,7 @@ bool Checker::HasFailure() const {
   return false;
 }
 
-Checker::PerReader& Checker::ReaderState(int reader) {
-  if (cached_state_ != nullptr && cached_reader_ == reader) {
-    return *cached_state_;
-  }
+Checker::PerReader& Checker::NewReaderState(int reader) {
   const auto [slot, fresh] = reader_slots_.try_emplace(reader, readers_.size());
   if (fresh) readers_.push_back(std::make_unique<PerReader>());
   cached_reader_ = reader;
@@ -104,18 +122,9 @@ std::string Checker::Name(ClockId clock) const {
   return variants::VariantClockName(*variant_, clock);
 }
 
-variants::ClockKind Checker::Kind(ClockId clock) const {
-  const variants::ClockDef* own = variants::FindOwnClock(*variant_, clock);
-  return own != nullptr ? own->kind : variants::ClockKind::kKernel;
-}
-
-uint32_t Checker::Generation(ClockId clock, const UpdateRecord* state) const {
-  return (state != nullptr && IsSettable(clock)) ? state->clock_was_set_seq : 0;
-}
-
 // An aux clock's answer: its own states and checks (checker_aux.cc), then
 // sanity and monotonicity within one setting of the clock.
-void Checker::OnAuxCall(const CallRecord& call) {
+void Checker::OnAuxCall(const CallRecord& call, PerReader& reader) {
   const ClockResult& r = *call.result;
   const AuxRecord* state =
       call.fell_back ? nullptr : CheckAuxExactAndTorn(call);
@@ -146,8 +155,8 @@ void Checker::OnAuxCall(const CallRecord& call) {
                            FormatTimespec(r.ts)),
            call);
   }
-  CheckMonotonic(call, seen);
-  CheckCausal(call, seen);
+  CheckMonotonic(call, seen, reader);
+  if (causal_on_) CheckCausal(call, seen);
 }
 
 // A namespace reader's answer on the initial namespace's timeline: its
@@ -202,7 +211,9 @@ void Checker::OnCall(const CallRecord& call) {
     ++coverage_.counter_wrapped;
   }
 
-  CheckTimekeeperLoops(call);
+  if (!stall_reported_ && writer_->timekeeping().stalled_loop() != nullptr) {
+    CheckTimekeeperLoops(call);
+  }
   // 8 and 9: termination.
   PropertyStats& live = stats_[static_cast<int>(Property::kLivelock) - 1];
   ++live.checked;
@@ -245,23 +256,35 @@ void Checker::OnCall(const CallRecord& call) {
   } else {
     ++coverage_.vdso_answers;
   }
-  ++coverage_.per_clock[call.clock][call.fell_back ? 1 : (r.ret != 0 ? 2 : 0)];
+  std::array<uint64_t, 3>* per_clock =
+      call.clock >= 0 && call.clock < kFactIds
+          ? per_clock_[static_cast<size_t>(call.clock)]
+          : nullptr;
+  if (per_clock == nullptr) {
+    per_clock = &coverage_.per_clock[call.clock];
+    if (call.clock >= 0 && call.clock < kFactIds) {
+      per_clock_[static_cast<size_t>(call.clock)] = per_clock;
+    }
+  }
+  ++(*per_clock)[call.fell_back ? 1 : (r.ret != 0 ? 2 : 0)];
   if (r.ret != 0) {
     ++coverage_.errors;
     if (!call.fell_back) CheckVdsoError(call);
     return;
   }
 
-  if (checker_internal::IsAux(call.clock) &&
-      Kind(call.clock) == variants::ClockKind::kKernel) {
-    OnAuxCall(call);
+  const ClockFacts& facts = Facts(call.clock);
+  // Looked up once: every check below keeps its state here.
+  PerReader& reader = ReaderState(call.reader);
+  if (facts.aux_kernel) {
+    OnAuxCall(call, reader);
     return;
   }
   const uint32_t state_id =
       call.fell_back ? call.fallback_update : call.begin_seq / 2;
-  const UpdateRecord* state = writer_->Update(state_id);
+  const UpdateRecord* state = StateOf(state_id);
   bool negative_motion = false;
-  if (state != nullptr && call.read_counter && IsHres(call.clock)) {
+  if (state != nullptr && call.read_counter && facts.hres) {
     const uint64_t mask = state->tk.tkr_mono.mask;
     const uint64_t delta =
         (call.counter - state->tk.tkr_mono.cycle_last) & mask;
@@ -273,8 +296,7 @@ void Checker::OnCall(const CallRecord& call) {
     }
   }
 
-  const variants::ClockDef* own_def =
-      variants::FindOwnClock(*variant_, call.clock);
+  const variants::ClockDef* own_def = facts.own;
   // The value is exactly the era's (and not the modern kernel's): later
   // checks that trip over it are explained by the era.
   const char* era_why =
@@ -285,15 +307,15 @@ void Checker::OnCall(const CallRecord& call) {
   // string instruction that cost more than the fields' own stores.
   const Seen seen{
       .value_ns =
-          own_def != nullptr &&
-                  own_def->encoding == variants::ClockEncoding::kCountInTvSec
+          facts.count_in_tv_sec
               ? static_cast<__int128>(static_cast<uint64_t>(r.ts.tv_sec))
               : ToNs(r.ts),
       .call_index = call.index,
       .reader = call.reader,
       .reader_call = call.reader_call,
       .end_ns = call.end_ns,
-      .generation = Generation(call.clock, state),
+      .generation =
+          (state != nullptr && facts.settable) ? state->clock_was_set_seq : 0,
       .coarse_off = state != nullptr &&
                     oracle_.ShowsCoarseOffBySecond(state->coarse_off_by_second),
       .read_counter = call.read_counter,
@@ -313,8 +335,7 @@ void Checker::OnCall(const CallRecord& call) {
   // 4: sane values (a clock that encodes a count by design is not a
   // timespec: not checked).
   PropertyStats& sane = stats_[static_cast<int>(Property::kSane) - 1];
-  const bool timespec = own_def == nullptr ||
-                        own_def->encoding == variants::ClockEncoding::kTimespec;
+  const bool timespec = facts.timespec;
   if (timespec) ++sane.checked;
   if (timespec && (r.ts.tv_nsec < 0 || r.ts.tv_nsec >= 1000000000 ||
                    r.ts.tv_sec < 0 || r.ts.tv_sec > kKtimeSecMax)) {
@@ -330,32 +351,34 @@ void Checker::OnCall(const CallRecord& call) {
   }
 
   if (!call.fell_back && (call.begin_seq & 1) == 0 && state != nullptr) {
-    CheckExactAndTorn(call, state);
+    CheckExactAndTorn(call, facts, state);
   } else if (!call.fell_back) {
-    CheckExactAndTorn(call, nullptr);
+    CheckExactAndTorn(call, facts, nullptr);
   }
 
-  const variants::ClockDef* own = own_def;
-  if (own != nullptr ? own->monotonic : IsMonotonicFamily(call.clock)) {
-    CheckMonotonic(call, seen);
-    CheckCausal(call, seen);
+  if (facts.monotonic) {
+    CheckMonotonic(call, seen, reader);
+    if (causal_on_) CheckCausal(call, seen);
   }
-  if (own != nullptr) {
+  if (own_def != nullptr) {
     MeasureDivergence(call, seen);
     return;  // RAW's rate and cross-clock offsets are kernel-clock facts.
   }
-  CheckRawRate(call, seen, state);
-  CheckPace(call);
+  // RAW's exactness and MONOTONIC's rate (the other clocks have none).
+  if (call.clock == kClockMonotonicRaw || call.clock == kClockMonotonic) {
+    CheckRawRate(call, seen, state, reader);
+  }
+  if (!PaceRecentlyChecked(call.end_ns)) CheckPace(call);
   // The reader's previous call is read, then replaced.
-  PerReader& reader = ReaderState(call.reader);
   CheckCrossClock(call, seen, state,
                   reader.has_previous ? &reader.previous : nullptr);
   reader.has_previous = true;
-  reader.previous = {
+  // In place: a pair built and then assigned is copied twice.
+  reader.previous.first =
       PreviousCall{call.clock, call.result && call.result->ret == 0,
                    call.fell_back ? call.fallback_update : call.begin_seq / 2,
-                   call.start_ns, call.end_ns},
-      seen};
+                   call.start_ns, call.end_ns};
+  reader.previous.second = seen;
 }
 
 }  // namespace vdsolab::sim

@@ -149,22 +149,81 @@ class Checker {
     int cpu = 0;
   };
 
+  struct PerReader;  // Defined after the class: it holds Seens.
+  // What the checks ask of a clock id on every call, worked out once per
+  // run for ids in [0, kFactIds) (the kernel's, the aux clocks' and the
+  // variants' own) and per call for the rest (CPU clocks, bad ids).
+  struct ClockFacts {
+    const variants::ClockDef* own = nullptr;  // The variant defines it.
+    variants::ClockKind kind = variants::ClockKind::kKernel;
+    bool hres = false;             // checker_internal::IsHres().
+    bool aux_kernel = false;       // An aux clock the kernel defines.
+    bool monotonic = false;        // Checked for monotonicity and causality.
+    bool timespec = true;          // A normalised timespec: checked for sanity.
+    bool count_in_tv_sec = false;  // ClockEncoding::kCountInTvSec.
+    bool settable = false;         // checker_internal::IsSettable().
+  };
+  static constexpr ClockId kFactIds = 64;
+  ClockFacts MakeFacts(ClockId clock) const;
+  const ClockFacts& Facts(ClockId clock) {
+    if (clock >= 0 && clock < kFactIds) {
+      return facts_[static_cast<size_t>(clock)];
+    }
+    other_facts_ = MakeFacts(clock);
+    return other_facts_;
+  }
+  // writer_->Update(id) behind a one-entry cache: a call and the previous
+  // call of its reader mostly read the same state. A cached record stays
+  // valid until the writer retires updates (Writer::retired()).
+  const UpdateRecord* StateOf(uint32_t id) {
+    if (id != cached_update_id_ || writer_->retired() != cached_retired_) {
+      cached_update_id_ = id;
+      cached_retired_ = writer_->retired();
+      cached_update_ = writer_->Update(id);
+    }
+    return cached_update_;
+  }
+
   void Report(Property p, Verdict v, std::string why, std::string detail,
               const CallRecord& call);
-  void OnAuxCall(const CallRecord& call);
+  void OnAuxCall(const CallRecord& call, PerReader& reader);
   CallRecord Unshift(const CallRecord& call) const;
-  void CheckExactAndTorn(const CallRecord& call, const UpdateRecord* state);
-  void CheckMonotonic(const CallRecord& call, const Seen& seen);
+  void CheckExactAndTorn(const CallRecord& call, const ClockFacts& facts,
+                         const UpdateRecord* state);
+  void CheckMonotonic(const CallRecord& call, const Seen& seen,
+                      PerReader& reader);
   void CheckCausal(const CallRecord& call, const Seen& seen);
+  // The violations' reports, out of line: the checks run on every call and
+  // rarely fail.
+  [[gnu::noinline]] void ReportInexact(const CallRecord& call,
+                                       const UpdateRecord& state,
+                                       const ClockResult& want,
+                                       bool width_issue);
+  // The torn check beyond the validated state: every state of [lo, last].
+  [[gnu::noinline]] void CheckTornAmong(const CallRecord& call, uint32_t lo,
+                                        uint32_t last, bool width_issue);
+  [[gnu::noinline]] void ReportBackwards(const CallRecord& call,
+                                         const Seen& prev, const Seen& seen);
   void CheckRawRate(const CallRecord& call, const Seen& seen,
-                    const UpdateRecord* state);
+                    const UpdateRecord* state, PerReader& reader);
   // `previous`: the reader's previous call, or nullptr for its first.
   void CheckCrossClock(const CallRecord& call, const Seen& seen,
                        const UpdateRecord* state,
                        const std::pair<PreviousCall, Seen>* previous);
+  [[gnu::noinline]] void ReportDrift(
+      const CallRecord& call, const std::pair<PreviousCall, Seen>& previous,
+      const Seen& seen, __int128 diff, __int128 want, __int128 tol);
   // checker_pace.cc: the timekeeper's clocks against true time at the
   // call's end, and its loops' termination.
   void CheckPace(const CallRecord& call);
+  // CheckPace() has nothing to do at `t_ns`: the state it last checked is
+  // still the newest and less than kPaceEveryNs of true time has passed
+  // (the start of its own test, without the state's lookup).
+  bool PaceRecentlyChecked(uint64_t t_ns) const {
+    return pace_.valid && writer_->latest_update() == pace_last_update_ &&
+           t_ns >= pace_last_ns_ && t_ns < pace_last_ns_ + kPaceEveryNs;
+  }
+  static constexpr uint64_t kPaceEveryNs = 100000;
   void CheckTimekeeperLoops(const CallRecord& call);
   // Why one read disagrees with another, if a violated precondition of the
   // design (counter skew, backwards or narrow counters) or a known kernel
@@ -178,8 +237,6 @@ class Checker {
   // aux state it validated, or nullptr.
   const AuxRecord* CheckAuxExactAndTorn(const CallRecord& call);
   std::string Name(ClockId clock) const;
-  variants::ClockKind Kind(ClockId clock) const;
-  uint32_t Generation(ClockId clock, const UpdateRecord* state) const;
 
   const Scenario& scenario_;
   const Machine* machine_;
@@ -187,6 +244,9 @@ class Checker {
   const variants::Variant* variant_;
   bool tsc_;
   bool wide_;  // A 64-bit counter.
+  // Causality compares calls of different readers: with one reader the
+  // check never runs.
+  bool causal_on_;
   variants::EraOracle oracle_;
   bool accept_known_ = false;
   uint64_t boot_counter_;
@@ -196,10 +256,23 @@ class Checker {
   size_t kept_failures_ = 0;
   size_t kept_preconditions_ = 0;
   std::array<std::array<bool, 3>, kNumProperties> first_of_kind_{};
-  struct PerReader;  // Defined after the class: it holds Seens.
+  std::array<ClockFacts, kFactIds> facts_;
+  ClockFacts other_facts_;
+  uint32_t cached_update_id_ = 0;
+  uint64_t cached_retired_ = 0;
+  const UpdateRecord* cached_update_ = nullptr;
+  // coverage_.per_clock's entries for ids in [0, kFactIds), found once (a
+  // std::map's nodes stay put).
+  std::array<std::array<uint64_t, 3>*, kFactIds> per_clock_{};
   // The reader's state, found through a one-entry cache (most runs have
   // one reader, or call the same one again) before the id's slot.
-  PerReader& ReaderState(int reader);
+  PerReader& ReaderState(int reader) {
+    if (cached_state_ != nullptr && cached_reader_ == reader) {
+      return *cached_state_;
+    }
+    return NewReaderState(reader);
+  }
+  PerReader& NewReaderState(int reader);
   // Looked up on every call and never iterated (so hash order cannot reach
   // a report): hash maps. Each reader's state is held by pointer, so a
   // reference to it stays valid as readers come.
@@ -229,6 +302,9 @@ class Checker {
 // cross-clock check) and its MONOTONIC rate anchor.
 struct Checker::PerReader {
   std::vector<std::pair<ClockId, Seen>> last;
+  // Where in `last` each clock id below kFactIds is (-1: not yet).
+  std::array<int8_t, kFactIds> last_slot;
+  PerReader() { last_slot.fill(-1); }
   bool has_previous = false;
   std::pair<PreviousCall, Seen> previous;
   bool has_rate_anchor = false;

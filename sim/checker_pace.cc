@@ -15,10 +15,6 @@ namespace vdsolab::sim {
 using checker_internal::FormatNs;
 using checker_internal::ToNs;
 
-namespace {
-constexpr uint64_t kPaceEveryNs = 100000;
-}  // namespace
-
 void Checker::CheckTimekeeperLoops(const CallRecord& call) {
   const char* where = writer_->timekeeping().stalled_loop();
   if (where == nullptr || stall_reported_) return;

@@ -20,7 +20,7 @@ void Checker::CheckVdsoError(const CallRecord& call) {
   // (an invalid clock id); a patch that answers -EINVAL where the kernel
   // has a clock breaks the ABI.
   if (!scenario_.checks.exact ||
-      Kind(call.clock) == variants::ClockKind::kUserspace) {
+      Facts(call.clock).kind == variants::ClockKind::kUserspace) {
     return;
   }
   const UpdateRecord& u = writer_->LatestStartedAt(call.end_ns);
@@ -73,18 +73,16 @@ void Checker::MeasureDivergence(const CallRecord& call, const Seen& seen) {
   if (mag > d.max_abs_ns) d.max_abs_ns = mag;
 }
 
-void Checker::CheckExactAndTorn(const CallRecord& call,
+void Checker::CheckExactAndTorn(const CallRecord& call, const ClockFacts& facts,
                                 const UpdateRecord* state) {
   if (!scenario_.checks.exact && !scenario_.checks.torn) return;
-  const variants::ClockKind kind = Kind(call.clock);
+  const variants::ClockKind kind = facts.kind;
   if (kind == variants::ClockKind::kUserspace) return;  // No oracle.
   const ClockResult& got = *call.result;
   const bool needs_counter =
-      IsHres(call.clock) || kind == variants::ClockKind::kVariantSyscall;
+      facts.hres || kind == variants::ClockKind::kVariantSyscall;
   if (needs_counter && !call.read_counter) return;
   const bool width_issue = tsc_ && !wide_ && needs_counter;
-  static constexpr absl::string_view kWidthWhy =
-      "the x86 vDSO assumes a 64-bit counter; this one wraps at 2^%d";
 
   // 1: the state the reader validated, at the counter it used.
   // Built in place and compared field by field (not through an optional's
@@ -98,26 +96,7 @@ void Checker::CheckExactAndTorn(const CallRecord& call,
     PropertyStats& s = stats_[static_cast<int>(Property::kExact) - 1];
     ++s.checked;
     if (!validated_state_gives_it) {
-      const std::optional<ClockResult> era_value =
-          oracle_.EraValue(state->tk, call.clock, call.counter);
-      const std::optional<std::string> era =
-          era_value && *era_value == got
-              ? std::optional<std::string>(variants::EraOracle::kOverflowWhy)
-              : std::nullopt;
-      Report(Property::kExact,
-             width_issue ? Verdict::kPrecondition
-             : era       ? Verdict::kKnownKernel
-                         : Verdict::kDefect,
-             width_issue
-                 ? absl::StrFormat(kWidthWhy, scenario_.machine.width_bits)
-             : era ? *era
-                   : "the reader's arithmetic or protocol",
-             absl::StrFormat("%s: vDSO %s, syscall %s at counter %#x "
-                             "(page state of update %d, seq %d)",
-                             Name(call.clock), FormatClockResult(got),
-                             FormatClockResult(want), call.counter, state->id,
-                             call.begin_seq),
-             call);
+      ReportInexact(call, *state, want, width_issue);
     }
   }
 
@@ -130,65 +109,114 @@ void Checker::CheckExactAndTorn(const CallRecord& call,
     const uint32_t last = writer_->LatestStartedAt(call.end_ns).id;
     const uint32_t lo = first > 1 ? first - 1 : 1;
     // Most calls: the state they validated was current, and gives it.
-    bool found =
-        validated_state_gives_it && state->id >= lo && state->id <= last;
-    for (uint32_t id = lo; id <= last && !found; ++id) {
-      const UpdateRecord* u = writer_->Update(id);
-      if (u == nullptr) continue;
-      const std::optional<ClockResult> era =
-          oracle_.EraValue(u->tk, call.clock, call.counter);
-      if (oracle_.Expected(u->tk, call.clock, call.counter) == got ||
-          (era && *era == got)) {
-        found = true;
-      }
-    }
-    if (!found) {
-      Report(Property::kTorn,
-             width_issue ? Verdict::kPrecondition : Verdict::kDefect,
-             width_issue
-                 ? absl::StrFormat(kWidthWhy, scenario_.machine.width_bits)
-                 : "mixed fields of different page states",
-             absl::StrFormat("%s returned %s at counter %#x; no page state of "
-                             "updates %d..%d gives that",
-                             Name(call.clock), FormatClockResult(got),
-                             call.counter, first > 1 ? first - 1 : 1, last),
-             call);
+    if (!validated_state_gives_it || state->id < lo || state->id > last) {
+      CheckTornAmong(call, lo, last, width_issue);
     }
   }
 }
 
-void Checker::CheckMonotonic(const CallRecord& call, const Seen& seen) {
+namespace {
+constexpr absl::string_view kWidthWhy =
+    "the x86 vDSO assumes a 64-bit counter; this one wraps at 2^%d";
+}  // namespace
+
+void Checker::ReportInexact(const CallRecord& call, const UpdateRecord& state,
+                            const ClockResult& want, bool width_issue) {
+  const ClockResult& got = *call.result;
+  const std::optional<ClockResult> era_value =
+      oracle_.EraValue(state.tk, call.clock, call.counter);
+  const std::optional<std::string> era =
+      era_value && *era_value == got
+          ? std::optional<std::string>(variants::EraOracle::kOverflowWhy)
+          : std::nullopt;
+  Report(Property::kExact,
+         width_issue ? Verdict::kPrecondition
+         : era       ? Verdict::kKnownKernel
+                     : Verdict::kDefect,
+         width_issue ? absl::StrFormat(kWidthWhy, scenario_.machine.width_bits)
+         : era       ? *era
+                     : "the reader's arithmetic or protocol",
+         absl::StrFormat("%s: vDSO %s, syscall %s at counter %#x "
+                         "(page state of update %d, seq %d)",
+                         Name(call.clock), FormatClockResult(got),
+                         FormatClockResult(want), call.counter, state.id,
+                         call.begin_seq),
+         call);
+}
+
+void Checker::CheckTornAmong(const CallRecord& call, uint32_t lo, uint32_t last,
+                             bool width_issue) {
+  const ClockResult& got = *call.result;
+  bool found = false;
+  for (uint32_t id = lo; id <= last && !found; ++id) {
+    const UpdateRecord* u = writer_->Update(id);
+    if (u == nullptr) continue;
+    const std::optional<ClockResult> era =
+        oracle_.EraValue(u->tk, call.clock, call.counter);
+    if (oracle_.Expected(u->tk, call.clock, call.counter) == got ||
+        (era && *era == got)) {
+      found = true;
+    }
+  }
+  if (!found) {
+    Report(Property::kTorn,
+           width_issue ? Verdict::kPrecondition : Verdict::kDefect,
+           width_issue
+               ? absl::StrFormat(kWidthWhy, scenario_.machine.width_bits)
+               : "mixed fields of different page states",
+           absl::StrFormat("%s returned %s at counter %#x; no page state of "
+                           "updates %d..%d gives that",
+                           Name(call.clock), FormatClockResult(got),
+                           call.counter, lo, last),
+           call);
+  }
+}
+
+void Checker::CheckMonotonic(const CallRecord& call, const Seen& seen,
+                             PerReader& reader) {
   if (!scenario_.checks.monotonic) return;
   // The slot is read, then overwritten.
-  std::vector<std::pair<ClockId, Seen>>& last = ReaderState(call.reader).last;
-  auto it = std::find_if(last.begin(), last.end(),
-                         [&](const auto& e) { return e.first == call.clock; });
+  std::vector<std::pair<ClockId, Seen>>& last = reader.last;
+  int8_t* slot = call.clock >= 0 && call.clock < kFactIds
+                     ? &reader.last_slot[static_cast<size_t>(call.clock)]
+                     : nullptr;
+  auto it = slot != nullptr && *slot >= 0
+                ? last.begin() + *slot
+                : std::find_if(last.begin(), last.end(), [&](const auto& e) {
+                    return e.first == call.clock;
+                  });
   const bool first = it == last.end();
   if (first) it = last.emplace(last.end(), call.clock, Seen{});
+  if (slot != nullptr && last.size() <= 127) {
+    *slot = static_cast<int8_t>(it - last.begin());
+  }
   if (!first && it->second.generation == seen.generation) {
     PropertyStats& s = stats_[static_cast<int>(Property::kMonotonic) - 1];
     ++s.checked;
     const Seen& prev = it->second;
-    if (seen.value_ns < prev.value_ns) {
-      auto why = Explain(prev, seen);
-      Report(Property::kMonotonic, why ? why->first : Verdict::kDefect,
-             why ? why->second : "time went backwards for one reader",
-             absl::StrFormat("reader %d: %s read %s (CPU %d, counter %#x) "
-                             "after %s (call %d, CPU %d, counter %#x)",
-                             call.reader, Name(call.clock),
-                             FormatNs(seen.value_ns), seen.counter_cpu,
-                             seen.counter, FormatNs(prev.value_ns),
-                             prev.reader_call, prev.counter_cpu, prev.counter),
-             call);
-    }
+    if (seen.value_ns < prev.value_ns) ReportBackwards(call, prev, seen);
   }
   it->second = seen;
 }
 
+void Checker::ReportBackwards(const CallRecord& call, const Seen& prev,
+                              const Seen& seen) {
+  auto why = Explain(prev, seen);
+  Report(
+      Property::kMonotonic, why ? why->first : Verdict::kDefect,
+      why ? why->second : "time went backwards for one reader",
+      absl::StrFormat("reader %d: %s read %s (CPU %d, counter %#x) "
+                      "after %s (call %d, CPU %d, counter %#x)",
+                      call.reader, Name(call.clock), FormatNs(seen.value_ns),
+                      seen.counter_cpu, seen.counter, FormatNs(prev.value_ns),
+                      prev.reader_call, prev.counter_cpu, prev.counter),
+      call);
+}
+
 void Checker::CheckCausal(const CallRecord& call, const Seen& seen) {
   // Causality relates calls of different readers: with one reader nothing
-  // is ever checked, so the per-call bookkeeping is skipped.
-  if (!scenario_.checks.causal || scenario_.readers.size() < 2) return;
+  // is ever checked, so the caller skips the per-call bookkeeping
+  // (causal_on_).
   Causal& c = causal_[call.clock];
   auto& heap = c.in_flight;
   while (!heap.empty() && heap.top().end_ns < call.start_ns) {
@@ -226,7 +254,7 @@ void Checker::CheckCausal(const CallRecord& call, const Seen& seen) {
 }
 
 void Checker::CheckRawRate(const CallRecord& call, const Seen& seen,
-                           const UpdateRecord* state) {
+                           const UpdateRecord* state, PerReader& reader) {
   if (!scenario_.checks.raw_rate || state == nullptr || !call.read_counter ||
       !wide_) {
     return;
@@ -281,7 +309,6 @@ void Checker::CheckRawRate(const CallRecord& call, const Seen& seen,
   const uint64_t since_last =
       (call.counter - state->tk.tkr_mono.cycle_last) & mask;
   const bool usable = since_last <= (mask >> 1);
-  PerReader& reader = ReaderState(call.reader);
   if (!reader.has_rate_anchor ||
       reader.rate_anchor.generation != state->ntp_generation ||
       reader.rate_anchor.cpu != call.counter_cpu || !usable) {
@@ -335,7 +362,7 @@ void Checker::CheckCrossClock(const CallRecord& call, const Seen& seen,
   const PreviousCall& prev = previous->first;
   const Seen& prev_seen = previous->second;
   if (!prev.ok || prev.clock == call.clock) return;
-  const UpdateRecord* pstate = writer_->Update(prev.state_id);
+  const UpdateRecord* pstate = StateOf(prev.state_id);
   if (pstate == nullptr ||
       pstate->clock_was_set_seq != state->clock_was_set_seq) {
     return;
@@ -343,7 +370,11 @@ void Checker::CheckCrossClock(const CallRecord& call, const Seen& seen,
   // Both values advance at most 1.2x true time (ADJ_TICK allows 10%).
   const uint64_t span = std::max(call.end_ns, prev.end_ns) -
                         std::min(call.start_ns, prev.start_ns);
-  const __int128 tol = static_cast<__int128>(span) * 12 / 10 + 2;
+  // In 64 bits where the product fits (an __int128 division is a libgcc
+  // call): the same value.
+  const __int128 tol = span < (uint64_t{1} << 59)
+                           ? static_cast<__int128>(span * 12 / 10 + 2)
+                           : static_cast<__int128>(span) * 12 / 10 + 2;
   const __int128 diff = seen.value_ns - prev_seen.value_ns;
   PropertyStats& s = stats_[static_cast<int>(Property::kCrossClock) - 1];
 
@@ -353,15 +384,7 @@ void Checker::CheckCrossClock(const CallRecord& call, const Seen& seen,
     ++s.checked;
     const __int128 want = *b - *a;
     if (diff - want > tol || want - diff > tol) {
-      auto why = Explain(prev_seen, seen);
-      Report(Property::kCrossClock, why ? why->first : Verdict::kDefect,
-             why ? why->second : "clocks drifted apart between events",
-             absl::StrFormat("%s then %s differ by %s s; the timekeeper's "
-                             "offset is %s s (+/- %s s for the time between "
-                             "the reads)",
-                             Name(prev.clock), Name(call.clock), FormatNs(diff),
-                             FormatNs(want), FormatNs(tol)),
-             call);
+      ReportDrift(call, *previous, seen, diff, want, tol);
     }
     return;
   }
@@ -386,6 +409,22 @@ void Checker::CheckCrossClock(const CallRecord& call, const Seen& seen,
                            FormatNs(seen.value_ns)),
            call);
   }
+}
+
+void Checker::ReportDrift(const CallRecord& call,
+                          const std::pair<PreviousCall, Seen>& previous,
+                          const Seen& seen, __int128 diff, __int128 want,
+                          __int128 tol) {
+  const PreviousCall& prev = previous.first;
+  auto why = Explain(previous.second, seen);
+  Report(Property::kCrossClock, why ? why->first : Verdict::kDefect,
+         why ? why->second : "clocks drifted apart between events",
+         absl::StrFormat("%s then %s differ by %s s; the timekeeper's "
+                         "offset is %s s (+/- %s s for the time between "
+                         "the reads)",
+                         Name(prev.clock), Name(call.clock), FormatNs(diff),
+                         FormatNs(want), FormatNs(tol)),
+         call);
 }
 
 }  // namespace vdsolab::sim

@@ -1,6 +1,7 @@
 #include "sim/engine.h"
 
 #include <algorithm>
+#include <array>
 #include <memory>
 #include <queue>
 
@@ -247,6 +248,76 @@ class RandomHooks : public vdso::AccessHooks {
   std::string page_at_counter_;
 };
 
+// A CPU's counter for vdso::QuietAccess: Machine::Counter() is inline, so
+// a quiet call's counter read is one indirect call.
+struct CpuCounter {
+  const Machine* machine;
+  int cpu;
+};
+uint64_t ReadCpuCounter(const void* ctx, uint64_t t_ns) {
+  const auto* c = static_cast<const CpuCounter*>(ctx);
+  return c->machine->Counter(c->cpu, t_ns);
+}
+
+// Which calls first try vdso::QuietAccess (nothing but time can happen in
+// them), and how the tries went, per clock: a clock whose calls keep
+// stepping out (the syscall, a bare rdtsc) stops being tried, which changes
+// nothing but speed (every aborted try is run again through the hooks).
+class QuietCalls {
+ public:
+  QuietCalls(const Scenario& s, const variants::SimReader& reader,
+             const variants::Layout& layout, const uint8_t* page, bool on)
+      : on_(on && reader.stateless() && reader.has_quiet_build() &&
+            s.timing.preempt_ppm == 0) {
+    setup_.page = page;
+    setup_.seq_start = layout.seq_starts().data();
+    setup_.seq_start_size = layout.seq_starts().size();
+    setup_.load_ns = s.timing.load_ns;
+    setup_.counter_read_ns = s.timing.counter_read_ns;
+    setup_.counter = ReadCpuCounter;
+    for (vdso::CounterRead kind :
+         {vdso::CounterRead::kOrdered, vdso::CounterRead::kRdtscp,
+          vdso::CounterRead::kPlain}) {
+      if (internal::MayReadEarly(kind, s.faults.unordered_counter_read)) {
+        setup_.early_kinds |=
+            static_cast<uint8_t>(1u << static_cast<int>(kind));
+      }
+    }
+  }
+  bool Try(const ReaderSpec& spec, ClockId clock, bool tracing) const {
+    return on_ && spec.migrate_midcall_ppm == 0 && !spec.timens && !tracing &&
+           Stats(clock).on;
+  }
+  void Count(ClockId clock, bool completed) {
+    ClockStats& c = Stats(clock);
+    ++c.tries;
+    if (!completed) ++c.aborts;
+    if (c.tries >= 64 && c.aborts * 2 > c.tries) c.on = false;
+  }
+  const vdso::QuietAccess::Setup& setup() const { return setup_; }
+
+ private:
+  struct ClockStats {
+    bool on = true;
+    uint64_t tries = 0;
+    uint64_t aborts = 0;
+  };
+  // Clock ids past the table (CPU clocks, bad ids) share its last entry.
+  ClockStats& Stats(ClockId clock) {
+    return stats_[clock >= 0 && clock < kClocks ? static_cast<size_t>(clock)
+                                                : kClocks];
+  }
+  const ClockStats& Stats(ClockId clock) const {
+    return stats_[clock >= 0 && clock < kClocks ? static_cast<size_t>(clock)
+                                                : kClocks];
+  }
+  static constexpr ClockId kClocks = 64;
+
+  bool on_;
+  vdso::QuietAccess::Setup setup_;
+  std::array<ClockStats, kClocks + 1> stats_{};
+};
+
 Retained Sample(const Writer& writer, const Checker& checker) {
   Retained r;
   r.updates = writer.retained_updates();
@@ -274,6 +345,44 @@ struct Later {
                                           : a->index > b->index;
   }
 };
+
+// Field by field: the callee stored the result in parts, and a whole copy's
+// wider loads would stall on store forwarding.
+void SetResult(const std::optional<ClockResult>& answer, CallRecord* rec) {
+  if (answer) {
+    rec->result.emplace(ClockResult{
+        answer->ret, Timespec64{answer->ts.tv_sec, answer->ts.tv_nsec}});
+  }
+}
+
+// Tries `rec`'s call through vdso::QuietAccess: true if it completed (and
+// `rec` then holds what the hooks would have recorded: no store, no
+// preemption, no migration, no retry, the counter read at its true time),
+// false if it must run through the hooks. Nothing outside the attempt
+// changes either way: no store is due before the limit, so the page and the
+// writer are as the call found them.
+bool QuietCall(variants::SimReader& reader, const Machine& machine,
+               const PageView& view, QuietCalls& quiet, const uint8_t* page,
+               int cpu, CallRecord* rec) {
+  const CpuCounter counter{&machine, cpu};
+  vdso::QuietAccess access(quiet.setup(), rec->start_ns, view.DueAt(),
+                           &counter);
+  const std::optional<ClockResult> answer =
+      reader.QuietCall(access, page, rec->clock);
+  quiet.Count(rec->clock, access.completed());
+  if (!access.completed()) return false;
+  SetResult(answer, rec);
+  rec->end_ns = access.now();
+  rec->begin_seq = access.begin_seq();
+  rec->cpu_end = cpu;
+  if (access.read_counter()) {
+    rec->read_counter = true;
+    rec->counter = access.counter();
+    rec->counter_cpu = cpu;
+    rec->counter_ns = access.counter_ns();
+  }
+  return true;
+}
 
 }  // namespace
 
@@ -341,6 +450,8 @@ absl::StatusOr<RunResult> RunRandom(const Scenario& scenario,
   World world{&scenario, &variant,     &machine, writer.get(),
               &view,     page->data(), &offsets};
   std::unique_ptr<variants::SimReader> reader = variant.make_sim_reader();
+  QuietCalls quiet_calls(scenario, *reader, *variant.layout, page->data(),
+                         options.quiet_calls);
   RunResult result;
 
   std::vector<ReaderState> readers(scenario.readers.size());
@@ -400,35 +511,36 @@ absl::StatusOr<RunResult> RunRandom(const Scenario& scenario,
     const bool tracing = options.trace_call &&
                          options.trace_call->first == r->id &&
                          options.trace_call->second == r->calls;
-    RandomHooks hooks(world, &spec, &rec, static_cast<uint64_t>(r->id),
-                      r->calls, tracing, r->cpu);
     rec.timens = spec.timens;
-    vdso::HookedAccess access =
-        spec.timens ? vdso::HookedAccess(page->data(), &hooks,
-                                         page->timens_data(), page->size())
-        : options.inline_loads
-            ? vdso::HookedAccess(page->data(), &hooks, &hooks.lane())
-            : vdso::HookedAccess(page->data(), &hooks);
-    const std::optional<ClockResult> answer = reader->Call(
-        access, spec.timens ? page->timens_data() : page->data(), rec.clock);
-    // Field by field: the callee stored the result in parts, and a whole
-    // copy's wider loads would stall on store forwarding.
-    if (answer) {
-      rec.result.emplace(ClockResult{
-          answer->ret, Timespec64{answer->ts.tv_sec, answer->ts.tv_nsec}});
+    if (quiet_calls.Try(spec, rec.clock, tracing) &&
+        QuietCall(*reader, machine, view, quiet_calls, page->data(), r->cpu,
+                  &rec)) {
+      ++result.quiet_calls;
+    } else {
+      RandomHooks hooks(world, &spec, &rec, static_cast<uint64_t>(r->id),
+                        r->calls, tracing, r->cpu);
+      vdso::HookedAccess access =
+          spec.timens ? vdso::HookedAccess(page->data(), &hooks,
+                                           page->timens_data(), page->size())
+          : options.inline_loads
+              ? vdso::HookedAccess(page->data(), &hooks, &hooks.lane())
+              : vdso::HookedAccess(page->data(), &hooks);
+      const std::optional<ClockResult> answer = reader->Call(
+          access, spec.timens ? page->timens_data() : page->data(), rec.clock);
+      SetResult(answer, &rec);
+      rec.end_ns = hooks.now();
+      // Loads noted inline left their seq in the lane only.
+      rec.begin_seq = hooks.lane().begin_seq;
+      rec.cpu_end = hooks.cpu();
+      if (tracing) {
+        result.traced = rec;
+        result.traced_page = hooks.page_at_counter();
+      }
+      view.Rollback();
     }
-    rec.end_ns = hooks.now();
-    // Loads noted inline left their seq in the lane only.
-    rec.begin_seq = hooks.lane().begin_seq;
-    rec.cpu_end = hooks.cpu();
-    if (tracing) {
-      result.traced = rec;
-      result.traced_page = hooks.page_at_counter();
-    }
-    view.Rollback();
     checker.OnCall(rec);
 
-    r->cpu = hooks.cpu();
+    r->cpu = rec.cpu_end;
     ++r->calls;
     r->next_start = rec.end_ns + spec.period_ns +
                     (spec.period_jitter_ns == 0

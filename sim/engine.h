@@ -60,6 +60,10 @@ struct RandomOptions {
   // happen at them (vdso::LoadLane); false sends every load through the
   // hooks: the same run, slower (tests compare the two).
   bool inline_loads = true;
+  // Calls in which nothing but time can happen first run through
+  // vdso::QuietAccess, without the hooks; false runs every call through
+  // them: the same run, slower (tests compare the two).
+  bool quiet_calls = true;
 };
 
 // What a run holds besides its setup, in records: the most of each seen
@@ -104,6 +108,9 @@ struct RunResult {
   bool failed = false;  // A defect, known-kernel violation, missed
                         // expectation or timekeeper finding.
   Retained retained;    // The most the run held.
+  // Calls answered through vdso::QuietAccess (RandomOptions::quiet_calls);
+  // no report prints it: the run is the same without them.
+  uint64_t quiet_calls = 0;
   std::optional<CallRecord> traced;  // The call named in trace_call.
   std::string traced_page;           // Its page state at the counter read.
 };

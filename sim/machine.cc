@@ -19,7 +19,11 @@ Machine::Machine(const MachineSpec& spec, uint64_t seed)
       const auto u = static_cast<uint64_t>(k);
       r.whole = u / kPerNsScale;
       r.part = u % kPerNsScale;
+      r.part_per_ns = static_cast<double>(r.part) / 1e18;
     }
+    r.plain = r.fast && c.steps.empty() && c.wobble_cycles == 0 &&
+              c.jitter_cycles == 0;
+    r.base = start_ + static_cast<uint64_t>(c.offset_cycles);
     rates_.push_back(r);
   }
 }
@@ -51,16 +55,18 @@ __int128 Machine::IdealCounter(int cpu, uint64_t t_ns) const {
   // floor(t * hz * (1e9 + drift) / 1e18), the signed formula's value (it
   // floors twice, which floors the same quotient): with K = hz * (1e9 +
   // drift) = whole * 1e18 + part, t * whole + floor(t * part / 1e18). The
-  // quotient is below t, so one 64-bit divide gives it.
-  uint64_t unused;
+  // quotient is below t (PartTicks()).
   const unsigned __int128 ticks =
-      static_cast<unsigned __int128>(t_ns) * r.whole +
-      DivModU128U64(static_cast<unsigned __int128>(t_ns) * r.part, kPerNsScale,
-                    &unused);
+      static_cast<unsigned __int128>(t_ns) * r.whole + PartTicks(r, t_ns);
   return WithOffsets(c, t_ns, static_cast<__int128>(ticks));
 }
 
-uint64_t Machine::Counter(int cpu, uint64_t t_ns) const {
+uint64_t Machine::DividedPartTicks(unsigned __int128 n) {
+  uint64_t unused;
+  return static_cast<uint64_t>(DivModU128U64(n, kPerNsScale, &unused));
+}
+
+uint64_t Machine::NoisyCounter(int cpu, uint64_t t_ns) const {
   const CpuCounterSpec& c = cpus_[static_cast<size_t>(cpu)];
   __int128 value = IdealCounter(cpu, t_ns);
   if (c.wobble_cycles != 0) {

@@ -25,6 +25,10 @@ class PageView {
 
   // Commits every store visible at or before t (no call may be in flight).
   void CommitThrough(uint64_t t_ns) {
+    // Before every call; mostly nothing is due: the writer has no operation
+    // by t and no pending store is visible (Writer::PopPending(0) does
+    // nothing).
+    if (t_ns < DueAt()) return;
     writer_->AdvanceTo(t_ns);
     size_t n = 0;
     for (const TimedStore& s : writer_->pending()) {

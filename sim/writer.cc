@@ -519,6 +519,7 @@ void Writer::Retire(uint64_t t_ns) {
   uint64_t next = ~0ull;
   while (updates_.size() > 2 && updates_[1].end_ns < t_ns) {
     updates_.pop_front();
+    ++retired_;
   }
   if (updates_.size() > 2) next = updates_[1].end_ns;
   for (std::deque<AuxRecord>& recs : aux_records_) {

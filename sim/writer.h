@@ -164,6 +164,9 @@ class Writer {
   const UpdateRecord& LatestStartedAt(uint64_t t_ns) const;
   // Forgets updates that ended before t, keeping the last one of them.
   void Retire(uint64_t t_ns);
+  // How many updates Retire() has forgotten: a pointer Update() returned
+  // stays valid while this does not change.
+  uint64_t retired() const { return retired_; }
   // What the writer holds, in records (RunResult::retained): updates and
   // aux publications not yet retired, and pending stores (with the
   // committed ones PopPending() has not erased yet).
@@ -267,6 +270,7 @@ class Writer {
   const Scenario& scenario_;
   const Machine* machine_;
   CounterSources sources_;
+  uint64_t retired_ = 0;
   std::unique_ptr<VariantPublisher> publisher_;
   std::unique_ptr<timekeeper::Timekeeping> tk_;
   std::unique_ptr<variants::ForeignTimekeeping> tree_;  // May be null.

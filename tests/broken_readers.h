@@ -44,7 +44,8 @@ inline const variants::Variant& NoSeqRetryVariant() {
     v->name = "test-no-seq-retry";
     v->summary = "the upstream reader without its seq retry (tests only)";
     v->make_sim_reader =
-        variants::MakeStateless<NoSeqRetryClockGettime<vdso::HookedAccess>>;
+        variants::MakeStateless<NoSeqRetryClockGettime<vdso::HookedAccess>,
+                                NoSeqRetryClockGettime<vdso::QuietAccess>>;
     v->native_loop = nullptr;
     return v;
   }();

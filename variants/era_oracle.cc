@@ -11,18 +11,27 @@ bool IsHres(ClockId c) {
   return c >= 0 && c < kMaxClocks && ((1u << c) & (kVdsoHres | kVdsoRaw)) != 0;
 }
 
-bool IsKernelClock(const Variant& v, ClockId clock) {
-  const ClockDef* own = FindOwnClock(v, clock);
-  return own == nullptr || own->kind == ClockKind::kKernel;
-}
-
 }  // namespace
+
+EraOracle::EraOracle(const Variant& variant, const PublishContext& ctx,
+                     CounterFacts counter)
+    : variant_(variant),
+      ctx_(ctx),
+      counter_(counter),
+      may_wrap_(!variant.semantics.overflow_protected && counter.tsc &&
+                counter.wide),
+      clamps_to_last_(variant.semantics.counter ==
+                      CounterSemantics::kClampToLast) {
+  for (const ClockDef& c : variant.own_clocks) {
+    if (c.id >= 0 && c.id < 64) own_ids_ |= uint64_t{1} << c.id;
+  }
+}
 
 ClockResult EraOracle::Expected(const timekeeper::Timekeeper& tk, ClockId clock,
                                 uint64_t counter) const {
   timekeeper::SyscallContext sc;
   sc.cycles = counter;
-  const ClockDef* own = FindOwnClock(variant_, clock);
+  const ClockDef* own = Own(clock);
   if (own != nullptr && own->kind == ClockKind::kVariantSyscall) {
     return VariantSyscall(variant_, ctx_, tk, clock, sc);
   }
@@ -111,10 +120,14 @@ std::optional<ClockResult> EraOracle::EraValue(const timekeeper::Timekeeper& tk,
       Timespec64{static_cast<int64_t>(sec + carry), static_cast<int64_t>(rem)});
 }
 
-const char* EraOracle::ExplainAnswer(const timekeeper::Timekeeper& tk,
-                                     ClockId clock, uint64_t counter,
-                                     const ClockResult& got) const {
-  if (!IsKernelClock(variant_, clock) || !IsHres(clock)) return nullptr;
+const char* EraOracle::ExplainOddAnswer(const timekeeper::Timekeeper& tk,
+                                        ClockId clock, uint64_t counter,
+                                        const ClockResult& got) const {
+  if (!IsHres(clock)) return nullptr;
+  if (const ClockDef* own = Own(clock);
+      own != nullptr && own->kind != ClockKind::kKernel) {
+    return nullptr;
+  }
   const std::optional<ClockResult> era = EraValue(tk, clock, counter);
   if (era && *era == got) return kOverflowWhy;
   const timekeeper::TkReadBase& tkr =

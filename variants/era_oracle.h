@@ -57,8 +57,7 @@ class EraOracle {
       "adjtimex() frequency change between ticks (docs/findings.md)";
 
   EraOracle(const Variant& variant, const PublishContext& ctx,
-            CounterFacts counter)
-      : variant_(variant), ctx_(ctx), counter_(counter) {}
+            CounterFacts counter);
 
   const Semantics& semantics() const { return variant_.semantics; }
 
@@ -79,7 +78,11 @@ class EraOracle {
   // otherwise (the wrapped multiply; time frozen at the base after a
   // counter wrap before 6.5); nullptr if it does not.
   const char* ExplainAnswer(const timekeeper::Timekeeper& tk, ClockId clock,
-                            uint64_t counter, const ClockResult& got) const;
+                            uint64_t counter, const ClockResult& got) const {
+    // Every call asks; most eras explain nothing on most counters.
+    if (!MayExplain(tk, clock, counter)) return nullptr;
+    return ExplainOddAnswer(tk, clock, counter, got);
+  }
 
   // Why a coarse clock stepping back by `back_ns` is the era's behaviour
   // (before 6.15, by at most one tick's NTP correction, after an
@@ -94,9 +97,33 @@ class EraOracle {
   }
 
  private:
+  // Whether ExplainAnswer() can return anything: the era's multiply can
+  // wrap (EraValue()), or its counter rule can freeze time at the base
+  // (a counter numerically behind cycle_last).
+  bool MayExplain(const timekeeper::Timekeeper& tk, ClockId clock,
+                  uint64_t counter) const {
+    return may_wrap_ ||
+           (clamps_to_last_ &&
+            counter < (clock == kClockMonotonicRaw ? tk.tkr_raw.cycle_last
+                                                   : tk.tkr_mono.cycle_last));
+  }
+  const char* ExplainOddAnswer(const timekeeper::Timekeeper& tk, ClockId clock,
+                               uint64_t counter, const ClockResult& got) const;
+  // FindOwnClock() without the search for the ids below 64 the variant
+  // does not define (every call of a run asks).
+  const ClockDef* Own(ClockId clock) const {
+    if (clock >= 0 && clock < 64 && ((own_ids_ >> clock) & 1) == 0) {
+      return nullptr;
+    }
+    return FindOwnClock(variant_, clock);
+  }
+
   const Variant& variant_;
   PublishContext ctx_;
   CounterFacts counter_;
+  uint64_t own_ids_ = 0;  // Bit c: the variant defines clock id c < 64.
+  bool may_wrap_;         // EraValue() can return a value.
+  bool clamps_to_last_;   // CounterSemantics::kClampToLast.
 };
 
 }  // namespace vdsolab::variants

@@ -79,7 +79,8 @@ const Variant& UpstreamVariant() {
     v->layout = &UpstreamLayout();
     v->build_update = BuildUpstream;
     v->build_aux_update = timekeeper::BuildUpdateAux;
-    v->make_sim_reader = MakeStateless<Read<vdso::HookedAccess>>;
+    v->make_sim_reader =
+        MakeStateless<Read<vdso::HookedAccess>, Read<vdso::QuietAccess>>;
     v->native_loop = NativeLoop<Read<vdso::NativeAccess>>;
     v->timens = true;
     v->vdso_clocks.assign(std::begin(kVdsoServedClocks),

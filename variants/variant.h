@@ -73,6 +73,17 @@ class SimReader {
   // treat a second call as starting afresh (sim/exhaustive.h). Unknown
   // code (plugins, compiled images) keeps the default.
   virtual bool stateless() const { return false; }
+  // The same call through vdso::QuietAccess, for a stateless reader built
+  // with it (MakeStateless's second function): the simulation's calls in
+  // which nothing but time can happen. Without that build the attempt is
+  // aborted at once and the call runs through Call().
+  virtual bool has_quiet_build() const { return false; }
+  virtual std::optional<ClockResult> QuietCall(vdso::QuietAccess& access,
+                                               const uint8_t* /*page*/,
+                                               ClockId /*clock*/) {
+    access.MayRetry();  // Aborts the attempt.
+    return std::nullopt;
+  }
 };
 
 // Calls the reader `iterations` times natively (NativeAccess: plain loads,
@@ -203,8 +214,9 @@ bool ServesFromPage(const Variant& variant, ClockId clock);
 // that went to the syscall ("100.0% by the syscall (5 of 5 calls)").
 std::string RawSyscallShare(const Measured& measured);
 
-// Wraps a reader function template instantiation into a SimReader.
-template <auto Fn>
+// Wraps a reader function template's instantiations into a SimReader: with
+// HookedAccess, and (QuietFn, for built-in readers) with QuietAccess.
+template <auto Fn, auto QuietFn = nullptr>
 class StatelessSimReader final : public SimReader {
  public:
   std::optional<ClockResult> Call(vdso::HookedAccess& access,
@@ -212,10 +224,20 @@ class StatelessSimReader final : public SimReader {
     return Fn(access, page, clock);
   }
   bool stateless() const override { return true; }
+  bool has_quiet_build() const override { return QuietFn != nullptr; }
+  std::optional<ClockResult> QuietCall(vdso::QuietAccess& access,
+                                       const uint8_t* page,
+                                       ClockId clock) override {
+    if constexpr (QuietFn != nullptr) {
+      return QuietFn(access, page, clock);
+    } else {
+      return SimReader::QuietCall(access, page, clock);
+    }
+  }
 };
-template <auto Fn>
+template <auto Fn, auto QuietFn = nullptr>
 std::unique_ptr<SimReader> MakeStateless() {
-  return std::make_unique<StatelessSimReader<Fn>>();
+  return std::make_unique<StatelessSimReader<Fn, QuietFn>>();
 }
 
 // Calls `call(access)` `iterations` times with NativeAccess and returns the

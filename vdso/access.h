@@ -229,8 +229,119 @@ class HookedAccess {
   size_t view_bytes_ = 0;
 };
 
+// The policy of an attempt at a call in which the simulation expects
+// nothing to happen but the passing of time (sim/engine.cc: no store due
+// before `limit`, nothing injected, nothing traced): plain loads, each
+// `load_ns` of true time, seq loads noted as LoadLane notes them, and the
+// counter read at its true time through `counter`. No virtual call, so the
+// reader compiles to nearly its native code. Anything else the call does
+// (the syscall, a retry or spin, a counter read that may execute early, a
+// fault) or its time reaching `limit` ends the attempt: aborted() is set,
+// the rest of the call answers so that the reader returns at once, and the
+// simulation runs the call again through HookedAccess. Only a stateless
+// reader (variants::SimReader::stateless()) is run this way: its answer is
+// a function of what it loaded and read, so a completed attempt is exactly
+// the call the hooks would have run (SimProperty.QuietCallsChangeNothing).
+class QuietAccess {
+ public:
+  // What every attempt of a run shares.
+  struct Setup {
+    const uint8_t* page = nullptr;
+    // seq_start[offset] != 0 where a seq word starts (LoadLane's).
+    const uint8_t* seq_start = nullptr;
+    size_t seq_start_size = 0;
+    uint64_t load_ns = 0;
+    uint64_t counter_read_ns = 0;
+    // Bit k: a counter read of CounterRead kind k may execute early (it
+    // draws from the hooks' generator): it ends the attempt.
+    uint8_t early_kinds = 0;
+    // The counter at true time t (of the call's CPU, from the simulated
+    // machine: `counter_ctx` below).
+    uint64_t (*counter)(const void* ctx, uint64_t t_ns) = nullptr;
+  };
+  // An attempt that starts at true time `start_ns`; a step at or after
+  // `limit` ends it.
+  QuietAccess(const Setup& s, uint64_t start_ns, uint64_t limit,
+              const void* counter_ctx)
+      : page_(s.page),
+        seq_start_(s.seq_start),
+        seq_start_size_(s.seq_start_size),
+        now_(start_ns),
+        limit_(limit),
+        load_ns_(s.load_ns),
+        counter_read_ns_(s.counter_read_ns),
+        early_kinds_(s.early_kinds),
+        counter_(s.counter),
+        counter_ctx_(counter_ctx) {}
+
+  template <class T>
+  T Load(const uint8_t* p) {
+    now_ += load_ns_;
+    T value;
+    std::memcpy(&value, p, sizeof(T));
+    const auto offset = static_cast<size_t>(p - page_);
+    if (offset < seq_start_size_ && seq_start_[offset] != 0) {
+      last_seq_ = static_cast<uint32_t>(value);
+    } else {
+      begin_seq_ = last_seq_;
+    }
+    return value;
+  }
+  uint64_t ReadTsc() { return Counter(CounterRead::kOrdered); }
+  uint64_t ReadTscp() { return Counter(CounterRead::kRdtscp); }
+  uint64_t ReadTscPlain() { return Counter(CounterRead::kPlain); }
+  void Rmb() {}
+  void CpuRelax() {}
+  bool MayRetry() {
+    aborted_ = true;
+    return false;
+  }
+  ClockResult Fallback(ClockId /*clock*/) {
+    aborted_ = true;
+    return ClockResult::Error(-22);
+  }
+  void Fault(const CallFault& /*fault*/) { aborted_ = true; }
+
+  // The attempt ran to its end with every step before `limit`: its answer
+  // and the records below are the call's.
+  bool completed() const { return !aborted_ && now_ < limit_; }
+  uint64_t now() const { return now_; }
+  uint32_t begin_seq() const { return begin_seq_; }
+  bool read_counter() const { return read_counter_; }
+  uint64_t counter() const { return counter_value_; }
+  uint64_t counter_ns() const { return counter_ns_; }
+
+ private:
+  uint64_t Counter(CounterRead kind) {
+    now_ += counter_read_ns_;
+    if (((early_kinds_ >> static_cast<int>(kind)) & 1) != 0) aborted_ = true;
+    counter_value_ = counter_(counter_ctx_, now_);
+    counter_ns_ = now_;
+    read_counter_ = true;
+    return counter_value_;
+  }
+
+  const uint8_t* page_;
+  const uint8_t* seq_start_;
+  size_t seq_start_size_;
+  uint64_t now_;
+  uint64_t limit_;
+  uint64_t load_ns_;
+  uint64_t counter_read_ns_;
+  uint8_t early_kinds_;
+  uint64_t (*counter_)(const void*, uint64_t);
+  const void* counter_ctx_;
+  uint32_t last_seq_ = 0;
+  uint32_t begin_seq_ = 0;
+  bool aborted_ = false;
+  bool read_counter_ = false;
+  uint64_t counter_value_ = 0;
+  uint64_t counter_ns_ = 0;
+};
+
 static_assert(VdsoAccess<NativeAccess>);
 static_assert(VdsoAccess<HookedAccess>);
+static_assert(VdsoAccess<QuietAccess>);
 
 }  // namespace vdsolab::vdso
 

@@ -180,7 +180,8 @@ inline bool CyclesOk(uint64_t cycles) {
 // vdso_calc_ns() for x86 (6.10+): one unsigned compare against max_cycles
 // catches both negative motion and products that would overflow u64.
 template <VdsoAccess A>
-uint64_t CalcNs(A& acc, const uint8_t* vc, uint64_t cycles, uint64_t base) {
+[[gnu::always_inline]] inline uint64_t CalcNs(A& acc, const uint8_t* vc,
+                                              uint64_t cycles, uint64_t base) {
   const uint64_t delta =
       cycles - acc.template Load<uint64_t>(vc + kVcCycleLast);
   if (delta > acc.template Load<uint64_t>(vc + kVcMaxCycles)) {
@@ -200,9 +201,13 @@ uint64_t CalcNs(A& acc, const uint8_t* vc, uint64_t cycles, uint64_t base) {
 
 // vdso_get_timestamp(): false sends the caller to the syscall; nullopt:
 // abandoned. `vd` is the time data page (the vclock pages follow it).
+// __always_inline, as vdso_calc_ns(), vdso_get_timestamp() and do_hres()
+// are in lib/vdso: one function per clock path (which also lets the
+// simulation's QuietAccess keep its state in registers).
 template <VdsoAccess A>
-std::optional<bool> GetTimestamp(A& acc, const uint8_t* vd, const uint8_t* vc,
-                                 int idx, uint64_t* sec, uint64_t* ns) {
+[[gnu::always_inline]] inline std::optional<bool> GetTimestamp(
+    A& acc, const uint8_t* vd, const uint8_t* vc, int idx, uint64_t* sec,
+    uint64_t* ns) {
   // vdso_clocksource_ok() is always true on x86: mode NONE is caught by the
   // counter read returning U64_MAX.
   const int32_t mode =
@@ -262,8 +267,8 @@ std::optional<bool> DoHresTimens(A& acc, const uint8_t* vdns,
 
 // do_hres(): true with *ts set; false: use the syscall; nullopt: abandoned.
 template <VdsoAccess A>
-std::optional<bool> DoHres(A& acc, const uint8_t* vd, const uint8_t* vc,
-                           ClockId clk, Timespec64* ts) {
+[[gnu::always_inline]] inline std::optional<bool> DoHres(
+    A& acc, const uint8_t* vd, const uint8_t* vc, ClockId clk, Timespec64* ts) {
   uint64_t sec = 0, ns = 0;
   for (;;) {
     std::optional<Begin> begin = ReadBeginTimens(acc, vc);

@@ -51,7 +51,8 @@ Semantics MakeSemantics(CounterSemantics counter, bool overflow_protected,
 
 template <class Era>
 void SetReader(Variant* v) {
-  v->make_sim_reader = MakeStateless<ReadEra<Era, vdso::HookedAccess>>;
+  v->make_sim_reader = MakeStateless<ReadEra<Era, vdso::HookedAccess>,
+                                     ReadEra<Era, vdso::QuietAccess>>;
   v->native_loop = NativeLoop<ReadEra<Era, vdso::NativeAccess>>;
 }
 
@@ -138,7 +139,8 @@ const Variant* Era615() {
         "struct vdso_clock records, hrtimer_res at 472",
         eras::VdsoTimeDataLayout615(), eras::BuildUpdateVsyscall615,
         MakeSemantics(CounterSemantics::kMasked63, true, true));
-    v->make_sim_reader = MakeStateless<Read615<vdso::HookedAccess>>;
+    v->make_sim_reader =
+        MakeStateless<Read615<vdso::HookedAccess>, Read615<vdso::QuietAccess>>;
     v->native_loop = NativeLoop<Read615<vdso::NativeAccess>>;
     return v;
   }();

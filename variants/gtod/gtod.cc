@@ -81,7 +81,8 @@ Variant* Make416(std::string_view name, std::string_view provenance,
   v->summary = summary;
   v->layout = &layout;
   v->build_update = gtod::UpdateVsyscall416<F>;
-  v->make_sim_reader = MakeStateless<ClockGettime416<S, vdso::HookedAccess>>;
+  v->make_sim_reader = MakeStateless<ClockGettime416<S, vdso::HookedAccess>,
+                                     ClockGettime416<S, vdso::QuietAccess>>;
   v->native_loop = NativeLoop<ClockGettime416<S, vdso::NativeAccess>>;
   v->semantics = Pre65();
   return v;
@@ -161,7 +162,8 @@ const Variant* Sverdlin() {
   v->layout = &gtod::LayoutSverdlin();
   v->build_update = gtod::UpdateVsyscall420<gtod::kFieldsSverdlin>;
   v->make_sim_reader =
-      MakeStateless<ClockGettime420<gtod::kFieldsSverdlin, vdso::HookedAccess>>;
+      MakeStateless<ClockGettime420<gtod::kFieldsSverdlin, vdso::HookedAccess>,
+                    ClockGettime420<gtod::kFieldsSverdlin, vdso::QuietAccess>>;
   v->native_loop =
       NativeLoop<ClockGettime420<gtod::kFieldsSverdlin, vdso::NativeAccess>>;
   v->vdso_clocks = {kClockRealtime,        kClockMonotonic,

@@ -68,7 +68,8 @@ const Variant& PerfMmapVariant() {
         "measured against CLOCK_MONOTONIC_RAW";
     v->layout = &PerfMmapLayout();
     v->build_update = perf::BuildPerfUpdate;
-    v->make_sim_reader = MakeStateless<Read<vdso::HookedAccess>>;
+    v->make_sim_reader =
+        MakeStateless<Read<vdso::HookedAccess>, Read<vdso::QuietAccess>>;
     v->native_loop = NativeLoop<Read<vdso::NativeAccess>>;
     ClockDef perf_time;
     perf_time.id = kClockPerfTime;
