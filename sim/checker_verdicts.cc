@@ -91,6 +91,18 @@ std::optional<std::string> Checker::BrokenPrecondition(const Seen& s) const {
         "the time model)",
         s.counter_cpu);
   }
+  // A user-space clock converts the counter from a fixed origin (its
+  // calibration, perf's time_zero and cyc2ns offset): it assumes a counter
+  // that never wraps, where the kernel's clocks mask every delta.
+  const variants::ClockDef* own = variants::FindOwnClock(*variant_, s.clock);
+  if (s.counter < boot_counter_ && own != nullptr &&
+      own->kind == variants::ClockKind::kUserspace) {
+    return absl::StrFormat(
+        "%s converts the counter from a fixed origin and assumes it never "
+        "wraps; this one wrapped past 2^%d since boot (counter %#x, %#x at "
+        "boot)",
+        Name(s.clock), scenario_.machine.width_bits, s.counter, boot_counter_);
+  }
   return std::nullopt;
 }
 
