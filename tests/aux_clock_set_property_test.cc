@@ -11,6 +11,7 @@
 #include <rapidcheck/gtest.h>
 
 #include <array>
+#include <climits>
 #include <cstdint>
 
 #include "absl/strings/str_format.h"
@@ -79,6 +80,42 @@ RC_GTEST_PROP(AuxClockSet, ReadsBackExactlyTheTimeSet, ()) {
   }
   RC_CLASSIFY(elapsed - static_cast<uint64_t>(ticks) * ci >= ci,
               "set after NO_HZ idle");
+}
+
+// The aux clocks' accessors over every int: an index outside 0..7 (what a
+// clock id past CLOCK_AUX_LAST, or below CLOCK_AUX, would give) is no aux
+// clock. clock_settime() and clock_adjtime() refuse it with -EINVAL
+// (clockid_aux_valid()); AuxEnabled() says no; the read accessors give aux
+// clock 0's state, as documented, never memory past the eight.
+RC_GTEST_PROP(AuxClockSet, IndicesOutsideTheEightAreNoAuxClock, ()) {
+  absl::StatusOr<tk::Clocksource> tsc =
+      tk::MakeTscClocksource(*testing::GenTscKhz());
+  RC_ASSERT(tsc.ok());
+  tk::Timekeeping k(*tsc, *testing::GenHz(), nullptr);
+  const uint64_t c0 = *testing::GenCounterStart() & tsc->mask;
+  k.Init(c0, Timespec64{1700000000, 0}, Timespec64{1, 0});
+  std::array<bool, kMaxAuxClocks> enabled{};
+  for (int i = 0; i < kMaxAuxClocks; ++i) {
+    enabled[static_cast<size_t>(i)] = *rc::gen::arbitrary<bool>();
+    if (enabled[static_cast<size_t>(i)]) k.EnableAux(i, c0);
+  }
+  const int index = *rc::gen::oneOf(
+      rc::gen::element(-1, kMaxAuxClocks, kMaxAuxClocks + 1, INT_MIN, INT_MAX),
+      rc::gen::inRange(0, kMaxAuxClocks), rc::gen::arbitrary<int>());
+  const bool valid = index >= 0 && index < kMaxAuxClocks;
+  RC_CLASSIFY(valid, "an aux clock");
+  RC_CLASSIFY(index == kMaxAuxClocks || index == -1, "one past either end");
+  RC_ASSERT(k.AuxEnabled(index) ==
+            (valid && enabled[static_cast<size_t>(valid ? index : 0)]));
+  if (valid) {
+    RC_ASSERT(&k.aux_timekeeper(index) != &k.aux_timekeeper(0) || index == 0);
+    return;
+  }
+  RC_ASSERT(&k.aux_timekeeper(index) == &k.aux_timekeeper(0));
+  RC_ASSERT(&k.aux_ntp(index) == &k.aux_ntp(0));
+  RC_ASSERT(k.AuxSetTime(index, Timespec64{1, 0}, c0) == -22);
+  tk::Timex txc;
+  RC_ASSERT(k.AuxAdjtimex(index, &txc, c0) == -22);
 }
 
 }  // namespace

@@ -4,8 +4,8 @@
 // VDSO_CLOCKMODE_TIMENS) answers bit for bit what clock_gettime() answers
 // in that namespace: the initial namespace's syscall plus the offsets for
 // the MONOTONIC and BOOTTIME families, unshifted for the rest; and it
-// answers the clocks the vDSO serves from the pages, never the syscall. The counter
-// stays within 2^62 of cycle_last (the x86 63-bit domain is
+// answers the clocks the vDSO serves from the pages, never the syscall. The
+// counter stays within 2^62 of cycle_last (the x86 63-bit domain is
 // reader_oracle_property_test's) and times within ktime's range.
 
 #include <gtest/gtest.h>
@@ -68,6 +68,16 @@ RC_GTEST_PROP(TimensReader, MatchesTheSyscallPlusOffsets, ()) {
                         *rc::gen::inRange<int64_t>(0, 1000000000)};
   timekeeper::Timekeeping tk(clock, *testing::GenHz(), &publisher);
   tk.Init(c0, wall, boot);
+  // Some aux clocks on (6.17+): the namespace page's aux records divert
+  // their readers to the real ones, which the namespace does not offset.
+  int aux_enabled = 0;
+  for (int i = 0; i < kMaxAuxClocks; ++i) {
+    if (*rc::gen::inRange(0, 3) == 0) {
+      tk.EnableAux(i, c0);
+      ++aux_enabled;
+    }
+  }
+  RC_CLASSIFY(aux_enabled > 0, "aux clocks enabled");
 
   // The offsets are written before the namespace's first task, against
   // MONOTONIC and BOOTTIME then; the page once, with them.
@@ -113,7 +123,7 @@ RC_GTEST_PROP(TimensReader, MatchesTheSyscallPlusOffsets, ()) {
   RC_CLASSIFY(offsets.monotonic.tv_nsec + mono0.tv_nsec >= 1000000000,
               "MONOTONIC nsec carries");
 
-  // Every kernel clock id the vDSO knows, the aux ids (disabled: the
+  // Every kernel clock id the vDSO knows, and the aux ids (disabled: the
   // namespace page diverts, the real record sends them to the syscall).
   for (ClockId id = 0; id <= kClockAuxLast; ++id) {
     testing::FixedCounterHooks hooks(ctx.cycles);
@@ -134,6 +144,28 @@ RC_GTEST_PROP(TimensReader, MatchesTheSyscallPlusOffsets, ()) {
       RC_FAIL(absl::StrFormat(
           "%s in the namespace went to the syscall on a TSC page",
           ClockName(id)));
+    }
+    if (id >= kClockAux && tk.AuxEnabled(id - kClockAux)) {
+      // An enabled aux clock comes from the pages too, and reads in the
+      // namespace what it reads outside it.
+      if (!hooks.fallbacks().empty()) {
+        RC_FAIL(absl::StrFormat(
+            "%s, enabled, in the namespace went to the syscall on a TSC page",
+            ClockName(id)));
+      }
+      testing::FixedCounterHooks outside(ctx.cycles);
+      outside.retry_budget = 0;
+      vdso::HookedAccess direct(page->data(), &outside);
+      const std::optional<ClockResult> real =
+          vdso::upstream::ClockGettime(direct, page->data(), id);
+      RC_ASSERT(real.has_value());
+      RC_ASSERT(outside.fallbacks().empty());
+      if (!(*got == *real)) {
+        RC_FAIL(absl::StrFormat("%s: %s in the namespace, %s outside it",
+                                ClockName(id), FormatClockResult(*got),
+                                FormatClockResult(*real)));
+      }
+      continue;
     }
     const ClockResult want = timekeeper::SysClockGettime(tk, id, ctx);
     if (!(*got == want)) {

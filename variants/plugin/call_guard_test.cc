@@ -228,6 +228,30 @@ TEST(CallGuardThreads, ARunOfShortCallsLongerThanTheBoundIsNeverStopped) {
   EXPECT_EQ(stopped, 0);
 }
 
+// The wall-time backstop is per call too: guarded calls that each block
+// (sleep, no CPU) across a watchdog period or two, each far below
+// kWallBackstop times the bound but together past it, have none stopped.
+// The watchdog must start its count of a call's stalled wall time over at
+// every new call, not carry it from the last.
+TEST(CallGuardThreads, ARunOfBlockedCallsIsNotAddedUpIntoOneStall) {
+  SetCallTimeLimit(0.02);  // A 0.6 s wall-time backstop (30 times).
+  int stopped = 0;
+  const int kCalls = 30;  // 30 x 45 ms: 1.35 s blocked in all.
+  for (int i = 0; i < kCalls; ++i) {
+    const std::optional<vdso::CallFault> fault =
+        RunContained(call_guard_internal::ThisThread(), [] {
+          timespec ts = {0, 45000000};  // Two watchdog periods and more.
+          while (nanosleep(&ts, &ts) != 0) {
+          }
+        });
+    stopped += fault.has_value() ? 1 : 0;
+  }
+  SetCallTimeLimit(1.0);
+  std::printf("%d blocked calls of 45 ms under a 0.6 s backstop: %d stopped\n",
+              kCalls, stopped);
+  EXPECT_EQ(stopped, 0);
+}
+
 // The bound counts the CPU a call itself has used, not the thread's total:
 // in a thread that has already run for several bounds' worth of CPU
 // outside any guarded call, a call that runs for several watchdog periods

@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "common/clockid.h"
 #include "variants/plugin/call_guard.h"
+#include "variants/plugin/internal/declared.h"
 #include "variants/plugin/vdsolab_plugin.h"
 #include "variants/registry.h"
 #include "vdso/datapage.h"
@@ -263,60 +264,9 @@ absl::StatusOr<Record> ReadRecord(void* handle, const std::string& path) {
   return r;
 }
 
-// The v2 fields in range: every enum and flag the ABI defines, and clock
-// ids the kernel has.
-absl::Status CheckDeclared(const Record& r, const std::string& path) {
-  if (r.counter_semantics != VDSOLAB_COUNTER_MASKED63 &&
-      r.counter_semantics != VDSOLAB_COUNTER_CLAMP_TO_LAST) {
-    return Bad(path, absl::StrFormat("counter_semantics %d is not a "
-                                     "vdsolab_counter_semantics value",
-                                     r.counter_semantics));
-  }
-  constexpr uint32_t kKnownFlags =
-      VDSOLAB_SEM_OVERFLOW_PROTECTED | VDSOLAB_SEM_COARSE_FROM_COARSE_NSEC;
-  if ((r.semantics_flags & ~kKnownFlags) != 0) {
-    return Bad(path, absl::StrFormat("semantics_flags %#x has bits no "
-                                     "VDSOLAB_SEM_* flag defines (%#x)",
-                                     r.semantics_flags,
-                                     r.semantics_flags & ~kKnownFlags));
-  }
-  if (r.counter_read != VDSOLAB_RDTSC_ORDERED &&
-      r.counter_read != VDSOLAB_RDTSCP && r.counter_read != VDSOLAB_RDTSC) {
-    return Bad(path, absl::StrFormat("counter_read %d is not a "
-                                     "vdsolab_counter_read value",
-                                     r.counter_read));
-  }
-  for (uint32_t i = 0; i < r.n_clocks; ++i) {
-    if (r.clocks[i] < 0 || r.clocks[i] >= kMaxClocks) {
-      return Bad(path, absl::StrFormat("vdso_clocks[%d] = %d is not a kernel "
-                                       "clock id (0..%d)",
-                                       i, r.clocks[i], kMaxClocks - 1));
-    }
-  }
-  return absl::OkStatus();
-}
-
-Semantics DeclaredSemantics(const Record& r) {
-  Semantics s;
-  s.counter = r.counter_semantics == VDSOLAB_COUNTER_CLAMP_TO_LAST
-                  ? CounterSemantics::kClampToLast
-                  : CounterSemantics::kMasked63;
-  s.overflow_protected =
-      (r.semantics_flags & VDSOLAB_SEM_OVERFLOW_PROTECTED) != 0;
-  s.coarse_from_coarse_nsec =
-      (r.semantics_flags & VDSOLAB_SEM_COARSE_FROM_COARSE_NSEC) != 0;
-  return s;
-}
-
-vdso::CounterRead DeclaredCounterRead(const Record& r) {
-  switch (r.counter_read) {
-    case VDSOLAB_RDTSCP:
-      return vdso::CounterRead::kRdtscp;
-    case VDSOLAB_RDTSC:
-      return vdso::CounterRead::kPlain;
-    default:
-      return vdso::CounterRead::kOrdered;
-  }
+plugin_internal::DeclaredEra Declared(const Record& r) {
+  return plugin_internal::DeclaredEra{r.counter_semantics, r.semantics_flags,
+                                      r.counter_read, r.clocks, r.n_clocks};
 }
 
 }  // namespace
@@ -347,7 +297,8 @@ absl::StatusOr<const Variant*> LoadPluginVariant(const std::string& path) {
     return Refuse(handle, Bad(path, "n_vdso_clocks without vdso_clocks"));
   }
   if (p.declares_semantics) {
-    if (absl::Status s = CheckDeclared(p, path); !s.ok()) {
+    if (absl::Status s = plugin_internal::CheckDeclared(Declared(p), path);
+        !s.ok()) {
       return Refuse(handle, s);
     }
   }
@@ -372,8 +323,8 @@ absl::StatusOr<const Variant*> LoadPluginVariant(const std::string& path) {
   v->syscall = nullptr;
   // Version 2 declares what version 1 borrowed from the layout's variant.
   if (p.declares_semantics) {
-    v->semantics = DeclaredSemantics(p);
-    v->counter_read = DeclaredCounterRead(p);
+    v->semantics = plugin_internal::DeclaredSemantics(Declared(p));
+    v->counter_read = plugin_internal::DeclaredCounterRead(Declared(p));
   }
   g_plugins[g_loaded] = p.clock_gettime;
   v->make_sim_reader = kSlots[static_cast<size_t>(g_loaded)].make;

@@ -1,0 +1,38 @@
+// File: variants/plugin/internal/declared.h
+//
+// What a version-2 plugin record declares about its era and counter read
+// (struct vdsolab_plugin2's counter_semantics, semantics_flags,
+// counter_read and vdso_clocks), checked against the ABI's definitions and
+// turned into the variant's Semantics. Internal to the loader; apart from
+// it so that a property test can run it over every value of each field.
+
+#ifndef VDSOLAB_VARIANTS_PLUGIN_INTERNAL_DECLARED_H_
+#define VDSOLAB_VARIANTS_PLUGIN_INTERNAL_DECLARED_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "variants/variant.h"
+#include "vdso/access.h"
+
+namespace vdsolab::variants::plugin_internal {
+
+struct DeclaredEra {
+  uint32_t counter_semantics = 0;   // enum vdsolab_counter_semantics
+  uint32_t semantics_flags = 0;     // VDSOLAB_SEM_*
+  uint32_t counter_read = 0;        // enum vdsolab_counter_read
+  const int32_t* clocks = nullptr;  // vdso_clocks
+  uint32_t n_clocks = 0;
+};
+
+// The fields in range: every enum and flag the ABI defines, and clock ids
+// the kernel has; else InvalidArgument naming `path` and the field.
+absl::Status CheckDeclared(const DeclaredEra& d, const std::string& path);
+// For a record CheckDeclared() accepted.
+Semantics DeclaredSemantics(const DeclaredEra& d);
+vdso::CounterRead DeclaredCounterRead(const DeclaredEra& d);
+
+}  // namespace vdsolab::variants::plugin_internal
+
+#endif  // VDSOLAB_VARIANTS_PLUGIN_INTERNAL_DECLARED_H_
