@@ -47,6 +47,9 @@ class RandomHooks : public vdso::AccessHooks {
         tracing_(tracing),
         preempt_(w.scenario->timing.preempt_ppm != 0),
         migrate_midcall_(spec->migrate_midcall_ppm != 0),
+        preempt_ppm_(w.scenario->timing.preempt_ppm),
+        migrate_midcall_ppm_(spec->migrate_midcall_ppm),
+        cpus_(w.machine->cpus()),
         load_ns_(w.scenario->timing.load_ns),
         cpu_(cpu),
         due_at_(w.view->DueAt()),
@@ -151,10 +154,15 @@ class RandomHooks : public vdso::AccessHooks {
  private:
   // Before every load and counter read: the common case (no injection,
   // nothing due) is a few inline compares; the rest is out of line.
+  // The draws stay inline (a call per step was a third of an injected
+  // read); what they decide is out of line.
   void Step(uint64_t cost) {
-    if (preempt_) MaybePreempt();
+    if (preempt_ && rng_.Below(1000000) < preempt_ppm_) Preempt();
     lane().now += cost;
-    if (migrate_midcall_) MaybeMigrate();
+    if (migrate_midcall_ && cpus_ > 1 &&
+        rng_.Below(1000000) < migrate_midcall_ppm_) {
+      Migrate();
+    }
     if (lane().now < due_at_) return;  // PageView::NothingDueBy(now).
     ApplyDue();
   }
@@ -174,8 +182,8 @@ class RandomHooks : public vdso::AccessHooks {
     t.seq = loads_.IsSeq(offset);
   }
 
-  [[gnu::noinline]] void MaybePreempt() {
-    if (rng_.Below(1000000) >= t_.preempt_ppm) return;
+  // A preemption at this step (drawn in Step()).
+  [[gnu::noinline]] void Preempt() {
     lane().now += rng_.InRange(0, t_.preempt_max_ns);
     if (w_.writer->InPause(lane().now))
       lane().now = w_.writer->PauseEnd(lane().now);
@@ -183,11 +191,8 @@ class RandomHooks : public vdso::AccessHooks {
     if (tracing_) Trace("preempted", TraceStep::Kind::kPreempt);
   }
 
-  [[gnu::noinline]] void MaybeMigrate() {
-    if (w_.machine->cpus() <= 1 ||
-        rng_.Below(1000000) >= spec_->migrate_midcall_ppm) {
-      return;
-    }
+  // A migration at this step (drawn in Step()).
+  [[gnu::noinline]] void Migrate() {
     const int to = static_cast<int>(
         rng_.Below(static_cast<uint64_t>(w_.machine->cpus() - 1)));
     const int from = cpu_;
@@ -240,6 +245,9 @@ class RandomHooks : public vdso::AccessHooks {
   // Copied from the scenario: read before every load.
   bool preempt_;
   bool migrate_midcall_;
+  uint32_t preempt_ppm_;
+  uint32_t migrate_midcall_ppm_;
+  int cpus_;
   uint64_t load_ns_;
   int cpu_;
   uint64_t due_at_;  // PageView::DueAt(), kept between ApplyDue()s.
