@@ -18,7 +18,13 @@ absl::StatusOr<const variants::Variant*> LoadTreeVariant(
         "a different variant named %s is already loaded (%s)", built.name,
         info != nullptr ? info->origin : std::string((*v)->provenance)));
   }
-  return variants::LoadPluginVariant(built.so_path);
+  // The vDSO keeps no state between calls: its .data and .bss are linked
+  // into the read-only text segment (arch/x86/entry/vdso/vdso-layout.lds.S),
+  // so a write there faults; the glue's state is per call. The simulation
+  // may run a call of the tree's code again from its start.
+  variants::PluginOptions options;
+  options.rerunnable = true;
+  return variants::LoadPluginVariant(built.so_path, options);
 }
 
 absl::StatusOr<const variants::Variant*> BuildAndLoadTreeVariant(

@@ -10,10 +10,14 @@
 
 #include <chrono>
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "common/clockid.h"
+#include "ktree/testing/defect_patches.h"
 #include "ktree/testing/test_trees.h"
 #include "sim/engine.h"
+#include "sim/run_report.h"
 #include "variants/registry.h"
 
 namespace vdsolab::ktree {
@@ -103,6 +107,46 @@ TEST(TreeInSimulation, LivelockBudgetAbandonsCallsInsideKernelCode) {
     EXPECT_EQ(t->coverage.livelocks, b->coverage.livelocks);
     // Abandoned calls leave nothing behind: the run goes on answering.
     EXPECT_GT(t->coverage.vdso_answers, t->coverage.livelocks);
+  }
+}
+
+// A tree's code is tried quietly (vdso::QuietAccess through the plugin
+// callbacks: it keeps no state between calls), and an attempt it steps out
+// of runs again through the hooks: the same report as a run without quiet
+// calls, on both trees and on a tree patched to skip the seq retry (whose
+// calls that race an update answer from a torn state), with stores landing
+// mid-call and no preemption (which would turn quiet calls off).
+TEST(TreeInSimulation, QuietCallsChangeNothing) {
+  sim::Scenario s = Racy();
+  s.timing.preempt_ppm = 0;
+  s.run.duration_ns = 100000000;
+  s.readers[1].period_ns = 300;
+  std::vector<const variants::Variant*> trees;
+  for (const Pair& p : kPairs)
+    trees.push_back(testing::BuildAndLoad(p.tarball));
+  absl::StatusOr<std::string> root = testing::TreeRoot(testing::kTarball612);
+  ASSERT_TRUE(root.ok()) << root.status();
+  absl::StatusOr<std::string> patch = testing::WriteDefectPatch(
+      *root, testing::Defect::kNoSeqRetry, testing::TestDir("quiet"));
+  ASSERT_TRUE(patch.ok()) << patch.status();
+  trees.push_back(testing::BuildAndLoad(testing::kTarball612, {*patch}));
+  for (const variants::Variant* tree : trees) {
+    ASSERT_NE(tree, nullptr);
+    sim::RandomOptions hooked;
+    hooked.quiet_calls = false;
+    absl::StatusOr<sim::RunResult> q = sim::RunRandom(s, *tree);
+    absl::StatusOr<sim::RunResult> h = sim::RunRandom(s, *tree, hooked);
+    ASSERT_TRUE(q.ok() && h.ok());
+    Print(std::string(tree->name).c_str(), *q);
+    std::printf("  quiet calls %llu of %llu\n",
+                static_cast<unsigned long long>(q->quiet_calls),
+                static_cast<unsigned long long>(q->coverage.calls));
+    EXPECT_GT(q->quiet_calls, 0u) << tree->name;
+    EXPECT_LT(q->quiet_calls, q->coverage.calls) << tree->name;
+    EXPECT_GT(q->coverage.raced, 0u) << tree->name;
+    EXPECT_EQ(h->quiet_calls, 0u);
+    EXPECT_EQ(sim::FormatRunReport(s, *q), sim::FormatRunReport(s, *h))
+        << tree->name;
   }
 }
 

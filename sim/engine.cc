@@ -275,8 +275,7 @@ class QuietCalls {
  public:
   QuietCalls(const Scenario& s, const variants::SimReader& reader,
              const variants::Layout& layout, const uint8_t* page, bool on)
-      : on_(on && reader.stateless() && reader.has_quiet_build() &&
-            s.timing.preempt_ppm == 0) {
+      : on_(on && reader.has_quiet_build() && s.timing.preempt_ppm == 0) {
     setup_.page = page;
     setup_.seq_start = layout.seq_starts().data();
     setup_.seq_start_size = layout.seq_starts().size();

@@ -73,10 +73,11 @@ class SimReader {
   // treat a second call as starting afresh (sim/exhaustive.h). Unknown
   // code (plugins, compiled images) keeps the default.
   virtual bool stateless() const { return false; }
-  // The same call through vdso::QuietAccess, for a stateless reader built
-  // with it (MakeStateless's second function): the simulation's calls in
-  // which nothing but time can happen. Without that build the attempt is
-  // aborted at once and the call runs through Call().
+  // The same call through vdso::QuietAccess (MakeStateless's second
+  // function; a rerunnable plugin): the simulation's calls in which
+  // nothing but time can happen. A reader with a quiet build keeps no
+  // state between calls, so an attempt it steps out of can be run again
+  // through Call(). Without one the attempt is aborted at once.
   virtual bool has_quiet_build() const { return false; }
   virtual std::optional<ClockResult> QuietCall(vdso::QuietAccess& access,
                                                const uint8_t* /*page*/,

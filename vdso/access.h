@@ -238,10 +238,11 @@ class HookedAccess {
 // (the syscall, a retry or spin, a counter read that may execute early, a
 // fault) or its time reaching `limit` ends the attempt: aborted() is set,
 // the rest of the call answers so that the reader returns at once, and the
-// simulation runs the call again through HookedAccess. Only a stateless
-// reader (variants::SimReader::stateless()) is run this way: its answer is
-// a function of what it loaded and read, so a completed attempt is exactly
-// the call the hooks would have run (SimProperty.QuietCallsChangeNothing).
+// simulation runs the call again through HookedAccess. Only a reader that
+// keeps no state between calls is run this way (one with a quiet build:
+// variants::SimReader::has_quiet_build()): its answer is a function of
+// what it loaded and read, so a completed attempt is exactly the call the
+// hooks would have run (//tests:quiet_calls_property_test).
 class QuietAccess {
  public:
   // What every attempt of a run shares.
@@ -279,13 +280,15 @@ class QuietAccess {
     now_ += load_ns_;
     T value;
     std::memcpy(&value, p, sizeof(T));
-    const auto offset = static_cast<size_t>(p - page_);
-    if (offset < seq_start_size_ && seq_start_[offset] != 0) {
-      last_seq_ = static_cast<uint32_t>(value);
-    } else {
-      begin_seq_ = last_seq_;
-    }
+    Note(p, static_cast<uint64_t>(value));
     return value;
+  }
+  // A load the reader makes itself (plugin ABI v2, compiled kernel code):
+  // the same step and notes (the page does not change during a quiet
+  // attempt, so the value is the one the load then sees).
+  void BeforeLoad(const uint8_t* p, uint32_t size) {
+    now_ += load_ns_;
+    Note(p, LoadSized(p, size));
   }
   uint64_t ReadTsc() { return Counter(CounterRead::kOrdered); }
   uint64_t ReadTscp() { return Counter(CounterRead::kRdtscp); }
@@ -301,6 +304,18 @@ class QuietAccess {
     return ClockResult::Error(-22);
   }
   void Fault(const CallFault& /*fault*/) { aborted_ = true; }
+
+  // `n` loads a plugin counted itself instead of announcing each with
+  // BeforeLoad() (plugin ABI v2's struct vdsolab_quiet): the same steps,
+  // and the seq notes they left.
+  void CountedLoads(uint64_t n, uint32_t last_seq, uint32_t begin_seq) {
+    now_ += n * load_ns_;
+    last_seq_ = last_seq;
+    begin_seq_ = begin_seq;
+  }
+  const uint8_t* seq_start() const { return seq_start_; }
+  size_t seq_start_size() const { return seq_start_size_; }
+  uint32_t last_seq() const { return last_seq_; }
 
   // The attempt ran to its end with every step before `limit`: its answer
   // and the records below are the call's.
@@ -319,6 +334,17 @@ class QuietAccess {
     counter_ns_ = now_;
     read_counter_ = true;
     return counter_value_;
+  }
+
+  // LoadLane::Note()'s rule: a seq load's value is the last seq; a data
+  // load's attempt began with the last seq.
+  void Note(const uint8_t* p, uint64_t value) {
+    const auto offset = static_cast<size_t>(p - page_);
+    if (offset < seq_start_size_ && seq_start_[offset] != 0) {
+      last_seq_ = static_cast<uint32_t>(value);
+    } else {
+      begin_seq_ = last_seq_;
+    }
   }
 
   const uint8_t* page_;

@@ -30,6 +30,37 @@ struct Ctx {
   // This thread's containment state (the simulation only), looked up once
   // per call rather than per callback.
   call_guard_internal::GuardState* guard = nullptr;
+  // A quiet call's loads the plugin counts itself (QuietAccess only).
+  vdsolab_quiet* quiet = nullptr;
+};
+
+// The loads a plugin counted in a quiet call reach QuietAccess before any
+// other callback and at the call's end (SyncIn), and what a callback noted
+// goes back to the plugin's counts (SyncOut): one sequence of steps and
+// seq notes, as if each load had been announced. Nothing for other
+// policies.
+template <vdso::VdsoAccess A>
+void SyncIn(Ctx<A>& c) {
+  if constexpr (std::is_same_v<A, vdso::QuietAccess>) {
+    if (c.quiet == nullptr) return;
+    c.access->CountedLoads(c.quiet->loads, c.quiet->last_seq,
+                           c.quiet->begin_seq);
+    c.quiet->loads = 0;
+  }
+}
+template <vdso::VdsoAccess A>
+void SyncOut(Ctx<A>& c) {
+  if constexpr (std::is_same_v<A, vdso::QuietAccess>) {
+    if (c.quiet == nullptr) return;
+    c.quiet->last_seq = c.access->last_seq();
+    c.quiet->begin_seq = c.access->begin_seq();
+  }
+}
+template <vdso::VdsoAccess A>
+struct Synced {
+  explicit Synced(void* ctx) : c(*static_cast<Ctx<A>*>(ctx)) { SyncIn(c); }
+  ~Synced() { SyncOut(c); }
+  Ctx<A>& c;
 };
 
 // In the simulation, the callbacks are vdsolab's code running for foreign
@@ -41,6 +72,12 @@ struct HostScopeFor {
 };
 template <>
 struct HostScopeFor<vdso::NativeAccess> {
+  explicit HostScopeFor(void*) {}
+};
+// A quiet attempt's callbacks only count time and note seq words over
+// bytes InPage() checked: nothing in them can fault or block.
+template <>
+struct HostScopeFor<vdso::QuietAccess> {
   explicit HostScopeFor(void*) {}
 };
 
@@ -58,14 +95,17 @@ struct OpsFor {
   }
   static uint32_t Load32(void* ctx, const uint8_t* p) {
     [[maybe_unused]] HostScopeFor<A> host(ctx);
+    [[maybe_unused]] Synced<A> synced(ctx);
     return InPage(ctx, p, 4) ? Of(ctx).template Load<uint32_t>(p) : 0;
   }
   static uint64_t Load64(void* ctx, const uint8_t* p) {
     [[maybe_unused]] HostScopeFor<A> host(ctx);
+    [[maybe_unused]] Synced<A> synced(ctx);
     return InPage(ctx, p, 8) ? Of(ctx).template Load<uint64_t>(p) : 0;
   }
   static uint64_t ReadCounter(void* ctx, int kind) {
     [[maybe_unused]] HostScopeFor<A> host(ctx);
+    [[maybe_unused]] Synced<A> synced(ctx);
     switch (kind) {
       case VDSOLAB_RDTSCP:
         return Of(ctx).ReadTscp();
@@ -79,6 +119,7 @@ struct OpsFor {
   // the area it is the plugin's bug, like an out-of-page load32.
   static void BeforeLoad(void* ctx, const uint8_t* p, uint32_t size) {
     [[maybe_unused]] HostScopeFor<A> host(ctx);
+    [[maybe_unused]] Synced<A> synced(ctx);
     if (!InPage(ctx, p, size)) return;
     Of(ctx).BeforeLoad(p, size);
   }
@@ -86,10 +127,12 @@ struct OpsFor {
   static void CpuRelax(void* ctx) { Of(ctx).CpuRelax(); }
   static int MayRetry(void* ctx) {
     [[maybe_unused]] HostScopeFor<A> host(ctx);
+    [[maybe_unused]] Synced<A> synced(ctx);
     return Of(ctx).MayRetry() ? 1 : 0;
   }
   static int32_t Fallback(void* ctx, int32_t clock, vdsolab_timespec* ts) {
     [[maybe_unused]] HostScopeFor<A> host(ctx);
+    [[maybe_unused]] Synced<A> synced(ctx);
     const ClockResult r = Of(ctx).Fallback(clock);
     if (r.ret == 0) *ts = vdsolab_timespec{r.ts.tv_sec, r.ts.tv_nsec};
     return r.ret;
@@ -105,7 +148,8 @@ struct OpsFor {
                        Fallback,
                        BeforeLoad,
                        vdso::VvarPage::kPages * 4096,
-                       vdso::kPvclockPageOffset};
+                       vdso::kPvclockPageOffset,
+                       ctx->quiet};
   }
 };
 
@@ -117,8 +161,17 @@ using ClockGettimeFn = int32_t (*)(const vdsolab_ops*, const uint8_t*, int32_t,
 
 template <vdso::VdsoAccess A>
 std::optional<ClockResult> CallPlugin(ClockGettimeFn clock_gettime, A& access,
-                                      const uint8_t* page, ClockId clock) {
+                                      const uint8_t* page, ClockId clock,
+                                      bool counts_quiet_loads = false) {
   Ctx<A> ctx{&access, page};
+  vdsolab_quiet quiet{};
+  if constexpr (std::is_same_v<A, vdso::QuietAccess>) {
+    if (counts_quiet_loads) {
+      quiet = vdsolab_quiet{access.seq_start(), access.seq_start_size(), 0,
+                            access.last_seq(), access.begin_seq()};
+      ctx.quiet = &quiet;
+    }
+  }
   const vdsolab_ops ops = OpsFor<A>::Make(&ctx);
   vdsolab_timespec ts{0, 0};
   int32_t ret = 0;
@@ -127,8 +180,10 @@ std::optional<ClockResult> CallPlugin(ClockGettimeFn clock_gettime, A& access,
   } else {
     // In the simulation a crash or a spin is a finding, not vdsolab's end.
     ctx.guard = &call_guard_internal::ThisThread();
-    if (std::optional<vdso::CallFault> fault = RunContained(
-            *ctx.guard, [&] { ret = clock_gettime(&ops, page, clock, &ts); })) {
+    const std::optional<vdso::CallFault> fault = RunContained(
+        *ctx.guard, [&] { ret = clock_gettime(&ops, page, clock, &ts); });
+    SyncIn(ctx);  // The loads since the last callback.
+    if (fault) {
       access.Fault(*fault);
       return std::nullopt;
     }
@@ -141,27 +196,39 @@ std::optional<ClockResult> CallPlugin(ClockGettimeFn clock_gettime, A& access,
 
 class PluginSimReader final : public SimReader {
  public:
-  explicit PluginSimReader(ClockGettimeFn fn) : fn_(fn) {}
+  PluginSimReader(ClockGettimeFn fn, bool rerunnable)
+      : fn_(fn), rerunnable_(rerunnable) {}
   std::optional<ClockResult> Call(vdso::HookedAccess& access,
                                   const uint8_t* page, ClockId clock) override {
     return CallPlugin(fn_, access, page, clock);
   }
+  // A plugin the loader was told keeps no state between calls
+  // (PluginOptions::rerunnable) is tried quietly too.
+  bool has_quiet_build() const override { return rerunnable_; }
+  std::optional<ClockResult> QuietCall(vdso::QuietAccess& access,
+                                       const uint8_t* page,
+                                       ClockId clock) override {
+    if (!rerunnable_) return SimReader::QuietCall(access, page, clock);
+    return CallPlugin(fn_, access, page, clock, /*counts_quiet_loads=*/true);
+  }
 
  private:
   ClockGettimeFn fn_;
+  bool rerunnable_;
 };
 
 // Variant records hold plain function pointers; plugins are few and live
 // for the process, so each gets a slot.
 constexpr int kMaxPlugins = 16;
 ClockGettimeFn g_plugins[kMaxPlugins];
+bool g_rerunnable[kMaxPlugins];
 PluginInfo g_info[kMaxPlugins];
 const Variant* g_variants[kMaxPlugins];
 int g_loaded = 0;
 
 template <int I>
 std::unique_ptr<SimReader> MakeReader() {
-  return std::make_unique<PluginSimReader>(g_plugins[I]);
+  return std::make_unique<PluginSimReader>(g_plugins[I], g_rerunnable[I]);
 }
 template <int I>
 uint64_t Native(const uint8_t* page, ClockId clock, uint64_t iterations) {
@@ -271,7 +338,8 @@ plugin_internal::DeclaredEra Declared(const Record& r) {
 
 }  // namespace
 
-absl::StatusOr<const Variant*> LoadPluginVariant(const std::string& path) {
+absl::StatusOr<const Variant*> LoadPluginVariant(const std::string& path,
+                                                 const PluginOptions& options) {
   if (g_loaded == kMaxPlugins) {
     return Bad(path, absl::StrFormat("at most %d plugins", kMaxPlugins));
   }
@@ -327,6 +395,7 @@ absl::StatusOr<const Variant*> LoadPluginVariant(const std::string& path) {
     v->counter_read = plugin_internal::DeclaredCounterRead(Declared(p));
   }
   g_plugins[g_loaded] = p.clock_gettime;
+  g_rerunnable[g_loaded] = options.rerunnable;
   v->make_sim_reader = kSlots[static_cast<size_t>(g_loaded)].make;
   v->native_loop = kSlots[static_cast<size_t>(g_loaded)].native;
   if (absl::Status s = RegisterVariant(v); !s.ok()) {

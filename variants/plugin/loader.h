@@ -23,7 +23,16 @@ namespace vdsolab::variants {
 // A version-2 plugin (vdsolab_plugin_v2, looked up first) is judged by the
 // semantics it declares and reports the counter instruction it declares;
 // a version-1 plugin borrows both from its layout's built-in variant.
-absl::StatusOr<const Variant*> LoadPluginVariant(const std::string& path);
+// What the loader may assume of a plugin beyond its record.
+struct PluginOptions {
+  // The plugin keeps no state between calls, so that the simulation may
+  // run a call again from its start (vdso::QuietAccess's aborted attempts).
+  // Never assumed of a user's plugin; a kernel tree's vDSO code holds it
+  // (ktree/load.cc).
+  bool rerunnable = false;
+};
+absl::StatusOr<const Variant*> LoadPluginVariant(
+    const std::string& path, const PluginOptions& options = {});
 
 // What a loaded plugin says beyond the Variant record (for reports and
 // replay files).

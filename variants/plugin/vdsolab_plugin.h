@@ -57,6 +57,21 @@ enum vdsolab_counter_read {
  * up on the call (a livelock). Not an errno. */
 #define VDSOLAB_ABANDONED (-0x10000)
 
+/* Loads a plugin counts itself in a quiet call (vdsolab_ops.quiet). */
+struct vdsolab_quiet {
+  /* seq_start[offset] != 0 where a seq word of the layout starts, for
+   * offsets below seq_start_size (from the `page` a call receives). */
+  const uint8_t* seq_start;
+  uint64_t seq_start_size;
+  /* Kept by the plugin, one update per load it would have announced with
+   * before_load(): how many; the low 32 bits of the last load at a seq
+   * start; and, at every other load, the last seq value loaded before it
+   * (both start at 0, or as vdsolab leaves them). */
+  uint64_t loads;
+  uint32_t last_seq;
+  uint32_t begin_seq;
+};
+
 /* What the plugin's reader may do. Every function takes `ctx` first. */
 struct vdsolab_ops {
   void* ctx;
@@ -84,6 +99,13 @@ struct vdsolab_ops {
    * vCPU 0, for kvm-clock) is, both from `page`. */
   uint64_t area_bytes;
   uint64_t pvclock_offset;
+  /* Version 2, since vdsolab 0.10: non-NULL in a call in which nothing can
+   * happen at a load but the passing of time. The plugin may then count
+   * its loads there instead of calling before_load() (a plugin that
+   * ignores it is still right). vdsolab sets it only for the plugins it
+   * builds from kernel trees, whose code keeps no state between calls
+   * (such a call may be run again from its start). */
+  struct vdsolab_quiet* quiet;
 };
 
 struct vdsolab_plugin {
