@@ -46,9 +46,8 @@ class Rng {
   }
 
   uint64_t Next() {
-    if (deferred_) {
-      deferred_ = false;
-      Seed(MixHash(state_[0], state_[1], state_[2], state_[3]));
+    if (deferred_) [[unlikely]] {
+      SeedDeferred();
     }
     const uint64_t result = Rotl(state_[1] * 5, 7) * 9;
     const uint64_t t = state_[1] << 17;
@@ -79,6 +78,12 @@ class Rng {
 
  private:
   Rng() = default;
+  // Out of line: once per generator, and it kept Next() from inlining into
+  // the simulation's per-step draws.
+  [[gnu::noinline]] void SeedDeferred() {
+    deferred_ = false;
+    Seed(MixHash(state_[0], state_[1], state_[2], state_[3]));
+  }
   void Seed(uint64_t seed) {
     uint64_t x = seed;
     for (uint64_t& word : state_) word = SplitMix64(x);
