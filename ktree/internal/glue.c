@@ -62,6 +62,7 @@ enum seq_state { SEQ_BEGIN, SEQ_CHECK };
  * while the kernel code runs. */
 struct call {
   const struct vdsolab_ops* ops;
+  struct vdsolab_quiet* quiet; /* ops->quiet, looked up once */
   const uint8_t* page;
   const uint8_t* end;
   struct call* saved;
@@ -135,8 +136,8 @@ static void seq_loaded(struct call* c, uint32_t offset, uint32_t value) {
 /* A load in a quiet call (vdsolab_ops.quiet): counted and its seq noted
  * here, as vdsolab's load path notes them, instead of a before_load() call.
  * `p` is `offset` bytes into the area. */
-static void quiet_load(struct vdsolab_quiet* q, const uint8_t* p,
-                       uint64_t offset, size_t size) {
+static inline __attribute__((always_inline)) void quiet_load(
+    struct vdsolab_quiet* q, const uint8_t* p, uint64_t offset, size_t size) {
   ++q->loads;
   if (offset < q->seq_start_size && q->seq_start[offset] != 0) {
     /* The low 32 bits of the little-endian value (one load for a seq word,
@@ -157,12 +158,13 @@ static void quiet_load(struct vdsolab_quiet* q, const uint8_t* p,
 static void page_load(struct call* c, const uint8_t* p, uint32_t size) {
   const uint32_t offset = (uint32_t)(p - c->page);
   if (++c->loads > VDSOLAB_LOAD_BUDGET) ask_may_retry(c);
-  if (c->ops->quiet != NULL) {
+  if (c->quiet != NULL) {
     /* Nothing changes the page during a quiet call: a seq word reads the
      * same at every load, so the retry protocol below has nothing to see
      * but an odd seq, whose spin the load budget ends (an aborted quiet
-     * call, run again with before_load()). */
-    quiet_load(c->ops->quiet, p, offset, size);
+     * call, run again with before_load()). on_load() takes most of these
+     * itself. */
+    quiet_load(c->quiet, p, offset, size);
     return;
   }
   const int seq = size == 4 && is_seq(offset);
@@ -189,8 +191,8 @@ static void pvclock_load(struct call* c, const uint8_t* p, size_t size) {
   const uint8_t* src = c->page + c->ops->pvclock_offset + off;
   if (src < c->page || src + size > c->end) return;
   if (++c->loads > VDSOLAB_LOAD_BUDGET) ask_may_retry(c);
-  if (c->ops->quiet != NULL) {
-    quiet_load(c->ops->quiet, src, (uint64_t)(src - c->page), size);
+  if (c->quiet != NULL) {
+    quiet_load(c->quiet, src, (uint64_t)(src - c->page), size);
   } else {
     c->ops->before_load(c->ops->ctx, src, (uint32_t)size);
   }
@@ -202,6 +204,13 @@ static inline void on_load(const void* addr, size_t size) {
   const uint8_t* p = (const uint8_t*)addr;
   if (c == NULL) return;
   if (p >= c->page && p < c->end) {
+    /* A quiet call's load within the budget: page_load()'s quiet path,
+     * inline in the hook. */
+    if (c->quiet != NULL && c->loads < VDSOLAB_LOAD_BUDGET) {
+      ++c->loads;
+      quiet_load(c->quiet, p, (uint64_t)(p - c->page), size);
+      return;
+    }
     page_load(c, p, (uint32_t)size);
   } else if (p >= pvclock_page && p < pvclock_page + sizeof(pvclock_page)) {
     pvclock_load(c, p, size);
@@ -423,6 +432,7 @@ static int32_t tree_clock_gettime(const struct vdsolab_ops* ops,
                                   struct vdsolab_timespec* ts) {
   struct call c;
   c.ops = ops;
+  c.quiet = ops->quiet;
   c.page = page;
   c.end = page + ops->area_bytes;
   c.saved = cur;
