@@ -18,6 +18,8 @@
 #include "common/clockid.h"
 #include "variants/plugin/internal/declared.h"
 #include "variants/plugin/vdsolab_plugin.h"
+#include "variants/registry.h"
+#include "variants/variant.h"
 
 namespace vdsolab::variants {
 namespace {
@@ -81,6 +83,58 @@ RC_GTEST_PROP(PluginDeclared, AcceptsExactlyWhatTheAbiDefines, ()) {
   RC_ASSERT(read == (d.counter_read == 1   ? vdso::CounterRead::kRdtscp
                      : d.counter_read == 2 ? vdso::CounterRead::kPlain
                                            : vdso::CounterRead::kOrdered));
+}
+
+// The variant a plugin becomes, on every built-in layout a plugin may read:
+// the base's layout, writer and time-namespace support, the record's name,
+// text and clocks, the era the record declares (version 2) or the base's
+// (version 1), and never the base's own clocks or their syscall (a
+// plugin on trace-clock's layout answers CLOCK_TRACE with its own code,
+// judged as a kernel clock, not by trace-clock's definition of it).
+RC_GTEST_PROP(PluginDeclared, PluginVariantsTakeOnlyTheLayoutFromTheirBase,
+              ()) {
+  std::vector<const Variant*> bases;
+  for (const Variant* v : AllVariants()) {
+    if (!v->own_clocks_only) bases.push_back(v);
+  }
+  const Variant& base = **rc::gen::elementOf(bases);
+  const std::vector<int32_t> clocks = *rc::gen::container<std::vector<int32_t>>(
+      rc::gen::inRange<int32_t>(0, kMaxClocks));
+  plugin_internal::DeclaredRecord r;
+  r.name = "p";
+  r.provenance = *rc::gen::arbitrary<bool>() ? "the thread" : nullptr;
+  r.summary = *rc::gen::arbitrary<bool>() ? "what it is" : nullptr;
+  r.declares_semantics = *rc::gen::arbitrary<bool>();
+  r.era.counter_semantics = *rc::gen::inRange<uint32_t>(0, 2);
+  r.era.semantics_flags = *rc::gen::inRange<uint32_t>(0, 4);
+  r.era.counter_read = *rc::gen::inRange<uint32_t>(0, 3);
+  r.era.clocks = clocks.data();
+  r.era.n_clocks = static_cast<uint32_t>(clocks.size());
+  RC_TAG(std::string(base.name));
+  RC_CLASSIFY(!base.own_clocks.empty(), "base has own clocks");
+  const Variant v = plugin_internal::PluginVariantFrom(base, r);
+  RC_ASSERT(v.name == "p");
+  RC_ASSERT(v.provenance ==
+            (r.provenance != nullptr ? r.provenance : "(plugin)"));
+  RC_ASSERT(v.summary == (r.summary != nullptr ? r.summary : ""));
+  RC_ASSERT(v.layout == base.layout);
+  RC_ASSERT(v.build_update == base.build_update);
+  RC_ASSERT(v.build_aux_update == base.build_aux_update);
+  RC_ASSERT(v.timens == base.timens);
+  RC_ASSERT(v.vdso_clocks ==
+            std::vector<ClockId>(clocks.begin(), clocks.end()));
+  RC_ASSERT(v.own_clocks.empty());
+  RC_ASSERT(v.syscall == nullptr);
+  const Semantics want_sem = r.declares_semantics
+                                 ? plugin_internal::DeclaredSemantics(r.era)
+                                 : base.semantics;
+  RC_ASSERT(v.semantics.counter == want_sem.counter);
+  RC_ASSERT(v.semantics.overflow_protected == want_sem.overflow_protected);
+  RC_ASSERT(v.semantics.coarse_from_coarse_nsec ==
+            want_sem.coarse_from_coarse_nsec);
+  RC_ASSERT(v.counter_read == (r.declares_semantics
+                                   ? plugin_internal::DeclaredCounterRead(r.era)
+                                   : base.counter_read));
 }
 
 }  // namespace

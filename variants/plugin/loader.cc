@@ -382,18 +382,11 @@ absl::StatusOr<const Variant*> LoadPluginVariant(const std::string& path,
                                   "not a vDSO page",
                                   p.layout)));
   }
-  auto* v = new Variant(**base);  // Lives as long as the process.
-  v->name = p.name;
-  v->provenance = p.provenance != nullptr ? p.provenance : "(plugin)";
-  v->summary = p.summary != nullptr ? p.summary : "";
-  v->vdso_clocks.assign(p.clocks, p.clocks + p.n_clocks);
-  v->own_clocks.clear();
-  v->syscall = nullptr;
-  // Version 2 declares what version 1 borrowed from the layout's variant.
-  if (p.declares_semantics) {
-    v->semantics = plugin_internal::DeclaredSemantics(Declared(p));
-    v->counter_read = plugin_internal::DeclaredCounterRead(Declared(p));
-  }
+  // Lives as long as the process.
+  auto* v = new Variant(plugin_internal::PluginVariantFrom(
+      **base,
+      plugin_internal::DeclaredRecord{p.name, p.provenance, p.summary,
+                                      p.declares_semantics, Declared(p)}));
   g_plugins[g_loaded] = p.clock_gettime;
   g_rerunnable[g_loaded] = options.rerunnable;
   v->make_sim_reader = kSlots[static_cast<size_t>(g_loaded)].make;

@@ -70,4 +70,20 @@ vdso::CounterRead DeclaredCounterRead(const DeclaredEra& r) {
   }
 }
 
+Variant PluginVariantFrom(const Variant& base, const DeclaredRecord& r) {
+  Variant v(base);
+  v.name = r.name;
+  v.provenance = r.provenance != nullptr ? r.provenance : "(plugin)";
+  v.summary = r.summary != nullptr ? r.summary : "";
+  v.vdso_clocks.assign(r.era.clocks, r.era.clocks + r.era.n_clocks);
+  v.own_clocks.clear();
+  v.syscall = nullptr;
+  // Version 2 declares what version 1 borrowed from the layout's variant.
+  if (r.declares_semantics) {
+    v.semantics = DeclaredSemantics(r.era);
+    v.counter_read = DeclaredCounterRead(r.era);
+  }
+  return v;
+}
+
 }  // namespace vdsolab::variants::plugin_internal

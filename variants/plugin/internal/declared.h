@@ -33,6 +33,23 @@ absl::Status CheckDeclared(const DeclaredEra& d, const std::string& path);
 Semantics DeclaredSemantics(const DeclaredEra& d);
 vdso::CounterRead DeclaredCounterRead(const DeclaredEra& d);
 
+// What a record says of itself beyond its era.
+struct DeclaredRecord {
+  const char* name = nullptr;        // Not null (the loader checks).
+  const char* provenance = nullptr;  // May be null: "(plugin)".
+  const char* summary = nullptr;     // May be null: "".
+  bool declares_semantics = false;   // Version 2.
+  DeclaredEra era;                   // clocks: the vdso_clocks it serves.
+};
+
+// The variant a plugin is, made from the built-in variant whose layout it
+// reads (`base`): that layout, writer and (version 1) era; the record's
+// name, provenance, summary, clocks and (version 2) era; none of the
+// base's own clocks or its syscall for them, which are the base reader's,
+// not the plugin's. The reader (make_sim_reader, native_loop) is the
+// loader's to set.
+Variant PluginVariantFrom(const Variant& base, const DeclaredRecord& r);
+
 }  // namespace vdsolab::variants::plugin_internal
 
 #endif  // VDSOLAB_VARIANTS_PLUGIN_INTERNAL_DECLARED_H_
