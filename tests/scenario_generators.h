@@ -372,6 +372,27 @@ inline rc::Gen<sim::Scenario> GenScenario(ScenarioShape shape) {
   });
 }
 
+// A generated scenario for comparing one of the engine's fast paths (the
+// inline load path, quiet calls) with its hooks: races from writer stalls
+// and store costs; preemption off in half the cases and mid-call
+// migration off for half the readers, since either turns a fast path off;
+// at most 4 ms simulated (two runs per case).
+inline rc::Gen<sim::Scenario> GenFastPathScenario() {
+  return rc::gen::exec([] {
+    sim::Scenario s = *GenScenario({.multi_cpu = *rc::gen::arbitrary<bool>(),
+                                    .events = *rc::gen::arbitrary<bool>(),
+                                    .races = true,
+                                    .odd_counters = true});
+    if (*rc::gen::arbitrary<bool>()) s.timing.preempt_ppm = 0;
+    for (sim::ReaderSpec& r : s.readers) {
+      if (*rc::gen::arbitrary<bool>()) r.migrate_midcall_ppm = 0;
+    }
+    s.timing.store_ns = *rc::gen::element<uint64_t>(0, 1, 20, 500);
+    s.run.duration_ns = std::min<uint64_t>(s.run.duration_ns, 4000000);
+    return s;
+  });
+}
+
 }  // namespace vdsolab::testing
 
 #endif  // VDSOLAB_TESTS_SCENARIO_GENERATORS_H_

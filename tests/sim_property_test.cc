@@ -199,16 +199,7 @@ RC_GTEST_PROP(SimProperty, OddCountersHaveNoDefects, ()) {
 // writer stalls and store costs only half the time: preemption turns the
 // inline path off for the whole run.
 RC_GTEST_PROP(SimProperty, InlineLoadsChangeNothing, ()) {
-  Scenario s = *testing::GenScenario({.multi_cpu = *rc::gen::arbitrary<bool>(),
-                                      .events = *rc::gen::arbitrary<bool>(),
-                                      .races = true,
-                                      .odd_counters = true});
-  if (*rc::gen::arbitrary<bool>()) s.timing.preempt_ppm = 0;
-  for (ReaderSpec& r : s.readers) {
-    if (*rc::gen::arbitrary<bool>()) r.migrate_midcall_ppm = 0;
-  }
-  s.timing.store_ns = *rc::gen::element<uint64_t>(0, 1, 20, 500);
-  s.run.duration_ns = std::min<uint64_t>(s.run.duration_ns, 4000000);
+  Scenario s = *testing::GenFastPathScenario();
   RC_PRE(ValidateScenario(s).ok());
   RandomOptions inline_loads;
   RandomOptions hooked;
