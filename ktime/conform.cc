@@ -305,9 +305,12 @@ Sequence RandomSequence(std::mt19937_64& rng, int length) {
                              rng() % (1ull << 50)};
   s.start = starts[rng() % 4];
   s.wall = {1700000000 + static_cast<int64_t>(rng() % 100000000), 0};
-  // x86's RTC reads whole seconds, so the wall time's nsec is 0; this
-  // draw is kept so that a seed's sequences stay what they were.
-  rng();
+  // x86's RTC reads whole seconds, so the wall time's nsec is 0. One boot
+  // in eight has no valid RTC time at all (timekeeping_init() then finds no
+  // persistent clock, and timekeeping_suspend() the first nonzero reading
+  // makes one): the draw that once gave the nsec, so that the rest of a
+  // seed's sequence stays what it was.
+  if (rng() % 8 == 0) s.wall = {0, 0};
   // One sequence in four on another clocksource: narrow counters that wrap
   // (and wraps lost past max_raw_delta in long idle), clock mode NONE,
   // kvm-clock's 1 GHz.

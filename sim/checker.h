@@ -199,6 +199,9 @@ class Checker {
                                        const UpdateRecord& state,
                                        const ClockResult& want,
                                        bool width_issue);
+  // Exactness of a variant's own clock read without a validated state.
+  [[gnu::noinline]] void CheckExactAmong(const CallRecord& call,
+                                         bool width_issue);
   // The torn check beyond the validated state: every state of [lo, last].
   [[gnu::noinline]] void CheckTornAmong(const CallRecord& call, uint32_t lo,
                                         uint32_t last, bool width_issue);

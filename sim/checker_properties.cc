@@ -98,6 +98,9 @@ void Checker::CheckExactAndTorn(const CallRecord& call, const ClockFacts& facts,
     if (!validated_state_gives_it) {
       ReportInexact(call, *state, want, width_issue);
     }
+  } else if (scenario_.checks.exact &&
+             kind == variants::ClockKind::kVariantSyscall) {
+    CheckExactAmong(call, width_issue);
   }
 
   // 7: some consistent state that was current during the call gives it.
@@ -141,6 +144,35 @@ void Checker::ReportInexact(const CallRecord& call, const UpdateRecord& state,
                          Name(call.clock), FormatClockResult(got),
                          FormatClockResult(want), call.counter, state.id,
                          call.begin_seq),
+         call);
+}
+
+// 1 for a clock the variant adds, read without a seq that names a page
+// state (CLOCK_TRACE converts the counter with a factor the page holds, no
+// seq around it; or an odd seq): the answer must be the variant's
+// syscall's at the counter on some state current during the call.
+void Checker::CheckExactAmong(const CallRecord& call, bool width_issue) {
+  const ClockResult& got = *call.result;
+  PropertyStats& s = stats_[static_cast<int>(Property::kExact) - 1];
+  ++s.checked;
+  const uint32_t first = writer_->LatestStartedAt(call.start_ns).id;
+  const uint32_t last = writer_->LatestStartedAt(call.end_ns).id;
+  const uint32_t lo = first > 1 ? first - 1 : 1;
+  ClockResult want{};
+  for (uint32_t id = lo; id <= last; ++id) {
+    const UpdateRecord* u = writer_->Update(id);
+    if (u == nullptr) continue;
+    want = oracle_.Expected(u->tk, call.clock, call.counter);
+    if (want == got) return;
+  }
+  Report(Property::kExact,
+         width_issue ? Verdict::kPrecondition : Verdict::kDefect,
+         width_issue ? absl::StrFormat(kWidthWhy, scenario_.machine.width_bits)
+                     : "the reader's arithmetic or protocol",
+         absl::StrFormat("%s: vDSO %s, syscall %s at counter %#x (no page "
+                         "state of updates %d..%d gives the vDSO's)",
+                         Name(call.clock), FormatClockResult(got),
+                         FormatClockResult(want), call.counter, lo, last),
          call);
 }
 

@@ -14,6 +14,10 @@
 #include <string>
 #include <vector>
 
+#include "common/clock_result.h"
+#include "common/clockid.h"
+#include "timekeeper/clocksource.h"
+#include "timekeeper/timekeeping.h"
 #include "variants/era_oracle.h"
 #include "variants/registry.h"
 #include "variants/variant.h"
@@ -49,6 +53,50 @@ RC_GTEST_PROP(EraExplanations, CoarseStepBackOnlyOnItsDomain, ()) {
   const bool flagged = *rc::gen::arbitrary<bool>();
   RC_ASSERT(oracle.ShowsCoarseOffBySecond(flagged) ==
             (flagged && v.semantics.coarse_from_coarse_nsec));
+}
+
+// An era explains odd answers of the kernel's clocks only: where a variant
+// defines a clock id itself (its own reader and definition, here on an id
+// the kernel's hres clocks use), no era behaviour explains its value, even
+// on a counter where the era would explain the kernel clock's (the pre-6.5
+// freeze at the base after a wrap past 2^64).
+RC_GTEST_PROP(EraExplanations, NoneForAClockTheVariantDefinesItself, ()) {
+  std::vector<const Variant*> clamping;
+  for (const Variant* v : AllVariants()) {
+    if (v->semantics.counter == CounterSemantics::kClampToLast &&
+        !v->own_clocks_only) {
+      clamping.push_back(v);
+    }
+  }
+  RC_PRE(!clamping.empty());
+  const Variant& base = **rc::gen::elementOf(clamping);
+  const ClockId clock = *rc::gen::elementOf(
+      std::vector<ClockId>{kClockRealtime, kClockMonotonic, kClockMonotonicRaw,
+                           kClockBoottime, kClockTai});
+  absl::StatusOr<timekeeper::Clocksource> tsc =
+      timekeeper::MakeTscClocksource(2600000);
+  RC_ASSERT(tsc.ok());
+  timekeeper::Timekeeping k(*tsc, 250, nullptr);
+  // cycle_last just below 2^64; the counter wrapped past it.
+  const uint64_t last = ~0ull - *rc::gen::inRange<uint64_t>(0, 1u << 20);
+  k.Init(last, Timespec64{1700000000, 0}, Timespec64{1, 0});
+  const timekeeper::Timekeeper& tk = k.timekeeper();
+  const uint64_t counter = *rc::gen::inRange<uint64_t>(0, 1u << 20);
+  const PublishContext ctx;
+  const EraOracle era(base, ctx, CounterFacts{true, true});
+  const ClockResult got = era.Expected(tk, clock, counter);
+  // The setup is one the era explains for the kernel's clock...
+  RC_ASSERT(era.ExplainAnswer(tk, clock, counter, got) != nullptr);
+  // ...and not for the same id defined by the variant.
+  Variant own = base;
+  ClockDef def;
+  def.id = clock;
+  def.name = "mine";
+  def.kind = ClockKind::kUserspace;
+  own.own_clocks = {def};
+  const EraOracle mine(own, ctx, CounterFacts{true, true});
+  RC_TAG(std::string(base.name));
+  RC_ASSERT(mine.ExplainAnswer(tk, clock, counter, got) == nullptr);
 }
 
 }  // namespace
