@@ -20,6 +20,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "common/clock_result.h"
@@ -219,17 +220,22 @@ std::string RawSyscallShare(const Measured& measured);
 // HookedAccess, and (QuietFn, for built-in readers) with QuietAccess.
 template <auto Fn, auto QuietFn = nullptr>
 class StatelessSimReader final : public SimReader {
+  // By type, not by comparing the function's address with null, which
+  // GCC does not fold to a constant under AddressSanitizer.
+  static constexpr bool kHasQuiet =
+      !std::is_same_v<decltype(QuietFn), std::nullptr_t>;
+
  public:
   std::optional<ClockResult> Call(vdso::HookedAccess& access,
                                   const uint8_t* page, ClockId clock) override {
     return Fn(access, page, clock);
   }
   bool stateless() const override { return true; }
-  bool has_quiet_build() const override { return QuietFn != nullptr; }
+  bool has_quiet_build() const override { return kHasQuiet; }
   std::optional<ClockResult> QuietCall(vdso::QuietAccess& access,
                                        const uint8_t* page,
                                        ClockId clock) override {
-    if constexpr (QuietFn != nullptr) {
+    if constexpr (kHasQuiet) {
       return QuietFn(access, page, clock);
     } else {
       return SimReader::QuietCall(access, page, clock);
