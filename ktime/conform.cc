@@ -6,6 +6,7 @@
 #include <random>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "ktime/internal/compare.h"
 #include "timekeeper/clocksource.h"
@@ -157,6 +158,14 @@ std::string ComparePage(const PageSink& sink, const KernelTime& kt) {
   return "";
 }
 
+// The kernel command line, parsed before timekeeping_init(): the tree's own
+// __setup handler with the parameter as text.
+void TreeBootParams(const KernelTime& kt, const Sequence& seq) {
+  if (seq.ntp_tick_adj == 0) return;
+  std::string value = absl::StrCat(seq.ntp_tick_adj);
+  kt.api().ntp_tick_adj_setup(value.data());
+}
+
 absl::StatusOr<std::string> Boot(const KernelTime& kt,
                                  const tk::TimekeeperProfile& profile,
                                  const Sequence& seq, Pair* p) {
@@ -170,8 +179,10 @@ absl::StatusOr<std::string> Boot(const KernelTime& kt,
   p->model =
       std::make_unique<tk::Timekeeping>(p->cs, kHz, p->sink.get(), profile);
   p->now = seq.start & p->cs.mask;
+  if (seq.ntp_tick_adj != 0) p->model->NtpTickAdjSetup(seq.ntp_tick_adj);
   p->model->Init(p->now, seq.wall, Timespec64{});
   kt.api().reset();
+  TreeBootParams(kt, seq);
   vdsolab_kt_clock c = TreeClocksource(seq);
   vdsolab_kt_clock_fields f{};
   kt.api().register_clock(&c, &f);
@@ -319,6 +330,35 @@ Sequence RandomSequence(std::mt19937_64& rng, int length) {
   if (rng() % 4 == 0) {
     s.source = kOthers[rng() % 3];
     s.suspend_nonstop = false;  // Only a TSC can be nonstop in S3.
+  }
+  // One boot in four with ntp_tick_adj=: a few ppm, the 500 ppm NTP
+  // allows time_freq, where its shift by NTP_SCALE_SHIFT leaves int64
+  // (|value| >= 2^31), and any value. Drawn from a hash of the boot, not
+  // from rng, so that every other draw of a seed stays what it was.
+  {
+    uint64_t h = s.start ^ (static_cast<uint64_t>(s.wall.tv_sec) << 20) ^
+                 s.tsc_khz ^ static_cast<uint64_t>(s.source);
+    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;  // splitmix64's finaliser
+    h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+    h ^= h >> 31;
+    const int64_t v = static_cast<int64_t>(h >> 8);
+    switch (h & 15) {
+      case 0:
+        s.ntp_tick_adj = v % 20001 - 10000;
+        break;
+      case 1:
+        s.ntp_tick_adj = (h & 16) != 0 ? 500000 : -500000;
+        break;
+      case 2:
+        s.ntp_tick_adj = ((h & 16) != 0 ? 1 : -1) *
+                         ((int64_t{1} << 31) - 1 + static_cast<int64_t>(v % 3));
+        break;
+      case 3:
+        s.ntp_tick_adj = static_cast<int64_t>(h);
+        break;
+      default:
+        break;
+    }
   }
   const uint64_t hz = CyclesPerSecond(s);
   const uint64_t tick_cycles = hz / kHz;
@@ -501,9 +541,12 @@ std::string FormatOp(const Op& op) {
 
 std::string FormatSequence(const Sequence& seq) {
   std::string s = absl::StrFormat(
-      "boot: %s %d Hz nonstop=%d counter=%d wall=%d.%09d\n",
+      "boot: %s %d Hz nonstop=%d counter=%d wall=%d.%09d%s\n",
       SourceName(seq.source), CyclesPerSecond(seq), seq.suspend_nonstop ? 1 : 0,
-      seq.start, seq.wall.tv_sec, seq.wall.tv_nsec);
+      seq.start, seq.wall.tv_sec, seq.wall.tv_nsec,
+      seq.ntp_tick_adj == 0
+          ? ""
+          : absl::StrCat(" ntp_tick_adj=", seq.ntp_tick_adj));
   for (size_t i = 0; i < seq.ops.size(); ++i) {
     s += absl::StrFormat("  op %d: %s\n", i, FormatOp(seq.ops[i]));
   }
@@ -550,6 +593,7 @@ absl::StatusOr<ConformResult> RunConform(const KernelTime& kt,
       PageSink sink(*writer);  // The model publishes as the tree does.
       tk::Timekeeping model(p.cs, kHz, &sink, profile);
       uint64_t now = seq.start & mask;
+      if (seq.ntp_tick_adj != 0) model.NtpTickAdjSetup(seq.ntp_tick_adj);
       model.Init(now, seq.wall, Timespec64{});
       for (const Op& op : seq.ops) {
         now = (now + op.cycles) & mask;
@@ -587,6 +631,7 @@ absl::StatusOr<ConformResult> RunConform(const KernelTime& kt,
       a.reset();
       vdsolab_kt_clock c = TreeClocksource(seq);
       vdsolab_kt_clock_fields cf{};
+      TreeBootParams(kt, seq);
       a.register_clock(&c, &cf);
       now = seq.start & mask;
       a.init(now, seq.wall.tv_sec, seq.wall.tv_nsec, 0, 0);

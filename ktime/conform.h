@@ -60,6 +60,8 @@ struct Sequence {
   bool suspend_nonstop = false;
   uint64_t start = 0;  // The counter at timekeeping_init().
   Timespec64 wall;     // read_persistent_clock64() at boot.
+  // The ntp_tick_adj= boot parameter, ns per second (0: not given).
+  int64_t ntp_tick_adj = 0;
   std::vector<Op> ops;
 };
 

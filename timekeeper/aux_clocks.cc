@@ -19,7 +19,7 @@ void Timekeeping::SetupAux() {
     tk.id = kTimekeeperAuxFirst + i;
     tk.clock_valid = false;
     aux_[static_cast<size_t>(i)].emplace(
-        TkData{tk, tk, Ntp(hz_, profile_.ntp, /*aux=*/true)});
+        TkData{tk, tk, Ntp(hz_, profile_.ntp, /*aux=*/true, ntp_tick_adj_)});
   }
 }
 

@@ -69,7 +69,11 @@ struct NtpData {
 class Ntp {
  public:
   // ntp_init(): USER_TICK_USEC, TIME_OK, STA_UNSYNC, then ntp_clear().
-  explicit Ntp(int hz, NtpQuirks quirks = {}, bool aux = false);
+  // `tick_adj` is ntp_tick_adj as the boot parameter left it (ns per
+  // second << NTP_SCALE_SHIFT; one global in the kernel, so every
+  // timekeeper's NTP, aux clocks' too, gets the same).
+  explicit Ntp(int hz, NtpQuirks quirks = {}, bool aux = false,
+               int64_t tick_adj = 0);
 
   // ntp_tick_length(): ns << 32 for the current tick.
   uint64_t TickLength() const { return data_.tick_length; }

@@ -74,6 +74,14 @@ uint64_t Timekeeping::Delta(const TkReadBase& tkr, uint64_t now) const {
                           tkr.clock->max_raw_delta);
 }
 
+// Models ntp_tick_adj_setup() (kernel/time/ntp.c, 2.6.25+): the value
+// kstrtos64() parsed, shifted as the kernel shifts it (s64 << 32, which
+// wraps for |value| >= 2^31 under -fno-strict-overflow).
+void Timekeeping::NtpTickAdjSetup(int64_t ns_per_s) {
+  ntp_tick_adj_ = WrapShl(ns_per_s, kNtpScaleShift);
+  SetupAux();  // ntp_init() of the aux clocks' NTP, with the new value.
+}
+
 // Models timekeeping_init() with the clocksource already chosen.
 void Timekeeping::Init(uint64_t now, const Timespec64& wall_time,
                        const Timespec64& boot_offset) {
@@ -90,7 +98,7 @@ void Timekeeping::Init(uint64_t now, const Timespec64& wall_time,
   const Timespec64 wall_to_mono = Timespec64Sub(boot, wall);
 
   const Clocksource* clock = &clocksources_.front();
-  core_.ntp = Ntp(hz_, profile_.ntp);
+  core_.ntp = Ntp(hz_, profile_.ntp, /*aux=*/false, ntp_tick_adj_);
   Timekeeper& tks = core_.shadow_timekeeper;
   tks = Timekeeper{};
   SetupInternals(tks, clock, now);

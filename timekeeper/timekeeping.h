@@ -95,6 +95,12 @@ class Timekeeping {
   Timekeeping(const Timekeeping&) = delete;
   Timekeeping& operator=(const Timekeeping&) = delete;
 
+  // The ntp_tick_adj= boot parameter (ntp_tick_adj_setup()): a constant
+  // frequency correction in ns per second every tick length includes.
+  // Like the kernel's __setup handlers it runs before timekeeping_init():
+  // call it before Init(), or it has no effect until the next Init().
+  void NtpTickAdjSetup(int64_t ns_per_s);
+
   // timekeeping_init(): read_persistent_wall_and_boot_offset() gave
   // `wall_time` and `boot_offset` (MONOTONIC at this point); `now` is the
   // counter when tk_setup_internals() reads it.
@@ -234,6 +240,7 @@ class Timekeeping {
   int hz_;
   VsyscallSink* sink_;
   TimekeeperProfile profile_;
+  int64_t ntp_tick_adj_ = 0;  // ntp_tick_adj, as ntp_tick_adj_setup() left it.
   // Every clocksource ever used: Timekeeper copies (the simulation keeps
   // many) point into it, so entries never move or go away.
   std::deque<Clocksource> clocksources_;

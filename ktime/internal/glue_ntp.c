@@ -9,6 +9,11 @@
 
 #include "ktime_abi.h"
 
+/* The ntp_tick_adj= boot parameter's handler (static __init in ntp.c). */
+int vdsolab_kt_ntp_tick_adj_setup(char *value) {
+  return ntp_tick_adj_setup(value);
+}
+
 void vdsolab_kt_read_ntp(struct vdsolab_kt_state *o) {
   o->tick_usec = tick_usec;
   o->tick_length = tick_length;

@@ -21,6 +21,7 @@ void vdsolab_kt_reset_statics(void);
 const char *vdsolab_kt_take_events(void);
 /* glue_ntp.c, glue_vsyscall.c */
 void vdsolab_kt_read_ntp(struct vdsolab_kt_state *out);
+int vdsolab_kt_ntp_tick_adj_setup(char *value);
 const unsigned char *vdsolab_kt_vdso_data(unsigned int *size);
 const struct vdsolab_kt_store *vdsolab_kt_take_stores(unsigned int *n,
                                                       unsigned int *updates,
@@ -214,6 +215,7 @@ static const struct vdsolab_kt_api vdsolab_api = {
     .vdso_data = vdsolab_kt_vdso_data,
     .take_events = vdsolab_kt_take_events,
     .take_stores = vdsolab_kt_take_stores,
+    .ntp_tick_adj_setup = vdsolab_kt_ntp_tick_adj_setup,
 };
 
 __attribute__((visibility("default"))) const struct vdsolab_kt_api *

@@ -9,7 +9,7 @@
 #ifndef VDSOLAB_KTIME_ABI_H_
 #define VDSOLAB_KTIME_ABI_H_
 
-#define VDSOLAB_KT_ABI_VERSION 2
+#define VDSOLAB_KT_ABI_VERSION 3
 
 #ifdef __cplusplus
 extern "C" {
@@ -104,6 +104,11 @@ struct vdsolab_kt_api {
   const struct vdsolab_kt_store *(*take_stores)(unsigned int *n,
                                                 unsigned int *updates,
                                                 unsigned int *overflow);
+  /* Version 3: the tree's ntp_tick_adj_setup(), the __setup handler of the
+   * ntp_tick_adj= boot parameter, on `value` (the text after the '=');
+   * call it after reset() and before init(), as the kernel parses its
+   * command line before timekeeping_init(). Returns the handler's value. */
+  int (*ntp_tick_adj_setup)(char *value);
 };
 
 /* The one exported symbol. */

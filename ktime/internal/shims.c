@@ -281,11 +281,56 @@ void rtc_time64_to_tm(long long time, void *tm) {
   (void)time;
   (void)tm;
 }
+/* lib/kstrtox.c's kstrtoll() (the ntp_tick_adj= boot parameter's parser):
+ * an optional sign, base 0 choosing 16 for "0x", 8 for a leading 0, else
+ * 10; one trailing newline allowed; -ERANGE past 64 bits or the sign's
+ * range, -EINVAL for no digits or anything after them. */
+static int vdsolab_kt_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return 99;
+}
+static int vdsolab_kt_kstrtoull(const char *s, unsigned int base,
+                                unsigned long long *res) {
+  if (base == 0) {
+    if (s[0] == '0') {
+      base = ((s[1] | 0x20) == 'x' && vdsolab_kt_digit(s[2]) < 16) ? 16 : 8;
+    } else {
+      base = 10;
+    }
+  }
+  if (base == 16 && s[0] == '0' && (s[1] | 0x20) == 'x') s += 2;
+  unsigned long long v = 0;
+  int digits = 0, overflow = 0;
+  for (; vdsolab_kt_digit(*s) < (int)base; s++, digits++) {
+    const unsigned long long d = (unsigned long long)vdsolab_kt_digit(*s);
+    if (v > (~0ull - d) / base) overflow = 1;
+    v = v * base + d;
+  }
+  if (digits == 0) return -22; /* -EINVAL */
+  if (overflow) return -34;    /* -ERANGE */
+  if (*s == '\n') s++;
+  if (*s) return -22;
+  *res = v;
+  return 0;
+}
 int kstrtoll(const char *s, unsigned int base, long long *res) {
-  (void)s;
-  (void)base;
-  (void)res;
-  return -22; /* -EINVAL: boot parameters are not parsed */
+  unsigned long long tmp;
+  int rv;
+  if (s[0] == '-') {
+    rv = vdsolab_kt_kstrtoull(s + 1, base, &tmp);
+    if (rv < 0) return rv;
+    if ((long long)(0 - tmp) > 0) return -34;
+    *res = (long long)(0 - tmp);
+  } else {
+    if (s[0] == '+') s++;
+    rv = vdsolab_kt_kstrtoull(s, base, &tmp);
+    if (rv < 0) return rv;
+    if ((long long)tmp < 0) return -34;
+    *res = (long long)tmp;
+  }
+  return 0;
 }
 long sized_strscpy(char *dst, const char *src, size_t count) {
   size_t n = strnlen(src, count);
