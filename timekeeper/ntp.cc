@@ -14,9 +14,11 @@ namespace {
 constexpr uint64_t kUserTickUsec = (kUsecPerSec + kUserHz / 2) / kUserHz;
 }  // namespace
 
-Ntp::Ntp(int hz, NtpQuirks quirks, bool aux) : quirks_(quirks) {
+Ntp::Ntp(int hz, NtpQuirks quirks, bool aux, int64_t tick_adj)
+    : quirks_(quirks) {
   data_.hz = hz;
   data_.aux = aux;
+  data_.ntp_tick_adj = tick_adj;
   data_.tick_usec = kUserTickUsec;
   data_.time_state = kTimeOk;
   data_.time_status = kStaUnsync;
