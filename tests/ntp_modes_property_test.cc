@@ -119,11 +119,6 @@ struct Reference {
   int32_t tai = 0;
 };
 
-int64_t WrapAdd(int64_t a, int64_t b) {
-  return static_cast<int64_t>(static_cast<uint64_t>(a) +
-                              static_cast<uint64_t>(b));
-}
-
 // process_adjtimex_modes() of the era `q` selects, but ADJ_OFFSET.
 void Apply(const tk::NtpQuirks& q, const tk::Timex& t, Reference* r) {
   if ((t.modes & tk::kAdjStatus) != 0) {
@@ -150,8 +145,8 @@ void Apply(const tk::NtpQuirks& q, const tk::Timex& t, Reference* r) {
     if (q.time_constant_add_before_clamp) {
       // time_constant = txc->constant (+ 4); min(MAXTC); max(0): the
       // addition wraps (the kernel builds with -fno-strict-overflow).
-      r->constant =
-          std::max<int64_t>(std::min(WrapAdd(t.constant, add), tk::kMaxTc), 0);
+      r->constant = std::max<int64_t>(
+          std::min(tk::WrapAdd(t.constant, add), tk::kMaxTc), 0);
     } else {
       r->constant = std::clamp<int64_t>(
           std::clamp<int64_t>(t.constant, 0, tk::kMaxTc) + add, 0, tk::kMaxTc);
