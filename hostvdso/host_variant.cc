@@ -52,6 +52,9 @@ class HostSimReader final : public variants::SimReader {
     }
     return process_->Call(access, page, clock);
   }
+  // Compiled x86 code: its smp_rmb() is no instruction, so nothing says
+  // where its barriers are.
+  bool reports_barriers() const override { return false; }
 
  private:
   const PreparedImage* image_;

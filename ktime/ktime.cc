@@ -46,6 +46,17 @@ constexpr char kAutoconf[] = R"(/* vdsolab: x86-64 config for kernel/time */
 #define CONFIG_X86_64 1
 #define CONFIG_64BIT 1
 #define CONFIG_SMP 1
+/* vdsolab: KCSAN's barrier instrumentation (include/linux/kcsan-checks.h)
+ * without KCSAN: in the one unit built with -fsanitize=thread (vsyscall.c)
+ * every smp_wmb() becomes a __tsan_atomic_signal_fence() call, which the
+ * glue logs with the next store. */
+#define CONFIG_KCSAN_WEAK_MEMORY 1
+/* kcsan-checks.h defines its barrier-to-fence orders only with KCSAN on:
+ * the same ones, for the instrumentation alone. */
+#define __KCSAN_BARRIER_TO_SIGNAL_FENCE_mb __ATOMIC_SEQ_CST
+#define __KCSAN_BARRIER_TO_SIGNAL_FENCE_wmb __ATOMIC_ACQ_REL
+#define __KCSAN_BARRIER_TO_SIGNAL_FENCE_rmb __ATOMIC_ACQUIRE
+#define __KCSAN_BARRIER_TO_SIGNAL_FENCE_release __ATOMIC_RELEASE
 #define CONFIG_NR_CPUS 64
 #define CONFIG_HZ VDSOLAB_CONFIG_HZ
 #define CONFIG_PAGE_SHIFT 12

@@ -99,6 +99,8 @@ class TreeTimekeeping final : public variants::ForeignTimekeeping {
     });
     if (s == nullptr) return {};
     if (overflow != 0) lost_stores_ = true;
+    // Each store carries whether a store barrier ran before it (the
+    // tree's smp_wmb(), through KCSAN's instrumentation).
     std::vector<vdso::VvarUpdate> out(updates);
     for (unsigned i = 0; i < n; ++i) {
       // A store outside update_vsyscall() (update_vsyscall_tz()) lands
@@ -107,7 +109,8 @@ class TreeTimekeeping final : public variants::ForeignTimekeeping {
       if (u >= out.size()) out.resize(u + 1);
       out[u].stores.push_back(
           vdso::VvarStore{internal::kVdsoDataOffset + s[i].offset,
-                          static_cast<uint8_t>(s[i].size), s[i].value, false});
+                          static_cast<uint8_t>(s[i].size), s[i].value,
+                          (s[i].flags & VDSOLAB_KT_WMB_BEFORE) != 0});
     }
     return out;
   }

@@ -28,7 +28,8 @@ struct TraceStep {
     kFallback,  // The syscall fallback.
     kPreempt,
     kMigrate,
-    kFault,  // The call crashed or spun (foreign code).
+    kFault,    // The call crashed or spun (foreign code).
+    kReorder,  // The next load sees an earlier page state (reorder_ppm).
   };
   uint64_t t_ns = 0;
   int cpu = 0;
@@ -66,6 +67,7 @@ struct CallRecord {
   uint32_t fallback_update = 0;  // The state the fallback syscall read.
   uint32_t iterations = 0;       // Loop iterations (spins and retries).
   uint32_t stores_during = 0;    // Writer stores that landed mid-call.
+  uint32_t reordered_loads = 0;  // Loads that saw an earlier page state.
   bool migrated_before = false;  // Moved to another CPU since last call.
   bool migrated_midcall = false;
   bool preempted = false;
@@ -92,6 +94,7 @@ struct CallRecord {
     counter_cpu = 0;
     counter_ns = 0;
     begin_seq = fallback_update = iterations = stores_during = 0;
+    reordered_loads = 0;
     migrated_before = migrated_midcall = preempted = timens = false;
     trace.clear();
   }

@@ -201,6 +201,7 @@ void Checker::OnCall(const CallRecord& call) {
   if (call.migrated_before) ++coverage_.migrations;
   if (call.migrated_midcall) ++coverage_.midcall_migrations;
   if (call.preempted) ++coverage_.preemptions;
+  coverage_.reordered_loads += call.reordered_loads;
   if (call.read_counter &&
       call.counter_cpu != scenario_.kernel.timekeeping_cpu) {
     ++coverage_.cross_cpu_reads;

@@ -32,6 +32,10 @@ void Checker::CheckTimekeeperLoops(const CallRecord& call) {
 void Checker::CheckPace(const CallRecord& call) {
   if (!scenario_.checks.raw_rate) return;
   const uint64_t t = call.end_ns;
+  // Calls come in the order they started: one preempted for long ends
+  // after later ones. Its end is behind the anchor, where the lead's
+  // "only shrinks" no longer holds (time runs backwards from it).
+  if (pace_.valid && t < pace_.t_ns) return;
   const UpdateRecord& u = writer_->LatestStartedAt(t);
   // Every timekeeper state once, at its first call, and then every
   // kPaceEveryNs of true time (calls come every few us: checking each adds

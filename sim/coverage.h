@@ -49,6 +49,8 @@ struct Coverage {
   uint64_t migrations = 0;  // Between calls.
   uint64_t midcall_migrations = 0;
   uint64_t preemptions = 0;
+  // faults.reorder_ppm: loads that saw an earlier page state.
+  uint64_t reordered_loads = 0;
   uint64_t negative_motion = 0;    // Counter behind the state's cycle_last.
   uint64_t beyond_max_cycles = 0;  // Counter past cycle_last + max_cycles.
   uint64_t counter_wrapped = 0;    // Counter below its value at boot.

@@ -29,6 +29,9 @@ struct World {
   const uint8_t* page;
   // The namespace's offsets (kernel.timens_*), for readers in it.
   const timekeeper::TimensOffsets* timens;
+  // faults.reorder_ppm for the reader's loads: 0 where the reader does
+  // not report its barriers (SimReader::reports_barriers()).
+  uint32_t load_reorder_ppm;
 };
 
 // The random strategy's hooks for one call.
@@ -47,6 +50,7 @@ class RandomHooks : public vdso::AccessHooks {
         tracing_(tracing),
         preempt_(w.scenario->timing.preempt_ppm != 0),
         migrate_midcall_(spec->migrate_midcall_ppm != 0),
+        reorder_ppm_(w.load_reorder_ppm),
         preempt_ppm_(w.scenario->timing.preempt_ppm),
         migrate_midcall_ppm_(spec->migrate_midcall_ppm),
         cpus_(w.machine->cpus()),
@@ -60,14 +64,19 @@ class RandomHooks : public vdso::AccessHooks {
   }
 
   void BeforeLoad(uint32_t offset, uint32_t size) override {
+    if (reorder_ppm_ != 0) Reorderable();
     Step(load_ns_);
+    if (reorder_ppm_ != 0) MaybeReorder(offset, size);
     const uint64_t value =
         loads_.OnLoad(w_.page, offset, size, lane().now, rec_);
     if (tracing_) TraceLoad(offset, value);
   }
 
   uint64_t ReadCounter(vdso::CounterRead kind) override {
+    if (reorder_ppm_ != 0) Reorderable();
     Step(t_.counter_read_ns);
+    // Not a barrier, whatever its kind: rdtsc_ordered()'s asm has no
+    // "memory" clobber, so a compiler may move plain loads across it.
     // An unordered counter read: the CPU ran it early, up to speculation_ns
     // before the read's seq load (but not before the call began), instead
     // of after the loads that precede it.
@@ -96,6 +105,7 @@ class RandomHooks : public vdso::AccessHooks {
   }
 
   bool MayRetry() override {
+    if (reorder_ppm_ != 0) Reorderable();
     if (++rec_->iterations > w_.scenario->checks.livelock_budget) return false;
     // A reader spinning on an odd seq waits for the writer: jump to its
     // next store rather than burning the budget one load at a time.
@@ -109,8 +119,10 @@ class RandomHooks : public vdso::AccessHooks {
   }
 
   ClockResult Fallback(ClockId clock) override {
+    if (reorder_ppm_ != 0) Reorderable();
     rec_->fell_back = true;
     Step(t_.syscall_ns);
+    if (reorder_ppm_ != 0) Barrier();  // A system call orders everything.
     // The syscall waits out an update in progress, then reads that state.
     const UpdateRecord& u = w_.writer->LatestStartedAt(lane().now);
     if (u.end_ns > lane().now) {
@@ -141,8 +153,15 @@ class RandomHooks : public vdso::AccessHooks {
   }
 
   void OnFault(const vdso::CallFault& fault) override {
+    if (reorder_ppm_ != 0) Reorderable();
     rec_->fault = fault;
     if (tracing_) Trace(vdso::DescribeFault(fault), TraceStep::Kind::kFault);
+  }
+
+  // The call has returned: the page as the writer left it, for the
+  // checker and the rollback.
+  void Finish() {
+    if (reorder_ppm_ != 0) Reorderable();
   }
 
   uint64_t now() { return lane().now; }
@@ -171,7 +190,55 @@ class RandomHooks : public vdso::AccessHooks {
   // next store is due, and only when nothing is injected or traced: those
   // need this class's BeforeLoad at every load.
   void UpdateLimit() {
-    lane().limit = preempt_ || migrate_midcall_ || tracing_ ? 0 : due_at_;
+    lane().limit = preempt_ || migrate_midcall_ || tracing_ || reorder_ppm_ != 0
+                       ? 0
+                       : due_at_;
+  }
+
+  // Relaxed ordering (faults.reorder_ppm). First thing in every hook: the
+  // page back as the writer left it after a reordered load, and a barrier
+  // executed since the last hook noted (no store lands between a barrier
+  // and the next hook, so the page's state then is the state at it).
+  void Reorderable() {
+    if (stale_) {
+      w_.view->EndStale();
+      stale_ = false;
+    }
+    if (barriers() != barriers_seen_) {
+      barriers_seen_ = barriers();
+      Barrier();
+    }
+  }
+  // Loads after this point see at least every store landed by now.
+  void Barrier() {
+    floor_ = w_.view->applied();
+    seen_.clear();
+  }
+  // Draws whether this load sees an earlier page state: one after any of
+  // the stores landed since the last barrier, but no earlier than what a
+  // load of the same bytes since then saw.
+  [[gnu::noinline]] void MaybeReorder(uint32_t offset, uint32_t size) {
+    size_t lo = floor_;
+    for (const SeenLoad& l : seen_) {
+      if (l.offset < offset + size && offset < l.offset + l.size) {
+        lo = std::max(lo, l.version);
+      }
+    }
+    size_t version = w_.view->applied();
+    if (lo < version && size <= PageView::kMaxStaleBytes &&
+        rng_.Below(1000000) < reorder_ppm_) {
+      version = lo + rng_.Below(version - lo);
+      w_.view->ShowStale(version, offset, size);
+      stale_ = true;
+      ++rec_->reordered_loads;
+      if (tracing_) {
+        Trace(absl::StrFormat("  (reordered: the next load sees the page as "
+                              "it was before the last %d stores of this call)",
+                              w_.view->applied() - version),
+              TraceStep::Kind::kReorder);
+      }
+    }
+    seen_.push_back(SeenLoad{offset, size, version});
   }
 
   [[gnu::noinline]] void TraceLoad(uint32_t offset, uint64_t value) {
@@ -245,8 +312,20 @@ class RandomHooks : public vdso::AccessHooks {
   // Copied from the scenario: read before every load.
   bool preempt_;
   bool migrate_midcall_;
+  uint32_t reorder_ppm_;
   uint32_t preempt_ppm_;
   uint32_t migrate_midcall_ppm_;
+  // Relaxed ordering's state: a load is showing an earlier state; the
+  // barriers noted; the page state loads may go back to; the loads since.
+  struct SeenLoad {
+    uint32_t offset;
+    uint32_t size;
+    size_t version;
+  };
+  bool stale_ = false;
+  uint64_t barriers_seen_ = 0;
+  size_t floor_ = 0;
+  std::vector<SeenLoad> seen_;
   int cpus_;
   uint64_t load_ns_;
   int cpu_;
@@ -454,9 +533,12 @@ absl::StatusOr<RunResult> RunRandom(const Scenario& scenario,
   PageView view(page.get(), writer.get());
   Checker checker(scenario, &machine, writer.get(), &variant);
   checker.AcceptKnown(options.accept_known);
-  World world{&scenario, &variant,     &machine, writer.get(),
-              &view,     page->data(), &offsets};
   std::unique_ptr<variants::SimReader> reader = variant.make_sim_reader();
+  World world{
+      &scenario, &variant,
+      &machine,  writer.get(),
+      &view,     page->data(),
+      &offsets,  reader->reports_barriers() ? scenario.faults.reorder_ppm : 0};
   QuietCalls quiet_calls(scenario, *reader, *variant.layout, page->data(),
                          options.quiet_calls);
   RunResult result;
@@ -534,6 +616,7 @@ absl::StatusOr<RunResult> RunRandom(const Scenario& scenario,
               : vdso::HookedAccess(page->data(), &hooks);
       const std::optional<ClockResult> answer = reader->Call(
           access, spec.timens ? page->timens_data() : page->data(), rec.clock);
+      hooks.Finish();
       SetResult(answer, &rec);
       rec.end_ns = hooks.now();
       // Loads noted inline left their seq in the lane only.

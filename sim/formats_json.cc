@@ -50,6 +50,7 @@ JsonObject CoverageJson(const Coverage& c) {
       .Add("cross_cpu_reads", c.cross_cpu_reads)
       .Add("livelocks", c.livelocks)
       .Add("crashes", c.crashes);
+  if (c.reordered_loads != 0) o.Add("reordered_loads", c.reordered_loads);
   return o;
 }
 
@@ -69,6 +70,8 @@ const char* StepKind(TraceStep::Kind k) {
       return "migrate";
     case TraceStep::Kind::kFault:
       return "fault";
+    case TraceStep::Kind::kReorder:
+      return "reorder";
   }
   return "?";
 }

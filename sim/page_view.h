@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "sim/writer.h"
@@ -94,6 +95,34 @@ class PageView {
 
   const vdso::VvarPage& page() const { return *page_; }
 
+  // Relaxed ordering (faults.reorder_ppm): shows `size` (at most
+  // kMaxStaleBytes) bytes at `offset`
+  // as they were when only the first `version` (< applied()) of this
+  // call's stores had landed, for the one load that follows; EndStale()
+  // puts the page back before anything else reads or stores it. The page
+  // itself holds the bytes, so a reader that loads it directly (compiled
+  // kernel code after its before_load hook) sees them too.
+  void ShowStale(size_t version, uint32_t offset, uint32_t size) {
+    stale_offset_ = offset;
+    stale_size_ = size;
+    std::memcpy(stale_saved_, page_->data() + offset, size);
+    uint8_t bytes[kMaxStaleBytes];
+    std::memcpy(bytes, stale_saved_, size);
+    // Undo, newest first, the stores after `version`, byte by byte where
+    // they overlap the load.
+    for (size_t k = applied_; k-- > version;) {
+      const vdso::VvarStore& u = undo_[k];
+      for (uint32_t b = 0; b < u.size; ++b) {
+        const uint32_t at = u.offset + b;
+        if (at < offset || at >= offset + size) continue;
+        bytes[at - offset] = static_cast<uint8_t>(u.value >> (8 * b));
+      }
+    }
+    page_->CopyIn(offset, bytes, size);
+  }
+  void EndStale() { page_->CopyIn(stale_offset_, stale_saved_, stale_size_); }
+  static constexpr uint32_t kMaxStaleBytes = 16;  // The widest load.
+
  private:
   void ApplyNext() {
     const vdso::VvarStore& s = writer_->pending()[applied_].store;
@@ -107,6 +136,10 @@ class PageView {
   Writer* writer_;
   size_t applied_ = 0;  // Pending stores applied (undoably) so far.
   std::vector<vdso::VvarStore> undo_;
+  // ShowStale()'s bytes to put back.
+  uint32_t stale_offset_ = 0;
+  uint32_t stale_size_ = 0;
+  uint8_t stale_saved_[kMaxStaleBytes] = {};
 };
 
 }  // namespace vdsolab::sim

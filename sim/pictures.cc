@@ -160,12 +160,14 @@ std::string ReplaySvg(const Scenario& s, const ReplayOutcome& replay) {
       case TraceStep::Kind::kPreempt:
       case TraceStep::Kind::kMigrate:
       case TraceStep::Kind::kFault:
+      case TraceStep::Kind::kReorder:
         shape = absl::StrFormat(
             "<circle class=\"event\" cx=\"%.1f\" cy=\"%.0f\" r=\"6\" "
             "fill=\"none\" stroke=\"#000\">",
             x[i], y);
         label = t.kind == TraceStep::Kind::kFault     ? "fault"
                 : t.kind == TraceStep::Kind::kPreempt ? "preempted"
+                : t.kind == TraceStep::Kind::kReorder ? "reordered"
                                                       : "migrated";
         break;
     }

@@ -82,6 +82,14 @@ std::string FormatRunReport(const Scenario& s, const RunResult& r) {
       c.retries, c.raced, c.preemptions, c.migrations, c.midcall_migrations,
       c.negative_motion, c.beyond_max_cycles, c.counter_wrapped,
       c.cross_cpu_reads, c.livelocks);
+  if (c.reordered_loads != 0) {
+    // Only under faults.reorder_ppm: other reports stay as they are.
+    absl::StrAppendFormat(&o,
+                          "relaxed ordering: %d loads saw the page as it was "
+                          "before stores that had landed since the reader's "
+                          "last barrier\n\n",
+                          c.reordered_loads);
+  }
   if (c.timens_calls != 0) {
     // Only with readers in a time namespace: other reports stay as they are.
     absl::StrAppendFormat(&o,

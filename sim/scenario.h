@@ -185,6 +185,18 @@ struct FaultSpec {
   // order (the CPU executed it early).
   bool unordered_counter_read = false;
   uint64_t speculation_ns = 200;
+  // Relaxed ordering: what a compiler may do to plain accesses no barrier
+  // separates, and a weakly ordered CPU to any. In reorder_ppm of a
+  // reader's loads (0: program order), the load sees the page as it was
+  // after any store that landed since the reader's last barrier
+  // (smp_rmb(), cpu_relax(), an ordered counter read, the syscall), but
+  // not before what an earlier load of the same bytes saw (coherence).
+  // And the stores a writer makes between two smp_wmb() land in a drawn
+  // order (stores to the same bytes keep theirs), in reorder_ppm of
+  // updates. A kernel tree's code reports its barriers through KCSAN's
+  // instrumentation (docs/scenarios.md); a compiled image's loads, whose
+  // barriers nothing reports, stay in program order.
+  uint32_t reorder_ppm = 0;
 
   friend bool operator==(const FaultSpec&, const FaultSpec&) = default;
 };

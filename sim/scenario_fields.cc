@@ -342,6 +342,7 @@ const Fields<FaultSpec>& FaultFields() {
   static const auto* fields = new Fields<F>{
       Bool("unordered_counter_read", &F::unordered_counter_read),
       Duration("speculation", &F::speculation_ns),
+      Int("reorder_ppm", &F::reorder_ppm, 0, kPpmMax).OmitDefault(),
   };
   return *fields;
 }

@@ -124,6 +124,19 @@ std::string TickGridMismatch(const timekeeper::Timekeeper& before,
   return "";
 }
 
+std::string UnaccumulatedMismatch(const timekeeper::Timekeeper& tk,
+                                  uint64_t counter, const std::string& what) {
+  const uint64_t mask = tk.tkr_mono.mask;
+  const uint64_t left = (counter - tk.tkr_mono.cycle_last) & mask;
+  if (tk.cycle_interval == 0 || left < tk.cycle_interval || left > mask >> 1) {
+    return "";
+  }
+  return absl::StrFormat(
+      "after the tick %s has %d cycles unaccumulated at counter %#x; "
+      "cycle_interval is %d: it stopped accumulating",
+      what, left, counter, tk.cycle_interval);
+}
+
 std::string HrtimerViewMismatch(const timekeeper::Timekeeper& tk,
                                 uint64_t cycles,
                                 timekeeper::HrtimerOffsets* cached) {

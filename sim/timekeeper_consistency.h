@@ -39,6 +39,17 @@ std::string DerivedStateMismatch(const timekeeper::Timekeeper& tk,
 std::string TickGridMismatch(const timekeeper::Timekeeper& before,
                              const timekeeper::Timekeeper& after);
 
+// After a tick: the timekeeper `what` names (the core one, or an enabled
+// aux clock's, which tk_aux_advance() advances at the same counter) holds
+// less than one cycle_interval unaccumulated at the tick's `counter`, as
+// timekeeping_advance()'s loop runs while a whole interval is left. A
+// timekeeper that stops accumulating still reads right until its delta
+// outgrows max_cycles, so no reader check sees it early. "" if it holds or
+// does not apply: a delta past half the mask reads as negative motion (0)
+// in the eras that clamp it.
+std::string UnaccumulatedMismatch(const timekeeper::Timekeeper& tk,
+                                  uint64_t counter, const std::string& what);
+
 // What hrtimer_interrupt() sees (ktime_get_update_offsets_now()) at
 // `cycles`, against the timekeeper: MONOTONIC as ktime_get_ts64() reads it
 // at the same counter, offs_real (one second less while MONOTONIC is past

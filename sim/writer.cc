@@ -6,11 +6,50 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/math64.h"
+#include "common/rng.h"
 #include "sim/timekeeper_consistency.h"
 #include "timekeeper/clocksource.h"
 
 namespace vdsolab::sim {
 namespace {
+
+// faults.reorder_ppm: the stores between two smp_wmb() in a drawn order,
+// the one a compiler or a weakly ordered CPU may give them; stores to
+// overlapping bytes keep theirs (a later one would otherwise be undone).
+// Each group's first store keeps the wmb_before mark.
+void ReorderWithinBarriers(uint64_t seed,
+                           std::vector<vdso::VvarStore>* stores) {
+  std::vector<vdso::VvarStore>& v = *stores;
+  Rng rng = Rng::Deferred(seed, 0x5e0f);
+  std::vector<vdso::VvarStore> group;
+  std::vector<size_t> ready;
+  for (size_t begin = 0; begin < v.size();) {
+    size_t end = begin + 1;
+    while (end < v.size() && !v[end].wmb_before) ++end;
+    group.assign(v.begin() + static_cast<std::ptrdiff_t>(begin),
+                 v.begin() + static_cast<std::ptrdiff_t>(end));
+    std::vector<bool> done(group.size(), false);
+    for (size_t out = begin; out < end; ++out) {
+      // The stores no earlier pending store overlaps.
+      ready.clear();
+      for (size_t j = 0; j < group.size(); ++j) {
+        if (done[j]) continue;
+        bool blocked = false;
+        for (size_t k = 0; k < j && !blocked; ++k) {
+          blocked = !done[k] &&
+                    group[k].offset < group[j].offset + group[j].size &&
+                    group[j].offset < group[k].offset + group[k].size;
+        }
+        if (!blocked) ready.push_back(j);
+      }
+      const size_t pick = ready[rng.Below(ready.size())];
+      done[pick] = true;
+      v[out] = group[pick];
+      v[out].wmb_before = out == begin && group.front().wmb_before;
+    }
+    begin = end;
+  }
+}
 
 // Tasks freeze before timekeeping_suspend() and thaw after resume: no
 // reader runs this long around a suspend.
@@ -402,6 +441,20 @@ void Writer::CheckTimekeeper(const std::string& cause, uint64_t start,
   if (finding.empty() && before_tick != nullptr) {
     finding = TickGridMismatch(*before_tick, tk_->timekeeper());
   }
+  // The loop guard and a suspended timekeeper have their own findings
+  // and rules (CheckTimekeeperLoops; no accumulation while suspended).
+  if (finding.empty() && before_tick != nullptr && !tk_->suspended() &&
+      tk_->stalled_loop() == nullptr) {
+    finding = UnaccumulatedMismatch(tk_->timekeeper(), counter,
+                                    "the core timekeeper");
+    for (int i = 0;
+         finding.empty() && tk_->profile().aux_clocks && i < kMaxAuxClocks;
+         ++i) {
+      if (!tk_->AuxEnabled(i) || !tk_->aux_timekeeper(i).clock_valid) continue;
+      finding = UnaccumulatedMismatch(tk_->aux_timekeeper(i), counter,
+                                      absl::StrFormat("aux clock %d", i));
+    }
+  }
   if (finding.empty()) {
     finding = HrtimerViewMismatch(tk_->timekeeper(), counter, &hrtimer_);
   }
@@ -430,6 +483,12 @@ void Writer::Publish(const std::string& cause, uint64_t start,
       // Aux stores carry their own ids, apart from the core's.
       id = 0x80000000u | (++aux_published_[static_cast<size_t>(b.aux)] << 3) |
            static_cast<uint32_t>(b.aux);
+    }
+    if (scenario_.faults.reorder_ppm != 0 &&
+        MixHash(scenario_.run.seed, 0x5e0d, id) % 1000000 <
+            scenario_.faults.reorder_ppm) {
+      ReorderWithinBarriers(MixHash(scenario_.run.seed, 0x5e0e, id),
+                            &b.update.stores);
     }
     for (size_t i = 0; i < b.update.stores.size(); ++i) {
       const uint64_t draw = MixHash(scenario_.run.seed, 0x5707e, id, i);

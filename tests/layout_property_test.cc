@@ -33,8 +33,10 @@
 #include "timekeeper/timex.h"
 #include "variants/layout.h"
 #include "variants/registry.h"
+#include "variants/upstream.h"
 #include "variants/variant.h"
 #include "vdso/datapage.h"
+#include "vdso/vvar_page.h"
 
 namespace vdsolab {
 namespace {
@@ -103,6 +105,23 @@ std::unique_ptr<testing::PublishBed> BootBed(const variants::Variant& v,
   bed->tk().Init(boot, Timespec64{*rc::gen::inRange<int64_t>(0, 4000000000), 0},
                  Timespec64{boot_offset_sec, 0});
   return bed;
+}
+
+// vdso::DescribeVvarOffset() (store dumps, the vdso tests' traces) names
+// the upstream page's fields itself, apart from the layout: every field
+// it names must be the layout's field of that offset, or the two tell a
+// reader of a trace different stories about the same byte.
+TEST(LayoutProperty, DescribeVvarOffsetNamesEveryUpstreamField) {
+  const variants::Layout& layout = variants::UpstreamLayout();
+  size_t named = 0;
+  for (const variants::Field& f : layout.fields()) {
+    EXPECT_EQ(vdso::DescribeVvarOffset(f.offset), f.name)
+        << "at offset " << f.offset;
+    ++named;
+  }
+  // The clock records (two core, eight aux, each with 12 bases), the
+  // timezone and hrtimer_res, and the pvclock page.
+  EXPECT_GT(named, 10u * 7 + 3 + 6);
 }
 
 RC_GTEST_PROP(LayoutProperty, WritesAndReadsStayInNamedFields, ()) {

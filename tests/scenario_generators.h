@@ -263,6 +263,9 @@ struct ScenarioShape {
   bool events = false;        // NTP, settime, idle, pause.
   bool races = true;          // Preemption and writer stalls.
   bool odd_counters = false;  // Non-TSC clocksources, narrow widths.
+  // Every load and store reordered where no barrier forbids it, aux clocks
+  // on where there are events, and calls long enough to race the writer.
+  bool relaxed = false;
 };
 
 inline rc::Gen<sim::Scenario> GenScenario(ScenarioShape shape) {
@@ -367,7 +370,36 @@ inline rc::Gen<sim::Scenario> GenScenario(ScenarioShape shape) {
       s.faults.speculation_ns = *rc::gen::inRange<uint64_t>(0, 5000);
     }
     // Last, so that the draws above stay what they were without it.
-    if (shape.events && *rc::gen::inRange(0, 3) == 0) AddAuxClocks(&s);
+    if (shape.events && (shape.relaxed || *rc::gen::inRange(0, 3) == 0)) {
+      AddAuxClocks(&s);
+    }
+    if (shape.relaxed) {
+      // Reordering needs stores landing mid-call: frequent calls, long
+      // preemptions and a writer that stalls between its stores.
+      s.faults.reorder_ppm = 1000000;
+      s.timing.preempt_ppm = *rc::gen::inRange<uint32_t>(50000, 300000);
+      s.timing.preempt_max_ns = *rc::gen::inRange<uint64_t>(100, 5000);
+      s.timing.writer_stall_ppm = *rc::gen::inRange<uint32_t>(50000, 300000);
+      s.timing.writer_stall_max_ns = *rc::gen::inRange<uint64_t>(1000, 20000);
+      for (sim::ReaderSpec& r : s.readers) {
+        r.period_ns = *rc::gen::inRange<uint64_t>(200, 3000);
+      }
+      // And every reader on an aux clock that is enabled, so that aux
+      // records are read while they are written.
+      for (const sim::EventSpec& e : s.events) {
+        if (e.kind != sim::EventKind::kAuxEnable) continue;
+        for (sim::ReaderSpec& r : s.readers) {
+          r.clocks.push_back(kClockAux + e.aux);
+        }
+        break;
+      }
+    } else if (*rc::gen::inRange(0, 3) == 0) {
+      // Relaxed ordering in one case in three: loads and stores that no
+      // barrier separates reordered, in some or all of the chances.
+      s.faults.reorder_ppm = *rc::gen::weightedOneOf<uint32_t>(
+          {{2, rc::gen::just<uint32_t>(1000000)},
+           {1, rc::gen::inRange<uint32_t>(1, 1000000)}});
+    }
     return s;
   });
 }

@@ -99,13 +99,31 @@ const variants::Variant& VariantUnderTest() {
   return *variant;
 }
 
-void CheckScenario(const Scenario& s) {
+void CheckScenario(Scenario s) {
+  // Readers in a time namespace, where the variant models one: their
+  // calls take the namespace page's paths (its own seq loops).
+  if (VariantUnderTest().timens && *rc::gen::inRange(0, 4) == 0) {
+    s.kernel.timens_monotonic = {*rc::gen::inRange<int64_t>(-50, 100000),
+                                 *rc::gen::inRange<int64_t>(0, 1000000000)};
+    s.kernel.timens_boottime = {*rc::gen::inRange<int64_t>(0, 100000),
+                                *rc::gen::inRange<int64_t>(0, 1000000000)};
+    for (ReaderSpec& r : s.readers) r.timens = *rc::gen::arbitrary<bool>();
+  }
   RC_PRE(ValidateScenario(s).ok());
   absl::StatusOr<RunResult> r = RunRandom(s, VariantUnderTest());
   RC_ASSERT(r.ok());
   g_reads += r->coverage.calls;
   const Coverage& c = r->coverage;
   RC_CLASSIFY(c.raced > 0, "raced a writer");
+  RC_CLASSIFY(c.reordered_loads > 0, "reordered loads");
+  RC_CLASSIFY(c.timens_calls > 0, "time namespace");
+  uint64_t aux_calls = 0;
+  for (const auto& [clock, counts] : c.per_clock) {
+    if (clock >= kClockAux && clock < kClockAux + kMaxAuxClocks) {
+      aux_calls += counts[0];
+    }
+  }
+  RC_CLASSIFY(aux_calls > 0, "aux clocks read from the page");
   RC_CLASSIFY(c.retries > 0, "retried");
   RC_CLASSIFY(c.negative_motion > 0, "negative motion");
   RC_CLASSIFY(c.beyond_max_cycles > 0, "beyond max_cycles");
@@ -184,6 +202,17 @@ RC_GTEST_PROP(SimProperty, NtpSettimeIdleAndPausesHaveNoDefects, ()) {
                                        .events = true,
                                        .races = true,
                                        .odd_counters = false}));
+}
+
+// Relaxed ordering everywhere (faults.reorder_ppm = 1000000): a reader or
+// writer that leaves out a barrier its seq protocol needs is found here,
+// on every path (hres, coarse, raw, aux, the time namespace's).
+RC_GTEST_PROP(SimProperty, RelaxedOrderingHasNoDefects, ()) {
+  CheckScenario(*testing::GenScenario({.multi_cpu = *rc::gen::arbitrary<bool>(),
+                                       .events = true,
+                                       .races = true,
+                                       .odd_counters = false,
+                                       .relaxed = true}));
 }
 
 RC_GTEST_PROP(SimProperty, OddCountersHaveNoDefects, ()) {

@@ -80,6 +80,13 @@ class SimReader {
   // state between calls, so an attempt it steps out of can be run again
   // through Call(). Without one the attempt is aborted at once.
   virtual bool has_quiet_build() const { return false; }
+  // Whether the reader tells its access policy of every barrier it
+  // executes (Rmb(), CpuRelax()): built-in readers do, plugins through the
+  // ABI's rmb and cpu_relax, kernel-tree code through its instrumented
+  // smp_rmb(). Under relaxed ordering (sim/scenario.h, reorder_ppm) the
+  // loads of a reader that does not (a compiled image's, whose smp_rmb()
+  // is no instruction on x86) stay in program order.
+  virtual bool reports_barriers() const { return true; }
   virtual std::optional<ClockResult> QuietCall(vdso::QuietAccess& access,
                                                const uint8_t* /*page*/,
                                                ClockId /*clock*/) {

@@ -119,6 +119,17 @@ class AccessHooks {
   virtual ClockResult Fallback(ClockId clock) = 0;
   // The call did not return normally (after this, it answers nothing).
   virtual void OnFault(const CallFault& /*fault*/) {}
+
+  // Barriers the reader has executed (smp_rmb(), and cpu_relax(), a
+  // compiler barrier on x86), counted inline by HookedAccess so that the
+  // simulation learns of them at its next hook without a call per
+  // barrier: a load may be reordered only among those no barrier
+  // separates (sim/scenario.h's faults.reorder_ppm).
+  void NoteBarrier() { ++barriers_; }
+  uint64_t barriers() const { return barriers_; }
+
+ private:
+  uint64_t barriers_ = 0;
 };
 
 // The hooks' inline path for page loads (the random strategy's, in
@@ -214,8 +225,8 @@ class HookedAccess {
   uint64_t ReadTsc() { return hooks_->ReadCounter(CounterRead::kOrdered); }
   uint64_t ReadTscp() { return hooks_->ReadCounter(CounterRead::kRdtscp); }
   uint64_t ReadTscPlain() { return hooks_->ReadCounter(CounterRead::kPlain); }
-  void Rmb() {}
-  void CpuRelax() {}
+  void Rmb() { hooks_->NoteBarrier(); }
+  void CpuRelax() { hooks_->NoteBarrier(); }
   bool MayRetry() { return hooks_->MayRetry(); }
   ClockResult Fallback(ClockId clock) { return hooks_->Fallback(clock); }
   void Fault(const CallFault& fault) { hooks_->OnFault(fault); }

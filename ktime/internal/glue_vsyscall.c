@@ -55,6 +55,9 @@ VDSOLAB_NOTSAN static void kt_settle(void) {
   kt_pending = -1;
 }
 
+/* A barrier that orders stores ran since the last logged store. */
+static int kt_wmb;
+
 VDSOLAB_NOTSAN static void kt_log(unsigned int offset, unsigned int size) {
   if (kt_nstores == VDSOLAB_KT_MAX_STORES) {
     kt_overflow = 1;
@@ -64,6 +67,8 @@ VDSOLAB_NOTSAN static void kt_log(unsigned int offset, unsigned int size) {
   s->update = kt_updates;
   s->offset = offset;
   s->size = size;
+  s->flags = kt_wmb ? VDSOLAB_KT_WMB_BEFORE : 0u;
+  kt_wmb = 0;
   s->value = 0;
   kt_pending = (int)kt_nstores++;
 }
@@ -127,6 +132,15 @@ VDSOLAB_HIDDEN void __tsan_read_range(void* a, long n) {
 }
 VDSOLAB_HIDDEN void __tsan_write_range(void* a, long n) {
   kt_on_store(a, (unsigned long)n);
+}
+/* vsyscall.c's barriers: with CONFIG_KCSAN_WEAK_MEMORY (the generated
+ * config) its smp_wmb() and smp_mb() are each an __atomic_signal_fence()
+ * of the order kcsan-checks.h assigns (acq_rel, seq_cst), which
+ * -fsanitize=thread turns into this call; release orders stores too. An
+ * smp_rmb() (acquire) orders loads only. The next logged store carries the
+ * barrier, so the simulation reorders stores only between barriers. */
+VDSOLAB_HIDDEN void __tsan_atomic_signal_fence(int mo) {
+  if (mo != __ATOMIC_ACQUIRE && mo != __ATOMIC_RELAXED) kt_wmb = 1;
 }
 VDSOLAB_HIDDEN void __tsan_init(void) {}
 VDSOLAB_HIDDEN void __tsan_func_entry(void* pc) { (void)pc; }

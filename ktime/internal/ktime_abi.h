@@ -9,7 +9,7 @@
 #ifndef VDSOLAB_KTIME_ABI_H_
 #define VDSOLAB_KTIME_ABI_H_
 
-#define VDSOLAB_KT_ABI_VERSION 3
+#define VDSOLAB_KT_ABI_VERSION 4
 
 #ifdef __cplusplus
 extern "C" {
@@ -69,9 +69,12 @@ struct vdsolab_kt_timex {
 /* One store update_vsyscall() made into _vdso_data, in program order:
  * `offset` bytes into the array, `size` bytes (1, 2, 4 or 8) of `value`
  * (little-endian). `update` numbers the update_vsyscall() calls since the
- * last take from 1 (0: a store outside one, e.g. update_vsyscall_tz()). */
+ * last take from 1 (0: a store outside one, e.g. update_vsyscall_tz()).
+ * Version 4: `flags` bit 0 (VDSOLAB_KT_WMB_BEFORE) when a barrier that
+ * orders stores (smp_wmb(), smp_mb()) ran since the store before it. */
+#define VDSOLAB_KT_WMB_BEFORE 1u
 struct vdsolab_kt_store {
-  unsigned int update, offset, size, reserved;
+  unsigned int update, offset, size, flags;
   unsigned long long value;
 };
 

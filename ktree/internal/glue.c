@@ -281,6 +281,19 @@ VDSOLAB_HIDDEN void smp_rmb(void) {
 }
 VDSOLAB_HIDDEN void smp_wmb(void) {}
 
+/* The barriers of the tree's own code: with CONFIG_KCSAN_WEAK_MEMORY (the
+ * generated config) its smp_rmb(), virt_rmb() and smp_mb() are each a
+ * __atomic_signal_fence() of a memory order kcsan-checks.h assigns, which
+ * -fsanitize=thread turns into this call. Acquire (rmb) and seq_cst (mb)
+ * order loads and are reported as the reader's barrier; acq_rel (wmb) and
+ * release order only stores, which a reader's loads do not care about. */
+VDSOLAB_HIDDEN void __tsan_atomic_signal_fence(int mo) {
+  struct call* c = cur;
+  if (c != NULL && (mo == __ATOMIC_ACQUIRE || mo == __ATOMIC_SEQ_CST)) {
+    c->ops->rmb(c->ops->ctx);
+  }
+}
+
 /* Called by the thunks. */
 VDSOLAB_HIDDEN uint64_t vdsolab_glue_counter(uint64_t kind) {
   struct call* c = cur;
