@@ -78,7 +78,12 @@ def write(out, logs, catalogue_size, args):
       sample_of.setdefault(r["id"], n)
     records += recs
   # A mutant rerun with --only after a test was added appears twice: its
-  # last record is its verdict against the suite as it is now.
+  # last record is its verdict against the suite as it is now. A rerun
+  # after its line moved names the id it had (rerun_of) and keeps it.
+  for r in records:
+    if "rerun_of" in r:
+      r["moved_to"] = r["id"]
+      r["id"] = r["rerun_of"]
   last = {r["id"]: i for i, r in enumerate(records)}
   reruns = len(records) - len(last)
   earlier = collections.defaultdict(list)  # id: the verdicts it replaced.
