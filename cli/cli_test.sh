@@ -117,6 +117,10 @@ printf 'name = "x"\n[run]\nduration = "1s"\n[[event]]\nkind = "pause"\nat = "500
   > "$tmp/pause.toml"
 expect run_pause_past_end_warns 0 "lasts past the run's end" -- \
   run "$tmp/pause.toml"
+printf 'name = "x"\n[run]\nstrategy = "exhaustive"\n[faults]\nreorder_ppm = 5\n' \
+  > "$tmp/reorder.toml"
+expect run_exhaustive_refuses_reordering 2 "faults.reorder_ppm" -- \
+  run "$tmp/reorder.toml"
 mkdir -p "$tmp/mixed" && cp "$scen/baseline.toml" "$tmp/mixed/" &&
   cp "$tmp/sem.toml" "$tmp/mixed/"
 expect compare_names_the_bad_file 2 "mixed/sem.toml:3:" -- \

@@ -255,6 +255,11 @@ absl::Status ValidateTimens(const Scenario& s) {
           i));
     }
   }
+  if (s.faults.reorder_ppm != 0 && s.run.strategy == Strategy::kExhaustive) {
+    return Bad(
+        "faults.reorder_ppm: the exhaustive strategy runs loads and stores in "
+        "program order; use strategy = \"random\"");
+  }
   return absl::OkStatus();
 }
 
