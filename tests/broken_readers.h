@@ -6,7 +6,9 @@
 #ifndef VDSOLAB_TESTS_BROKEN_READERS_H_
 #define VDSOLAB_TESTS_BROKEN_READERS_H_
 
+#include <memory>
 #include <optional>
+#include <string_view>
 
 #include "common/clock_result.h"
 #include "variants/upstream.h"
@@ -16,18 +18,37 @@
 
 namespace vdsolab::testing {
 
+// The record an hres clock (the ones do_hres() reads) is read from, or
+// nullptr for the clocks the broken readers leave to the upstream reader.
+inline const uint8_t* HresRecord(const uint8_t* vd, ClockId clock) {
+  const bool hres = clock >= 0 && clock < kMaxClocks &&
+                    ((1u << clock) & (kVdsoHres | kVdsoRaw)) != 0;
+  if (!hres) return nullptr;
+  return vd + vdso::ClockDataOffset(clock == kClockMonotonicRaw
+                                        ? vdso::kCsRaw
+                                        : vdso::kCsHresCoarse);
+}
+
+// The upstream variant (same layout and writer) with another reader.
+inline variants::Variant* BrokenUpstream(
+    std::string_view name, std::string_view summary,
+    std::unique_ptr<variants::SimReader> (*make)()) {
+  auto* v = new variants::Variant(variants::UpstreamVariant());
+  v->name = name;
+  v->summary = summary;
+  v->make_sim_reader = make;
+  v->native_loop = nullptr;
+  return v;
+}
+
 // The upstream reader without the seq retry: one pass over the data, no
 // matter what the writer did meanwhile (and no wait on an odd seq).
 template <vdso::VdsoAccess A>
 std::optional<ClockResult> NoSeqRetryClockGettime(A& acc, const uint8_t* vd,
                                                   ClockId clock) {
   namespace internal = vdso::upstream::upstream_internal;
-  const bool hres = clock >= 0 && clock < kMaxClocks &&
-                    ((1u << clock) & (kVdsoHres | kVdsoRaw)) != 0;
-  if (!hres) return vdso::upstream::ClockGettime(acc, vd, clock);
-  const uint8_t* vc = vd + vdso::ClockDataOffset(clock == kClockMonotonicRaw
-                                                     ? vdso::kCsRaw
-                                                     : vdso::kCsHresCoarse);
+  const uint8_t* vc = HresRecord(vd, clock);
+  if (vc == nullptr) return vdso::upstream::ClockGettime(acc, vd, clock);
   (void)acc.template Load<uint32_t>(vc + vdso::kVcSeq);  // Read, not used.
   uint64_t sec = 0, ns = 0;
   const std::optional<bool> ok =
@@ -37,18 +58,12 @@ std::optional<ClockResult> NoSeqRetryClockGettime(A& acc, const uint8_t* vd,
   return ClockResult::Ok(internal::SetTimespec(sec, ns));
 }
 
-// The upstream variant with the reader above: same layout and writer.
 inline const variants::Variant& NoSeqRetryVariant() {
-  static const variants::Variant* variant = [] {
-    auto* v = new variants::Variant(variants::UpstreamVariant());
-    v->name = "test-no-seq-retry";
-    v->summary = "the upstream reader without its seq retry (tests only)";
-    v->make_sim_reader =
-        variants::MakeStateless<NoSeqRetryClockGettime<vdso::HookedAccess>,
-                                NoSeqRetryClockGettime<vdso::QuietAccess>>;
-    v->native_loop = nullptr;
-    return v;
-  }();
+  static const variants::Variant* variant = BrokenUpstream(
+      "test-no-seq-retry",
+      "the upstream reader without its seq retry (tests only)",
+      variants::MakeStateless<NoSeqRetryClockGettime<vdso::HookedAccess>,
+                              NoSeqRetryClockGettime<vdso::QuietAccess>>);
   return *variant;
 }
 
@@ -60,12 +75,8 @@ template <vdso::VdsoAccess A>
 std::optional<ClockResult> NoRetryBarrierClockGettime(A& acc, const uint8_t* vd,
                                                       ClockId clock) {
   namespace internal = vdso::upstream::upstream_internal;
-  const bool hres = clock >= 0 && clock < kMaxClocks &&
-                    ((1u << clock) & (kVdsoHres | kVdsoRaw)) != 0;
-  if (!hres) return vdso::upstream::ClockGettime(acc, vd, clock);
-  const uint8_t* vc = vd + vdso::ClockDataOffset(clock == kClockMonotonicRaw
-                                                     ? vdso::kCsRaw
-                                                     : vdso::kCsHresCoarse);
+  const uint8_t* vc = HresRecord(vd, clock);
+  if (vc == nullptr) return vdso::upstream::ClockGettime(acc, vd, clock);
   uint64_t sec = 0, ns = 0;
   for (;;) {
     const std::optional<uint32_t> seq = internal::ReadBegin(acc, vc);
@@ -81,18 +92,11 @@ std::optional<ClockResult> NoRetryBarrierClockGettime(A& acc, const uint8_t* vd,
 }
 
 inline const variants::Variant& NoRetryBarrierVariant() {
-  static const variants::Variant* variant = [] {
-    auto* v = new variants::Variant(variants::UpstreamVariant());
-    v->name = "test-no-retry-barrier";
-    v->summary =
-        "the upstream reader without vdso_read_retry()'s smp_rmb() (tests "
-        "only)";
-    v->make_sim_reader =
-        variants::MakeStateless<NoRetryBarrierClockGettime<vdso::HookedAccess>,
-                                NoRetryBarrierClockGettime<vdso::QuietAccess>>;
-    v->native_loop = nullptr;
-    return v;
-  }();
+  static const variants::Variant* variant = BrokenUpstream(
+      "test-no-retry-barrier",
+      "the upstream reader without vdso_read_retry()'s smp_rmb() (tests only)",
+      variants::MakeStateless<NoRetryBarrierClockGettime<vdso::HookedAccess>,
+                              NoRetryBarrierClockGettime<vdso::QuietAccess>>);
   return *variant;
 }
 
