@@ -120,8 +120,9 @@ std::string FormatRunReport(const Scenario& s, const RunResult& r) {
   }
   if (!r.timekeeper_findings.empty()) {
     absl::StrAppendFormat(&o,
-                          "\ntimekeeper state against an independent "
-                          "computation: [MISMATCH]\n");
+                          "\ntimekeeper state and its publication "
+                          "against independent computations: "
+                          "[MISMATCH]\n");
     for (const std::string& f : r.timekeeper_findings) {
       absl::StrAppendFormat(&o, "  %s\n", f);
     }

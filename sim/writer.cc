@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "common/math64.h"
 #include "common/rng.h"
+#include "sim/seq_protocol.h"
 #include "sim/timekeeper_consistency.h"
 #include "timekeeper/clocksource.h"
 
@@ -150,7 +151,9 @@ absl::StatusOr<std::unique_ptr<Writer>> Writer::Create(
       return s;
     }
   }
+  w->layout_ = variant->layout;
   for (const BuiltUpdate& update : w->publisher_->pending()) {
+    w->CheckSeqProtocol("timekeeping_init()", 0, update.update);
     page->Apply(update.update);
   }
   w->publisher_->pending().clear();
@@ -459,12 +462,25 @@ void Writer::CheckTimekeeper(const std::string& cause, uint64_t start,
     finding = HrtimerViewMismatch(tk_->timekeeper(), counter, &hrtimer_);
   }
   if (finding.empty()) return;
+  NoteFinding(cause, start, finding);
+}
+
+void Writer::NoteFinding(const std::string& cause, uint64_t start,
+                         const std::string& finding) {
   // The first few are the story; the rest usually repeat the first.
   if (timekeeper_findings_.size() < kMaxTimekeeperFindings) {
     timekeeper_findings_.push_back(
         absl::StrFormat("%s at %d.%09d s: %s", cause, start / kNsecPerSec,
                         start % kNsecPerSec, finding));
   }
+}
+
+void Writer::CheckSeqProtocol(const std::string& cause, uint64_t start,
+                              const vdso::VvarUpdate& update) {
+  if (layout_ == nullptr) return;
+  const std::string finding =
+      SeqProtocolMismatch(update, *layout_, &seq_words_);
+  if (!finding.empty()) NoteFinding(cause, start, finding);
 }
 
 void Writer::Publish(const std::string& cause, uint64_t start,
@@ -484,6 +500,8 @@ void Writer::Publish(const std::string& cause, uint64_t start,
       id = 0x80000000u | (++aux_published_[static_cast<size_t>(b.aux)] << 3) |
            static_cast<uint32_t>(b.aux);
     }
+    // As built, before any reordering draws store order.
+    CheckSeqProtocol(cause, start, b.update);
     if (scenario_.faults.reorder_ppm != 0 &&
         MixHash(scenario_.run.seed, 0x5e0d, id) % 1000000 <
             scenario_.faults.reorder_ppm) {

@@ -16,6 +16,7 @@
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -260,6 +261,12 @@ class Writer {
                        uint64_t counter,
                        const timekeeper::Timekeeper* before_tick);
   static constexpr size_t kMaxTimekeeperFindings = 5;
+  // The update's seq words against the write protocol (sim/seq_protocol.h).
+  void CheckSeqProtocol(const std::string& cause, uint64_t start,
+                        const vdso::VvarUpdate& update);
+  // Keeps a finding of the writer's checks, the first few only.
+  void NoteFinding(const std::string& cause, uint64_t start,
+                   const std::string& finding);
   // Keeps the first difference from the model, with where it arose.
   void NoteTreeDifference(const std::string& difference);
   // The foreign timekeeper's updates replace the model's stores.
@@ -272,6 +279,8 @@ class Writer {
   CounterSources sources_;
   uint64_t retired_ = 0;
   std::unique_ptr<VariantPublisher> publisher_;
+  const variants::Layout* layout_ = nullptr;  // The writer's layout.
+  std::map<uint32_t, uint32_t> seq_words_;    // By offset, between updates.
   std::unique_ptr<timekeeper::Timekeeping> tk_;
   std::unique_ptr<variants::ForeignTimekeeping> tree_;  // May be null.
   std::string tree_difference_;
