@@ -50,11 +50,18 @@ def _sample_name(recs, log):
   return f"`{os.path.basename(log)}`"
 
 
+def _same_code(r):
+  """The survivor compiled to the original's code (tools/mutate's trivial
+  compiler equivalence): equivalent by construction."""
+  return r.get("object_code", "").startswith("identical")
+
+
 def _tally(records, notes):
   """(stillborn, equivalent, counted, killed, examples_only, survived)."""
   live = [r for r in records if r["status"] != "stillborn"]
   equivalent = [r for r in live if r["status"] in ("survived", "examples_only")
-                and notes.get(r["id"], ("",))[0] == "equivalent"]
+                and (notes.get(r["id"], ("",))[0] == "equivalent" or
+                     (_same_code(r) and r["id"] not in notes))]
   counted = [r for r in live if r not in equivalent]
   return (len(records) - len(live), equivalent, counted,
           [r for r in counted if r["status"] == "killed"],
@@ -243,6 +250,9 @@ def write(out, logs, catalogue_size, args):
       continue
     for r in rs:
       kind, why = notes.get(r["id"], ("", "not yet triaged"))
+      if r["id"] not in notes and _same_code(r):
+        why = (f"Its object code is {r['object_code']} (debug info "
+               "aside): equivalent by construction, not argued by hand.")
       extra = (f" (killed by {', '.join(r['example_killers'])})"
                if r.get("example_killers") else "")
       w(f"- `{r['id']}`: {_change(r)}{extra}. {why}")
