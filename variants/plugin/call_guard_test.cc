@@ -44,7 +44,13 @@ void InfoHandler(int sig, siginfo_t* info, void* uctx) {
   g_info_signo.store(info != nullptr ? info->si_signo : -1);
   g_info_code.store(info != nullptr ? info->si_code : -1);
   g_info_pid.store(info != nullptr ? static_cast<int>(info->si_pid) : -1);
-  g_info_uctx.store(uctx != nullptr);
+  // The kernel's context, not any pointer: its rt_sigframe holds the
+  // ucontext and, right after it, the siginfo (x86-64), so the two are a
+  // few hundred bytes apart. A handler called with a stale register for
+  // its third argument sees something else there.
+  const auto* u = static_cast<const char*>(uctx);
+  const auto* i = reinterpret_cast<const char*>(info);
+  g_info_uctx.store(u != nullptr && i != nullptr && i > u && i - u < 4096);
 }
 
 // The guard's handlers, installed by its first call (which returns).
