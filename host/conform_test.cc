@@ -143,6 +143,77 @@ TEST(AnalyzeUpdates, InfersTheIntervalAndChecksTheIncrements) {
                 &last, 8);
   }
   EXPECT_LT(AnalyzeUpdates(odd, 250).steps_whole_intervals, 2);
+  EXPECT_FALSE(PredictionHolds(AnalyzeUpdates(odd, 250)));
+  EXPECT_TRUE(PredictionHolds(a));
+}
+
+// Sets one snapshot's seq, cycle_last (both records) and RAW/MONOTONIC
+// shifted nsec, for a 1 GHz counter with mult 2^23, shift 23.
+LiveSnapshot PageAt(uint32_t seq, uint64_t cycles_since_boot) {
+  LiveSnapshot s = GoodTscSnapshot();
+  const uint64_t last = 1000000000 + cycles_since_boot;
+  const uint32_t mult = 1u << 23, shift = 23;
+  for (int cs : {0, 1}) {
+    const uint32_t vc = vdso::ClockDataOffset(cs);
+    std::memcpy(s.time_page.data() + vc + vdso::kVcSeq, &seq, 4);
+    std::memcpy(s.time_page.data() + vc + vdso::kVcCycleLast, &last, 8);
+    std::memcpy(s.time_page.data() + vc + vdso::kVcMult, &mult, 4);
+    std::memcpy(s.time_page.data() + vc + vdso::kVcShift, &shift, 4);
+  }
+  // Seconds stay 0: the shifted nsec carries the whole time (< 2^41 ns).
+  const uint64_t nsec = cycles_since_boot << 23;
+  std::memcpy(s.time_page.data() + vdso::ClockDataOffset(1) +
+                  vdso::VcBasetimeNsec(kClockMonotonicRaw),
+              &nsec, 8);
+  std::memcpy(s.time_page.data() + vdso::VcBasetimeNsec(kClockMonotonic),
+              &nsec, 8);
+  return s;
+}
+
+TEST(AnalyzeUpdates, ToleratesARareForwardNowButNotAWrongInterval) {
+  // Ticks every 4 ms, and once an adjtimex(ADJ_SETOFFSET)'s forward_now()
+  // 1.5 ms after one: cycle_last lands off the tick grid, RAW advances
+  // exactly step * mult. The next tick accumulates whole intervals from
+  // there (on a live 6.18 host two such calls gave exactly two off-tick
+  // updates, each with RAW exact).
+  std::vector<LiveSnapshot> samples;
+  const uint64_t at[] = {0, 4000000, 8000000, 9500000, 13500000, 17500000};
+  for (uint32_t i = 0; i < 6; ++i) samples.push_back(PageAt(2 + 2 * i, at[i]));
+  const UpdateAnalysis a = AnalyzeUpdates(samples, 250);
+  EXPECT_EQ(a.updates_seen, 5);
+  EXPECT_EQ(a.steps_whole_intervals, 4);
+  EXPECT_EQ(a.off_tick_updates, 1);
+  EXPECT_EQ(a.off_tick_raw_exact, 1);
+  EXPECT_TRUE(PredictionHolds(a)) << FormatUpdateAnalysis(a);
+  EXPECT_NE(FormatUpdateAnalysis(a).find("prediction: holds"),
+            std::string::npos);
+
+  // forward_now() that lost or gained a shifted ns of RAW: not the kernel's.
+  std::vector<LiveSnapshot> lossy = samples;
+  uint8_t* raw_nsec = lossy[3].time_page.data() + vdso::ClockDataOffset(1) +
+                      vdso::VcBasetimeNsec(kClockMonotonicRaw);
+  uint64_t nsec = 0;
+  std::memcpy(&nsec, raw_nsec, 8);
+  ++nsec;
+  std::memcpy(raw_nsec, &nsec, 8);
+  const UpdateAnalysis l = AnalyzeUpdates(lossy, 250);
+  EXPECT_EQ(l.off_tick_raw_exact, 0);
+  EXPECT_EQ(l.raw_increments_exact, 3);  // The tick after it is off by one.
+  EXPECT_FALSE(PredictionHolds(l));
+  EXPECT_NE(FormatUpdateAnalysis(l).find("DOES NOT HOLD"), std::string::npos);
+
+  // At HZ=100 the predicted interval is 10 ms: no step is on its grid, so
+  // the prediction is wrong, not the host.
+  const UpdateAnalysis wrong = AnalyzeUpdates(samples, 100);
+  EXPECT_EQ(wrong.steps_whole_intervals, 0);
+  EXPECT_FALSE(PredictionHolds(wrong));
+
+  // An update that did not move cycle_last (a TAI change) is off-tick too.
+  std::vector<LiveSnapshot> still = samples;
+  still.push_back(PageAt(14, 17500000));
+  const UpdateAnalysis t = AnalyzeUpdates(still, 250);
+  EXPECT_EQ(t.off_tick_updates, 2);
+  EXPECT_TRUE(PredictionHolds(t));
 }
 
 TEST(FindVdsoSymbol, FindsClockGettime) {

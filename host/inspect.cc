@@ -298,7 +298,26 @@ UpdateAnalysis AnalyzeUpdates(const std::vector<LiveSnapshot>& samples,
     const auto& y = states[i]->time_page;
     const uint64_t step = Load64(y, hres + vdso::kVcCycleLast) -
                           Load64(x, hres + vdso::kVcCycleLast);
-    if (step == 0 || step % ci != 0) continue;
+    if (Load32(y, raw + vdso::kVcMult) != a.raw_mult ||
+        Load32(y, raw + vdso::kVcShift) != a.shift ||
+        Load32(x, raw + vdso::kVcMult) != a.raw_mult ||
+        Load32(x, raw + vdso::kVcShift) != a.shift) {
+      // change_clocksource() rescales the raw base: no identity to check.
+      ++a.clocksource_changes;
+      continue;
+    }
+    if (step == 0 || step % ci != 0) {
+      // A live host's NTP daemon steps or slews the clock now and then:
+      // forward_now() moves cycle_last to "now", off the tick grid, and
+      // advances RAW by exactly step * mult, as accumulation does.
+      ++a.off_tick_updates;
+      if (ShiftedTotal(y, 1, kClockMonotonicRaw, a.shift) -
+              ShiftedTotal(x, 1, kClockMonotonicRaw, a.shift) ==
+          step * a.raw_mult) {
+        ++a.off_tick_raw_exact;
+      }
+      continue;
+    }
     ++a.steps_whole_intervals;
     const uint64_t k = step / ci;
     if (ShiftedTotal(y, 1, kClockMonotonicRaw, a.shift) -
@@ -317,6 +336,19 @@ UpdateAnalysis AnalyzeUpdates(const std::vector<LiveSnapshot>& samples,
     }
   }
   return a;
+}
+
+bool PredictionHolds(const UpdateAnalysis& a) {
+  // Off-tick updates are the exception: if they are not a minority, the
+  // predicted cycle_interval (or HZ) is what is wrong.
+  return a.hz != 0 && a.steps_whole_intervals > 0 &&
+         a.off_tick_updates < a.steps_whole_intervals &&
+         a.steps_whole_intervals + a.off_tick_updates +
+                 a.clocksource_changes ==
+             a.updates_seen &&
+         a.raw_increments_exact == a.steps_whole_intervals &&
+         a.mono_increments_exact == a.mono_pairs_same_mult &&
+         a.off_tick_raw_exact == a.off_tick_updates;
 }
 
 std::string FormatUpdateAnalysis(const UpdateAnalysis& a) {
@@ -339,13 +371,20 @@ std::string FormatUpdateAnalysis(const UpdateAnalysis& a) {
       "MONOTONIC_RAW advanced exactly k * raw_interval: %d of %d\n"
       "MONOTONIC advanced exactly k * cycle_interval * mult (same mult): %d "
       "of %d\n"
+      "off-tick updates (timekeeping_forward_now: settime, adjtimex): %d, "
+      "MONOTONIC_RAW advanced exactly step * mult: %d of %d\n"
+      "clocksource changes (not compared): %d\n"
       "NTP steering: %s; mult moved during sampling: %s\n",
       a.hz, a.raw_mult, a.shift, a.hz, a.predicted_cycle_interval,
       a.predicted_raw_interval, a.steps_whole_intervals, a.updates_seen,
       a.raw_increments_exact, a.steps_whole_intervals, a.mono_increments_exact,
-      a.mono_pairs_same_mult,
+      a.mono_pairs_same_mult, a.off_tick_updates, a.off_tick_raw_exact,
+      a.off_tick_updates, a.clocksource_changes,
       a.ntp_steering ? "yes (hres mult differs from raw mult)" : "no",
       a.mult_moved ? "yes" : "no");
+  absl::StrAppendFormat(
+      &o, "tk_setup_internals prediction: %s\n",
+      PredictionHolds(a) ? "holds" : "DOES NOT HOLD (see above)");
   return o;
 }
 
@@ -356,11 +395,14 @@ std::string FormatUpdateAnalysisJson(const UpdateAnalysis& a) {
       "\"predicted_cycle_interval\": %d, \"predicted_raw_interval\": %d, "
       "\"steps_whole_intervals\": %d, \"raw_increments_exact\": %d, "
       "\"mono_increments_exact\": %d, \"mono_pairs_same_mult\": %d, "
+      "\"off_tick_updates\": %d, \"off_tick_raw_exact\": %d, "
+      "\"clocksource_changes\": %d, "
       "\"ntp_steering\": %s, \"mult_moved\": %s}",
       a.samples, a.updates_seen, a.min_step_cycles, a.gcd_step_cycles,
       a.median_period_ns, a.hz, a.predicted_cycle_interval,
       a.predicted_raw_interval, a.steps_whole_intervals, a.raw_increments_exact,
-      a.mono_increments_exact, a.mono_pairs_same_mult,
+      a.mono_increments_exact, a.mono_pairs_same_mult, a.off_tick_updates,
+      a.off_tick_raw_exact, a.clocksource_changes,
       a.ntp_steering ? "true" : "false", a.mult_moved ? "true" : "false");
 }
 

@@ -36,6 +36,14 @@ struct UpdateAnalysis {
   int raw_increments_exact = 0;   // RAW advanced k * raw_interval exactly.
   int mono_increments_exact = 0;  // MONO advanced k * ci * mult exactly
   int mono_pairs_same_mult = 0;   // ...out of the pairs with one mult.
+  // Updates off the tick grid (cycle_last moved by no whole cycle_interval,
+  // or not at all): timekeeping_forward_now() from settime, adjtimex
+  // ADJ_SETOFFSET, TAI or leap changes. Only raw mult/shift unchanged.
+  int off_tick_updates = 0;
+  // ...of which RAW advanced by exactly step * raw mult (forward_now's
+  // identity, which tick accumulation satisfies too).
+  int off_tick_raw_exact = 0;
+  int clocksource_changes = 0;  // Raw mult or shift moved: not compared.
   bool ntp_steering = false;      // hres mult != raw mult somewhere.
   bool mult_moved = false;        // hres mult changed across samples.
   uint32_t raw_mult = 0;
@@ -46,6 +54,10 @@ struct UpdateAnalysis {
 // from the smallest cycle_last step alone.
 UpdateAnalysis AnalyzeUpdates(const std::vector<LiveSnapshot>& samples,
                               int hz_hint);
+// Whether the page moved as tk_setup_internals() and tick accumulation
+// predict: most updates whole cycle_intervals with exact increments, and
+// every off-tick one consistent with timekeeping_forward_now().
+bool PredictionHolds(const UpdateAnalysis& a);
 std::string FormatUpdateAnalysis(const UpdateAnalysis& a);
 std::string FormatUpdateAnalysisJson(const UpdateAnalysis& a);
 
