@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <set>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_format.h"
@@ -18,6 +20,37 @@ namespace {
 
 bool Overlaps(const vdso::VvarStore& s, uint32_t offset, uint32_t size) {
   return s.offset < offset + size && offset < s.offset + s.size;
+}
+
+// A clock's whole seconds at the start of update `id`'s state: its base,
+// the value at cycle_last (what the page's basetime sec holds for a
+// fine clock, and the coarse clocks' whole value).
+std::optional<int64_t> SecondsOf(const UpdateRecord& u, ClockId clock) {
+  timekeeper::SyscallContext ctx;
+  ctx.cycles = u.tk.tkr_mono.cycle_last;
+  const ClockResult r = timekeeper::SysClockGettime(u.tk, clock, ctx);
+  if (r.ret != 0) return std::nullopt;
+  return r.ts.tv_sec;
+}
+
+// Whether one of the first `want` pending updates moves a clock of
+// `clocks` into another second than the state before it.
+bool WindowCrossesSecond(const Writer& writer, uint32_t want,
+                         const std::vector<ClockId>& clocks) {
+  std::set<uint32_t> ids;
+  for (const TimedStore& ts : writer.pending()) {
+    if (ids.size() == want && ids.count(ts.update) == 0) break;
+    if (!ids.insert(ts.update).second) continue;
+    const UpdateRecord* before = writer.Update(ts.update - 1);
+    const UpdateRecord* after = writer.Update(ts.update);
+    if (before == nullptr || after == nullptr) continue;
+    for (ClockId c : clocks) {
+      const std::optional<int64_t> a = SecondsOf(*before, c);
+      const std::optional<int64_t> b = SecondsOf(*after, c);
+      if (a && b && *a != *b) return true;
+    }
+  }
+  return false;
 }
 
 // The world one exploration runs in: the page just before the raced
@@ -52,16 +85,48 @@ absl::StatusOr<Setup> MakeSetup(const Scenario& s,
   const uint64_t tick = kNsecPerSec / static_cast<uint64_t>(s.kernel.hz);
   const uint32_t want = static_cast<uint32_t>(s.run.exhaustive_updates);
   uint64_t t = w.start_ns;
-  for (int guard = 0; guard < 1000000; ++guard) {
-    std::set<uint32_t> ids;
-    for (const TimedStore& ts : w.writer->pending()) ids.insert(ts.update);
-    if (ids.size() > want ||
-        (ids.size() == want &&
-         t > w.writer->pending().back().visible_ns + tick)) {
-      break;
+  const auto fill = [&] {
+    for (int guard = 0; guard < 1000000; ++guard) {
+      std::set<uint32_t> ids;
+      for (const TimedStore& ts : w.writer->pending()) ids.insert(ts.update);
+      if (ids.size() > want ||
+          (ids.size() == want &&
+           t > w.writer->pending().back().visible_ns + tick)) {
+        break;
+      }
+      t += tick;
+      w.writer->AdvanceTo(t);
     }
-    t += tick;
-    w.writer->AdvanceTo(t);
+  };
+  fill();
+  if (s.run.exhaustive_rollover) {
+    // A variant's own clocks (user-space TSC clocks) have no basetime the
+    // syscall model knows: they do not slide the window.
+    std::vector<ClockId> clocks;
+    const UpdateRecord* now = w.writer->Update(
+        w.writer->pending().empty() ? 0 : w.writer->pending()[0].update);
+    for (const ReaderSpec& r : s.readers) {
+      for (ClockId c : ClocksFor(r, variant)) {
+        if (now != nullptr && SecondsOf(*now, c)) clocks.push_back(c);
+      }
+    }
+    while (!clocks.empty() && !WindowCrossesSecond(*w.writer, want, clocks)) {
+      const absl::Span<const TimedStore> pending = w.writer->pending();
+      if (pending.empty() || pending.front().visible_ns >= s.run.duration_ns) {
+        return absl::InvalidArgumentError(
+            "run.exhaustive_rollover: no update within run.duration carries "
+            "a reader's clock into a new second");
+      }
+      // Commit the window's first update whole; the call starts after it.
+      uint64_t end = 0;
+      for (const TimedStore& ts : pending) {
+        if (ts.update != pending.front().update) break;
+        end = ts.visible_ns;
+      }
+      w.view->CommitThrough(end);
+      w.start_ns = end;
+      fill();
+    }
   }
   std::set<uint32_t> ids;
   for (const TimedStore& ts : w.writer->pending()) {
@@ -477,6 +542,7 @@ absl::StatusOr<ExploreResult> Explore(const Scenario& s,
   result.clock_name = variants::VariantClockName(variant, result.clock);
   result.updates = setup->updates;
   result.stores = static_cast<uint32_t>(setup->stores);
+  result.start_ns = setup->start_ns;
   result.shape = s.run.exhaustive_shape;
   result.reduction = s.run.exhaustive_reduction;
   if (TwoCalls(s)) {

@@ -78,6 +78,7 @@ struct ExploreResult {
   std::string clock_name;
   uint32_t updates = 0;        // Updates raced.
   uint32_t stores = 0;         // Their stores.
+  uint64_t start_ns = 0;       // Where the window starts (see rollover).
   uint64_t interleavings = 0;  // Executions explored.
   uint64_t failing = 0;        // Executions with a defect.
   // Every execution's property checks, summed.

@@ -205,8 +205,8 @@ namespace {
 std::string ExploreWhat(const Scenario& s, const ExploreResult& r) {
   const std::string from = absl::StrFormat(
       "against %d update(s) (%d stores) from %s s", r.updates, r.stores,
-      absl::StrFormat("%d.%09d", s.run.exhaustive_at_ns / kNsecPerSec,
-                      s.run.exhaustive_at_ns % kNsecPerSec));
+      absl::StrFormat("%d.%09d", r.start_ns / kNsecPerSec,
+                      r.start_ns % kNsecPerSec));
   switch (r.shape) {
     case ExhaustiveShape::kOneCall:
       return absl::StrFormat("one clock_gettime(%s) on CPU %d %s", r.clock_name,

@@ -374,6 +374,9 @@ absl::Status ValidateScenario(const Scenario& s) {
     return Bad(absl::StrFormat("run.exhaustive_updates = %d: want 1 .. 4",
                                r.exhaustive_updates));
   }
+  if (r.exhaustive_rollover && r.strategy != Strategy::kExhaustive) {
+    return Bad("run.exhaustive_rollover: needs run.strategy = \"exhaustive\"");
+  }
   if (r.strategy == Strategy::kExhaustive &&
       r.exhaustive_at_ns >= r.duration_ns) {
     return Bad("run.exhaustive_at must fall inside run.duration");

@@ -275,6 +275,13 @@ struct RunSpec {
   // exhaustive_at_ns, and races the next `exhaustive_updates` updates.
   uint64_t exhaustive_at_ns = 100000000;
   int exhaustive_updates = 1;
+  // The window slides on from exhaustive_at_ns, one update at a time,
+  // until one of its updates carries a reader's clock into a new second:
+  // the one moment its basetime sec moves too, which a window anywhere
+  // else never varies (a sec load outside the seq loop is wrong only
+  // there). A variant's own clocks, which the syscall model does not
+  // answer, have no basetime: for them the window stays at exhaustive_at.
+  bool exhaustive_rollover = false;
   ExhaustiveShape exhaustive_shape = ExhaustiveShape::kOneCall;
   Reduction exhaustive_reduction = Reduction::kNone;
 

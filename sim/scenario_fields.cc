@@ -382,6 +382,7 @@ const Fields<RunSpec>& RunFields() {
       Enum("exhaustive_reduction", &R::exhaustive_reduction,
            {Reduction::kNone, Reduction::kPor}, ReductionName)
           .OmitDefault(),
+      Bool("exhaustive_rollover", &R::exhaustive_rollover).OmitDefault(),
   };
   return *fields;
 }

@@ -100,6 +100,40 @@ inline const variants::Variant& NoRetryBarrierVariant() {
   return *variant;
 }
 
+// The upstream reader with basetime sec loaded after the seq loop (the
+// loop validates ns only): wrong only when an update that lands between
+// the retry check and that load moves sec, i.e. at a second boundary.
+template <vdso::VdsoAccess A>
+std::optional<ClockResult> SecAfterLoopClockGettime(A& acc, const uint8_t* vd,
+                                                    ClockId clock) {
+  namespace internal = vdso::upstream::upstream_internal;
+  const uint8_t* vc = HresRecord(vd, clock);
+  if (vc == nullptr) return vdso::upstream::ClockGettime(acc, vd, clock);
+  uint64_t sec = 0, ns = 0;
+  for (;;) {
+    const std::optional<uint32_t> seq = internal::ReadBegin(acc, vc);
+    if (!seq) return std::nullopt;
+    const std::optional<bool> ok =
+        internal::GetTimestamp(acc, vd, vc, clock, &sec, &ns);
+    if (!ok) return std::nullopt;
+    if (!*ok) return acc.Fallback(clock);
+    if (!internal::ReadRetry(acc, vc, *seq)) break;
+    if (!acc.MayRetry()) return std::nullopt;
+  }
+  sec = acc.template Load<uint64_t>(vc + vdso::VcBasetimeSec(clock));
+  return ClockResult::Ok(internal::SetTimespec(sec, ns));
+}
+
+inline const variants::Variant& SecAfterLoopVariant() {
+  static const variants::Variant* variant = BrokenUpstream(
+      "test-sec-after-loop",
+      "the upstream reader loading basetime sec after its seq loop (tests "
+      "only)",
+      variants::MakeStateless<SecAfterLoopClockGettime<vdso::HookedAccess>,
+                              SecAfterLoopClockGettime<vdso::QuietAccess>>);
+  return *variant;
+}
+
 }  // namespace vdsolab::testing
 
 #endif  // VDSOLAB_TESTS_BROKEN_READERS_H_

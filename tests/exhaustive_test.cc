@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include "absl/strings/str_format.h"
+
 #include "sim/run.h"
 #include "sim/run_report.h"
 #include "sim/scenario.h"
@@ -67,6 +69,50 @@ TEST(Exhaustive, UpstreamReaderIsCleanForTheSameConfiguration) {
           << FormatExploreReport(OneCall(clock, updates), *r);
     }
   }
+}
+
+// A seconds load outside the seq loop is wrong only in the window where an
+// update moves basetime sec: the rollover window finds it for every hres
+// clock (each rolls over at its own instant), the fixed one at 100 ms not.
+TEST(Exhaustive, TheRolloverWindowCatchesASecondsLoadOutsideTheLoop) {
+  for (ClockId clock :
+       {kClockMonotonic, kClockRealtime, kClockBoottime, kClockTai}) {
+    Scenario fixed = OneCall(clock, 2);
+    auto plain = Explore(fixed, testing::SecAfterLoopVariant());
+    ASSERT_TRUE(plain.ok()) << plain.status();
+    EXPECT_EQ(plain->failing, 0u) << "the 100 ms window moved no seconds";
+    Scenario rollover = fixed;
+    rollover.run.exhaustive_rollover = true;
+    rollover.run.duration_ns = 3000000000;
+    auto r = Explore(rollover, testing::SecAfterLoopVariant());
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_GT(r->start_ns, fixed.run.exhaustive_at_ns);
+    EXPECT_TRUE(r->complete);
+    EXPECT_GT(r->failing, 0u) << FormatExploreReport(rollover, *r);
+    // The report names where the window slid to.
+    EXPECT_NE(FormatExploreReport(rollover, *r)
+                  .find(absl::StrFormat("from %d.%09d s",
+                                        r->start_ns / 1000000000,
+                                        r->start_ns % 1000000000)),
+              std::string::npos);
+    auto upstream = Explore(rollover, variants::UpstreamVariant());
+    ASSERT_TRUE(upstream.ok()) << upstream.status();
+    EXPECT_EQ(upstream->start_ns, r->start_ns);
+    EXPECT_EQ(upstream->failing, 0u)
+        << FormatExploreReport(rollover, *upstream);
+  }
+}
+
+TEST(Exhaustive, ARolloverWindowTheRunCannotReachIsBadInput) {
+  Scenario s = OneCall(kClockMonotonic, 2);
+  s.run.exhaustive_rollover = true;
+  s.run.duration_ns = 200000000;  // No second boundary before the end.
+  s.run.exhaustive_at_ns = 100000000;
+  auto r = Explore(s, variants::UpstreamVariant());
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("exhaustive_rollover"),
+            std::string::npos);
 }
 
 TEST(Exhaustive, TheMinimalInterleavingReplaysExactly) {
