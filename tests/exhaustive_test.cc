@@ -8,7 +8,6 @@
 #include <gtest/gtest.h>
 
 #include "absl/strings/str_format.h"
-
 #include "sim/run.h"
 #include "sim/run_report.h"
 #include "sim/scenario.h"
@@ -90,11 +89,11 @@ TEST(Exhaustive, TheRolloverWindowCatchesASecondsLoadOutsideTheLoop) {
     EXPECT_TRUE(r->complete);
     EXPECT_GT(r->failing, 0u) << FormatExploreReport(rollover, *r);
     // The report names where the window slid to.
-    EXPECT_NE(FormatExploreReport(rollover, *r)
-                  .find(absl::StrFormat("from %d.%09d s",
-                                        r->start_ns / 1000000000,
-                                        r->start_ns % 1000000000)),
-              std::string::npos);
+    EXPECT_NE(
+        FormatExploreReport(rollover, *r)
+            .find(absl::StrFormat("from %d.%09d s", r->start_ns / 1000000000,
+                                  r->start_ns % 1000000000)),
+        std::string::npos);
     auto upstream = Explore(rollover, variants::UpstreamVariant());
     ASSERT_TRUE(upstream.ok()) << upstream.status();
     EXPECT_EQ(upstream->start_ns, r->start_ns);
