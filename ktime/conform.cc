@@ -43,6 +43,8 @@ const char* KindName(OpKind k) {
       return "suspend/resume";
     case OpKind::kInjectSleeptime:
       return "inject_sleeptime";
+    case OpKind::kChangeClocksource:
+      return "change_clocksource";
   }
   return "?";
 }
@@ -62,10 +64,12 @@ const char* SourceName(SourceKind k) {
 }
 
 // The drivers' registrations (arch/x86/kernel/{tsc,hpet,kvmclock}.c,
-// drivers/clocksource/acpi_pm.c); TSC's frequency is the sequence's.
-variants::ClocksourceRegistration Spec(const Sequence& seq) {
+// drivers/clocksource/acpi_pm.c) of clocksource `source`; TSC's frequency
+// and nonstop flag are the sequence's.
+variants::ClocksourceRegistration SpecFor(SourceKind source,
+                                          const Sequence& seq) {
   variants::ClocksourceRegistration r;
-  switch (seq.source) {
+  switch (source) {
     case SourceKind::kTsc:
       r = {tk::ClocksourceMask(64), 1000, seq.tsc_khz,
            tk::kVdsoClockmodeTsc,   300,  seq.suspend_nonstop};
@@ -86,6 +90,11 @@ variants::ClocksourceRegistration Spec(const Sequence& seq) {
   return r;
 }
 
+// The clocksource the sequence boots on.
+variants::ClocksourceRegistration Spec(const Sequence& seq) {
+  return SpecFor(seq.source, seq);
+}
+
 // Counter cycles per second.
 uint64_t CyclesPerSecond(const Sequence& seq) {
   const variants::ClocksourceRegistration r = Spec(seq);
@@ -93,13 +102,17 @@ uint64_t CyclesPerSecond(const Sequence& seq) {
 }
 
 // The clocksource as the model registers it, and as the tree's ABI takes it.
-absl::StatusOr<tk::Clocksource> ModelClocksource(const Sequence& seq) {
-  const variants::ClocksourceRegistration r = Spec(seq);
-  absl::StatusOr<tk::Clocksource> cs =
-      tk::ClocksourceRegisterScale(SourceName(seq.source), r.mask, r.scale,
-                                   r.freq, r.vdso_clock_mode, r.rating);
+absl::StatusOr<tk::Clocksource> ModelClocksourceFor(SourceKind source,
+                                                    const Sequence& seq) {
+  const variants::ClocksourceRegistration r = SpecFor(source, seq);
+  absl::StatusOr<tk::Clocksource> cs = tk::ClocksourceRegisterScale(
+      SourceName(source), r.mask, r.scale, r.freq, r.vdso_clock_mode, r.rating);
   if (cs.ok()) cs->suspend_nonstop = r.suspend_nonstop;
   return cs;
+}
+
+absl::StatusOr<tk::Clocksource> ModelClocksource(const Sequence& seq) {
+  return ModelClocksourceFor(seq.source, seq);
 }
 
 vdsolab_kt_clock TreeClocksource(const Sequence& seq) {
@@ -134,7 +147,8 @@ class PageSink : public tk::VsyscallSink {
 
 // The model's and the tree's timekeeping from the same boot state.
 struct Pair {
-  tk::Clocksource cs;
+  const Sequence* seq = nullptr;  // Its boot parameters.
+  tk::Clocksource cs;             // The clocksource running now.
   std::unique_ptr<PageSink> sink;
   std::unique_ptr<tk::Timekeeping> model;
   uint64_t now = 0;
@@ -166,11 +180,24 @@ void TreeBootParams(const KernelTime& kt, const Sequence& seq) {
   kt.api().ntp_tick_adj_setup(value.data());
 }
 
+// The model's registration against the tree's.
+std::string CompareRegistration(const tk::Clocksource& m,
+                                const vdsolab_kt_clock_fields& f) {
+  Diff d;
+  d.Field("clocksource.mult", m.mult, f.mult);
+  d.Field("clocksource.shift", m.shift, f.shift);
+  d.Field("clocksource.maxadj", m.maxadj, f.maxadj);
+  d.Field("clocksource.max_cycles", m.max_cycles, f.max_cycles);
+  d.Field("clocksource.max_idle_ns", m.max_idle_ns, f.max_idle_ns);
+  return d.first();
+}
+
 absl::StatusOr<std::string> Boot(const KernelTime& kt,
                                  const tk::TimekeeperProfile& profile,
                                  const Sequence& seq, Pair* p) {
   absl::StatusOr<tk::Clocksource> cs = ModelClocksource(seq);
   if (!cs.ok()) return cs.status();
+  p->seq = &seq;
   p->cs = *cs;
   absl::StatusOr<const variants::Variant*> writer =
       variants::FindVariant(WriterEra(profile));
@@ -187,13 +214,7 @@ absl::StatusOr<std::string> Boot(const KernelTime& kt,
   vdsolab_kt_clock_fields f{};
   kt.api().register_clock(&c, &f);
   kt.api().init(p->now, seq.wall.tv_sec, seq.wall.tv_nsec, 0, 0);
-  Diff d;
-  d.Field("clocksource.mult", p->cs.mult, f.mult);
-  d.Field("clocksource.shift", p->cs.shift, f.shift);
-  d.Field("clocksource.maxadj", p->cs.maxadj, f.maxadj);
-  d.Field("clocksource.max_cycles", p->cs.max_cycles, f.max_cycles);
-  d.Field("clocksource.max_idle_ns", p->cs.max_idle_ns, f.max_idle_ns);
-  if (!d.first().empty()) return d.first();
+  if (std::string d = CompareRegistration(p->cs, f); !d.empty()) return d;
   if (std::string st = CompareState(*p->model, kt); !st.empty()) return st;
   return ComparePage(*p->sink, kt);
 }
@@ -251,6 +272,23 @@ std::string Step(const KernelTime& kt, Pair& p, const Op& op) {
       p.model->InjectSleeptime64(op.ts, p.now);
       kt.api().inject_sleeptime(op.ts.tv_sec, op.ts.tv_nsec, p.now);
       break;
+    case OpKind::kChangeClocksource: {
+      absl::StatusOr<tk::Clocksource> next =
+          ModelClocksourceFor(op.source, *p.seq);
+      if (!next.ok()) return std::string(next.status().message());
+      const uint64_t now_new = op.new_counter & next->mask;
+      vdsolab_kt_clock c = internal::ToKernelClock(SpecFor(op.source, *p.seq));
+      vdsolab_kt_clock_fields f{};
+      const int tr = kt.api().change_clocksource(&c, &f, p.now, now_new);
+      if (std::string d = CompareRegistration(*next, f); !d.empty()) return d;
+      Diff d;
+      d.Field("timekeeping_notify return", 0, tr);
+      if (!d.first().empty()) return d.first();
+      p.model->ChangeClocksource(*next, p.now, now_new);
+      p.cs = *next;
+      p.now = now_new;
+      break;
+    }
   }
   if (std::string d = CompareState(*p.model, kt); !d.empty()) return d;
   return ComparePage(*p.sink, kt);
@@ -304,6 +342,78 @@ tk::Timex RandomTimex(std::mt19937_64& rng) {
   t.constant = (t.modes & tk::kAdjTai) && rng() % 2 ? pick(-1, 40) : t.constant;
   t.tick = rng() % 8 == 0 ? pick(8000, 12000) : pick(9000, 11000);
   return t;
+}
+
+// One sequence in four switches clocksource once, one in sixteen twice:
+// an operation becomes timekeeping_notify() to another clocksource, and
+// the operations after it are rescaled to the new counter's frequency.
+// Drawn from a hash of the boot, not from rng, so that every other draw
+// of a seed stays what it was. Not on a nonstop TSC: clocksource.c's
+// suspend clocksource would stay the TSC, whose counter the shims do not
+// keep apart from the new one's. Nor with an ntp_tick_adj= beyond 10 ppm:
+// the kernel's mult overflow check (timekeeping_apply_adjustment()'s
+// WARN_ON_ONCE, a trap here) fires once a switch gives such a boot a
+// clocksource with a large mult.
+void AddClocksourceChanges(Sequence& s) {
+  if (s.suspend_nonstop || s.ops.size() < 4 || s.ntp_tick_adj > 10000 ||
+      s.ntp_tick_adj < -10000) {
+    return;
+  }
+  uint64_t h = s.start * 0x9e3779b97f4a7c15ull ^ s.tsc_khz ^
+               (static_cast<uint64_t>(s.wall.tv_sec) << 7) ^
+               static_cast<uint64_t>(s.source) << 3;
+  const auto next = [&h] {
+    h += 0x9e3779b97f4a7c15ull;  // splitmix64
+    uint64_t z = h;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  };
+  const uint64_t pick = next();
+  const int changes = (pick & 3) != 0 ? 0 : (pick & 12) != 0 ? 1 : 2;
+  SourceKind current = s.source;
+  size_t from = 1;
+  for (int c = 0; c < changes && from < s.ops.size(); ++c) {
+    const size_t at = from + next() % (s.ops.size() - from);
+    static constexpr SourceKind kAll[] = {SourceKind::kTsc, SourceKind::kHpet,
+                                          SourceKind::kAcpiPm,
+                                          SourceKind::kKvmClock};
+    SourceKind to = kAll[next() % 4];
+    if (to == current) to = kAll[(static_cast<int>(to) + 1) % 4];
+    const uint64_t old_hz = static_cast<uint64_t>(SpecFor(current, s).freq) *
+                            SpecFor(current, s).scale;
+    const variants::ClocksourceRegistration r = SpecFor(to, s);
+    const uint64_t new_hz = static_cast<uint64_t>(r.freq) * r.scale;
+    Op& op = s.ops[at];
+    const uint64_t cycles = op.cycles;
+    op = Op{};
+    op.kind = OpKind::kChangeClocksource;
+    op.cycles = cycles;
+    op.source = to;
+    // A counter anywhere: at 0, just below a wrap of its width, or random.
+    const uint64_t u = next();
+    op.new_counter = (u & 3) == 0 ? 0 : (u & 3) == 1 ? r.mask - 1000 : u >> 2;
+    absl::StatusOr<tk::Clocksource> cs = ModelClocksourceFor(to, s);
+    const uint64_t max_idle_cycles =
+        cs.ok() ? static_cast<uint64_t>(
+                      static_cast<unsigned __int128>(cs->max_idle_ns) * new_hz /
+                      1000000000u)
+                : UINT64_MAX;
+    const auto rescale = [&](uint64_t v) {
+      return static_cast<uint64_t>(static_cast<unsigned __int128>(v) * new_hz /
+                                   old_hz);
+    };
+    for (size_t i = at + 1; i < s.ops.size(); ++i) {
+      Op& o = s.ops[i];
+      if (o.kind == OpKind::kChangeClocksource) continue;
+      o.cycles = rescale(o.cycles);
+      if (o.kind == OpKind::kIdle)
+        o.cycles = std::min(o.cycles, max_idle_cycles);
+      o.sleep_cycles = rescale(o.sleep_cycles);
+    }
+    current = to;
+    from = at + 1;
+  }
 }
 
 Sequence RandomSequence(std::mt19937_64& rng, int length) {
@@ -409,6 +519,7 @@ Sequence RandomSequence(std::mt19937_64& rng, int length) {
     }
     s.ops.push_back(op);
   }
+  AddClocksourceChanges(s);
   return s;
 }
 
@@ -533,6 +644,10 @@ std::string FormatOp(const Op& op) {
       s += absl::StrFormat(" sleep %d s, %d cycles", op.sleep_sec,
                            op.sleep_cycles);
       break;
+    case OpKind::kChangeClocksource:
+      s += absl::StrFormat(" to %s, its counter %d (masked to its width)",
+                           SourceName(op.source), op.new_counter);
+      break;
     default:
       break;
   }
@@ -544,9 +659,8 @@ std::string FormatSequence(const Sequence& seq) {
       "boot: %s %d Hz nonstop=%d counter=%d wall=%d.%09d%s\n",
       SourceName(seq.source), CyclesPerSecond(seq), seq.suspend_nonstop ? 1 : 0,
       seq.start, seq.wall.tv_sec, seq.wall.tv_nsec,
-      seq.ntp_tick_adj == 0
-          ? ""
-          : absl::StrCat(" ntp_tick_adj=", seq.ntp_tick_adj));
+      seq.ntp_tick_adj == 0 ? ""
+                            : absl::StrCat(" ntp_tick_adj=", seq.ntp_tick_adj));
   for (size_t i = 0; i < seq.ops.size(); ++i) {
     s += absl::StrFormat("  op %d: %s\n", i, FormatOp(seq.ops[i]));
   }
@@ -586,7 +700,7 @@ absl::StatusOr<ConformResult> RunConform(const KernelTime& kt,
       absl::StatusOr<tk::Clocksource> cs = ModelClocksource(seq);
       if (!cs.ok()) return cs.status();
       p.cs = *cs;
-      const uint64_t mask = p.cs.mask;
+      uint64_t mask = p.cs.mask;
       absl::StatusOr<const variants::Variant*> writer =
           variants::FindVariant(WriterEra(profile));
       if (!writer.ok()) return writer.status();
@@ -624,6 +738,16 @@ absl::StatusOr<ConformResult> RunConform(const KernelTime& kt,
           case OpKind::kInjectSleeptime:
             model.InjectSleeptime64(op.ts, now);
             break;
+          case OpKind::kChangeClocksource: {
+            absl::StatusOr<tk::Clocksource> next =
+                ModelClocksourceFor(op.source, seq);
+            if (!next.ok()) return next.status();
+            const uint64_t now_new = op.new_counter & next->mask;
+            model.ChangeClocksource(*next, now, now_new);
+            now = now_new;
+            mask = next->mask;
+            break;
+          }
         }
       }
       const auto t1 = Clock::now();
@@ -633,6 +757,7 @@ absl::StatusOr<ConformResult> RunConform(const KernelTime& kt,
       vdsolab_kt_clock_fields cf{};
       TreeBootParams(kt, seq);
       a.register_clock(&c, &cf);
+      mask = p.cs.mask;
       now = seq.start & mask;
       a.init(now, seq.wall.tv_sec, seq.wall.tv_nsec, 0, 0);
       for (const Op& op : seq.ops) {
@@ -665,6 +790,16 @@ absl::StatusOr<ConformResult> RunConform(const KernelTime& kt,
           case OpKind::kInjectSleeptime:
             a.inject_sleeptime(op.ts.tv_sec, op.ts.tv_nsec, now);
             break;
+          case OpKind::kChangeClocksource: {
+            vdsolab_kt_clock nc =
+                internal::ToKernelClock(SpecFor(op.source, seq));
+            vdsolab_kt_clock_fields nf{};
+            const uint64_t now_new = op.new_counter & nc.mask;
+            a.change_clocksource(&nc, &nf, now, now_new);
+            now = now_new;
+            mask = nc.mask;
+            break;
+          }
         }
       }
       a.take_events();

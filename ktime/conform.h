@@ -34,6 +34,10 @@ enum class OpKind {
   // adds when neither the clocksource nor the persistent clock measured a
   // sleep.
   kInjectSleeptime,
+  // timekeeping_notify(): change_clocksource() to another registered
+  // clocksource (forward on the old, tk_setup_internals() on the new,
+  // TK_CLEAR_NTP), whose counter then runs the sequence.
+  kChangeClocksource,
 };
 
 // The clocksource a sequence runs on, as its driver registers it.
@@ -51,6 +55,9 @@ struct Op {
   Timespec64 ts;              // kSetTime, kInjectOffset, kInjectSleeptime
   uint64_t sleep_cycles = 0;  // kSuspend: counter advance while asleep
   int64_t sleep_sec = 0;      // kSuspend: the RTC's advance
+  // kChangeClocksource: the clocksource switched to, and its counter then.
+  SourceKind source = SourceKind::kTsc;
+  uint64_t new_counter = 0;
 };
 
 // One sequence: a clocksource frequency and boot state, then operations.

@@ -27,37 +27,78 @@ const struct vdsolab_kt_store *vdsolab_kt_take_stores(unsigned int *n,
                                                       unsigned int *updates,
                                                       unsigned int *overflow);
 
+/* During change_clocksource() the clocksource being switched to reads
+ * its own counter; every other read, and every read after, `now`. */
+static struct clocksource *vdsolab_switching_to;
+static unsigned long long vdsolab_now_new;
+
 /* clock->read(): the simulation's counter. */
-static u64 vdsolab_read(struct clocksource *cs) { return vdsolab_kt_now; }
+static u64 vdsolab_read(struct clocksource *cs) {
+  return cs == vdsolab_switching_to ? vdsolab_now_new : vdsolab_kt_now;
+}
 
 static struct clocksource vdsolab_cs = {
     .name = "tsc",
     .read = vdsolab_read,
 };
 
-static int vdsolab_register_clock(const struct vdsolab_kt_clock *c,
-                                  struct vdsolab_kt_clock_fields *out) {
+/* Clocksources switched to: registration links each into clocksource.c's
+ * list, so none is registered twice; reset() restores the pool. */
+static struct clocksource vdsolab_next_cs[VDSOLAB_KT_MAX_SWITCHES];
+static int vdsolab_next_used;
+
+static int vdsolab_register(struct clocksource *cs,
+                            const struct vdsolab_kt_clock *c,
+                            struct vdsolab_kt_clock_fields *out) {
   int ret;
-  vdsolab_cs.mask = c->mask;
-  vdsolab_cs.rating = c->rating;
-  vdsolab_cs.vdso_clock_mode = c->vdso_clock_mode;
+  cs->mask = c->mask;
+  cs->rating = c->rating;
+  cs->vdso_clock_mode = c->vdso_clock_mode;
   /* arch/x86/kernel/tsc.c's clocksource_tsc flags. */
-  vdsolab_cs.flags = CLOCK_SOURCE_IS_CONTINUOUS | CLOCK_SOURCE_VALID_FOR_HRES |
-                     CLOCK_SOURCE_MUST_VERIFY | CLOCK_SOURCE_VERIFY_PERCPU;
-  if (c->suspend_nonstop) vdsolab_cs.flags |= CLOCK_SOURCE_SUSPEND_NONSTOP;
-  ret = __clocksource_register_scale(&vdsolab_cs, c->scale, c->freq);
-  vdsolab_kt_clock = &vdsolab_cs;
-  out->mask = vdsolab_cs.mask;
-  out->mult = vdsolab_cs.mult;
-  out->shift = vdsolab_cs.shift;
-  out->maxadj = vdsolab_cs.maxadj;
-  out->max_cycles = vdsolab_cs.max_cycles;
-  out->max_idle_ns = vdsolab_cs.max_idle_ns;
+  cs->flags = CLOCK_SOURCE_IS_CONTINUOUS | CLOCK_SOURCE_VALID_FOR_HRES |
+              CLOCK_SOURCE_MUST_VERIFY | CLOCK_SOURCE_VERIFY_PERCPU;
+  if (c->suspend_nonstop) cs->flags |= CLOCK_SOURCE_SUSPEND_NONSTOP;
+  ret = __clocksource_register_scale(cs, c->scale, c->freq);
+  out->mask = cs->mask;
+  out->mult = cs->mult;
+  out->shift = cs->shift;
+  out->maxadj = cs->maxadj;
+  out->max_cycles = cs->max_cycles;
+  out->max_idle_ns = cs->max_idle_ns;
 #ifdef VDSOLAB_KT_HAS_MAX_RAW_DELTA
-  out->max_raw_delta = vdsolab_cs.max_raw_delta;
+  out->max_raw_delta = cs->max_raw_delta;
 #else
   out->max_raw_delta = 0;
 #endif
+  return ret;
+}
+
+static int vdsolab_register_clock(const struct vdsolab_kt_clock *c,
+                                  struct vdsolab_kt_clock_fields *out) {
+  int ret = vdsolab_register(&vdsolab_cs, c, out);
+  vdsolab_kt_clock = &vdsolab_cs;
+  return ret;
+}
+
+static int vdsolab_change_clocksource(const struct vdsolab_kt_clock *c,
+                                      struct vdsolab_kt_clock_fields *out,
+                                      unsigned long long now_old,
+                                      unsigned long long now_new) {
+  struct clocksource *cs;
+  int ret;
+  if (vdsolab_next_used >= VDSOLAB_KT_MAX_SWITCHES) return -1;
+  cs = &vdsolab_next_cs[vdsolab_next_used++];
+  cs->name = "vdsolab-next";
+  cs->read = vdsolab_read;
+  ret = vdsolab_register(cs, c, out);
+  if (ret != 0) return ret;
+  vdsolab_kt_now = now_old;
+  vdsolab_now_new = now_new;
+  vdsolab_switching_to = cs;
+  ret = timekeeping_notify(cs);
+  vdsolab_switching_to = NULL;
+  vdsolab_kt_now = now_new;
+  vdsolab_kt_clock = cs;
   return ret;
 }
 
@@ -216,6 +257,7 @@ static const struct vdsolab_kt_api vdsolab_api = {
     .take_events = vdsolab_kt_take_events,
     .take_stores = vdsolab_kt_take_stores,
     .ntp_tick_adj_setup = vdsolab_kt_ntp_tick_adj_setup,
+    .change_clocksource = vdsolab_change_clocksource,
 };
 
 __attribute__((visibility("default"))) const struct vdsolab_kt_api *

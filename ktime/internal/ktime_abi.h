@@ -9,7 +9,7 @@
 #ifndef VDSOLAB_KTIME_ABI_H_
 #define VDSOLAB_KTIME_ABI_H_
 
-#define VDSOLAB_KT_ABI_VERSION 4
+#define VDSOLAB_KT_ABI_VERSION 5
 
 #ifdef __cplusplus
 extern "C" {
@@ -112,7 +112,20 @@ struct vdsolab_kt_api {
    * call it after reset() and before init(), as the kernel parses its
    * command line before timekeeping_init(). Returns the handler's value. */
   int (*ntp_tick_adj_setup)(char *value);
+  /* Version 5: registers another clocksource (a fresh struct clocksource
+   * each time, up to VDSOLAB_KT_MAX_SWITCHES per reset()) and switches to
+   * it through timekeeping_notify(), i.e. change_clocksource(): the old
+   * clocksource reads `now_old` (timekeeping_forward_now()), the new one
+   * `now_new` (tk_setup_internals()), and every operation after reads the
+   * new one. Returns timekeeping_notify()'s value, or the registration's
+   * error, or -1 when the pool is exhausted. */
+  int (*change_clocksource)(const struct vdsolab_kt_clock *c,
+                            struct vdsolab_kt_clock_fields *out,
+                            unsigned long long now_old,
+                            unsigned long long now_new);
 };
+
+#define VDSOLAB_KT_MAX_SWITCHES 16
 
 /* The one exported symbol. */
 const struct vdsolab_kt_api *vdsolab_ktime_api(void);
