@@ -43,6 +43,26 @@ absl::StatusOr<const variants::Variant*> LoadPlugin(const std::string& path) {
   return v;
 }
 
+// A patch that changes nothing the compiler emits (a helper x86
+// overrides, a comment, a hunk under an #ifdef x86 leaves out) would pass
+// every check without being tested: say so, from the unpatched tree's
+// build (cached after the first time).
+void NoteUnchangedCode(const ktree::BuildOptions& options,
+                       const ktree::BuiltVariant& built) {
+  if (options.patches.empty() || built.code_sha256.empty()) return;
+  ktree::BuildOptions plain = options;
+  plain.patches.clear();
+  absl::StatusOr<ktree::BuiltVariant> base = ktree::BuildTreeVariant(plain);
+  if (!base.ok() || base->code_sha256 != built.code_sha256) return;
+  std::fprintf(stderr,
+               "vdsolab: note: %s compiles to exactly the code of the "
+               "unpatched tree (%s): the patch changes nothing x86's vDSO "
+               "runs (arch/x86/include/asm/vdso/gettimeofday.h overrides "
+               "vdso_calc_ns(), vdso_clocksource_ok() and vdso_cycles_ok() "
+               "of lib/vdso), so every result is the unpatched tree's\n",
+               built.name.c_str(), base->name.c_str());
+}
+
 absl::StatusOr<const variants::Variant*> LoadTree(
     const std::string& tree, const std::vector<std::string>& patches,
     const std::string& cc) {
@@ -67,6 +87,7 @@ absl::StatusOr<const variants::Variant*> LoadTree(
                built.layout.c_str(), built.data_layout.c_str(),
                built.semantics.c_str(),
                built.from_cache ? " (built before: from the cache)" : "");
+  NoteUnchangedCode(options, built);
   sim::VariantSource source;
   source.present = true;
   source.kernel_tree = options.tree;

@@ -30,6 +30,20 @@ expect tree_default_job 1 "[known: era behaviour: before 6.15" -- \
 expect tree_default_job_accepting 0 "only as the variant's era documents" -- \
   --kernel-tree="$t612" --duration=1s --reads_per_tick=5 --accept=known
 
+# A patch that changes no compiled code is named as such; one that does
+# is not.
+patch=$("$make_patch" "$t612" comment "$tmp")
+expect unchanged_code_noted 0 "compiles to exactly the code of the unpatched tree" -- \
+  run "$scen/exhaustive-monotonic.toml" --kernel-tree="$t612" --patch="$patch"
+patch=$("$make_patch" "$t612" no-seq-retry "$tmp")
+if "$bin" run "$scen/exhaustive-monotonic.toml" --kernel-tree="$t612" \
+    --patch="$patch" --replay-out="$tmp/unused.toml" 2>&1 |
+    grep -q "compiles to exactly the code"; then
+  echo "FAIL changed_code_not_noted"; failures=$((failures + 1))
+else
+  echo "ok   changed_code_not_noted"
+fi
+
 # Each defect patch is caught, with a replay file that reproduces it with
 # the same tree and patch (recorded in the file), and that the unpatched
 # tree answers FIXED.

@@ -91,7 +91,34 @@ BuiltVariant FromMeta(const std::map<std::string, std::string>& m,
   b.plain_reads = num("plain_reads");
   b.rdtscp_reads = num("rdtscp_reads");
   b.syscalls = num("syscalls");
+  b.code_sha256 = get("code_sha256");
   return b;
+}
+
+// What the compiler made of the tree's code: its assembly without the
+// lines that name source files or the compiler, so that two builds of
+// the same code hash alike whatever patch file they came from.
+std::string CodeFingerprint(std::string_view assembly) {
+  Sha256 h;
+  size_t pos = 0;
+  while (pos < assembly.size()) {
+    size_t end = assembly.find('\n', pos);
+    if (end == std::string_view::npos) end = assembly.size();
+    const std::string_view line = assembly.substr(pos, end - pos);
+    pos = end + 1;
+    const size_t first = line.find_first_not_of(" \t");
+    const std::string_view t =
+        first == std::string_view::npos ? "" : line.substr(first);
+    // '#' lines are comments: inline asm's line markers name the source
+    // path, which differs between a patched copy and the tree.
+    if (t.starts_with("#") || t.starts_with(".file") ||
+        t.starts_with(".ident")) {
+      continue;
+    }
+    h.Update(line);
+    h.Update("\n");
+  }
+  return Sha256::Hex(h.Finish());
 }
 
 std::map<std::string, std::string> ToMeta(const BuiltVariant& b) {
@@ -108,7 +135,8 @@ std::map<std::string, std::string> ToMeta(const BuiltVariant& b) {
           {"ordered_reads", std::to_string(b.ordered_reads)},
           {"plain_reads", std::to_string(b.plain_reads)},
           {"rdtscp_reads", std::to_string(b.rdtscp_reads)},
-          {"syscalls", std::to_string(b.syscalls)}};
+          {"syscalls", std::to_string(b.syscalls)},
+          {"code_sha256", b.code_sha256}};
 }
 
 // Everything a build is keyed on before it compiles.
@@ -232,6 +260,7 @@ absl::StatusOr<BuiltVariant> Build(const Inputs& in, std::string* log) {
   b.plain_reads = rewrite->plain;
   b.rdtscp_reads = rewrite->rdtscp;
   b.syscalls = rewrite->syscalls;
+  b.code_sha256 = CodeFingerprint(compiled->assembly);
 
   internal::GlueConfig g;
   g.name = b.name;

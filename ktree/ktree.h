@@ -72,6 +72,11 @@ struct BuiltVariant {
   int plain_reads = 0;
   int rdtscp_reads = 0;
   int syscalls = 0;
+  // SHA-256 of the tree's compiled vDSO code (the compiler's assembly,
+  // comments and .file/.ident lines left out): equal for a patched and an unpatched
+  // build when the patch changes nothing x86 compiles ("" from a cache
+  // entry older than the field).
+  std::string code_sha256;
   bool from_cache = false;  // Nothing was rebuilt.
   std::string build_log;    // What was run (for --verbose).
 };

@@ -214,6 +214,16 @@ TEST(KtreeBuild, APatchChangesTheKey) {
   EXPECT_NE(patched->so_path, plain->so_path);
   EXPECT_NE(patched->origin.find("comment-key.diff (sha256:"),
             std::string::npos);
+  // A comment compiles to the same code; a defect does not.
+  EXPECT_EQ(plain->code_sha256.size(), 64u);
+  EXPECT_EQ(patched->code_sha256, plain->code_sha256);
+  absl::StatusOr<std::string> defect = testing::WriteDefectPatch(
+      *root, testing::Defect::kNoSeqRetry, testing::TestDir("p"));
+  ASSERT_TRUE(defect.ok()) << defect.status();
+  absl::StatusOr<BuiltVariant> broken =
+      BuildTreeVariant(Options(testing::kTarball612, {*defect}));
+  ASSERT_TRUE(broken.ok()) << broken.status();
+  EXPECT_NE(broken->code_sha256, plain->code_sha256);
   absl::StatusOr<BuiltVariant> again =
       BuildTreeVariant(Options(testing::kTarball612, {*patch}));
   ASSERT_TRUE(again.ok());

@@ -11,7 +11,8 @@ namespace vdsolab::ktree::internal {
 namespace {
 
 // Bumped whenever a build step changes what it produces.
-constexpr char kBuildStepsVersion[] = "ktree build steps 1";
+// 2: the cache meta holds code_sha256.
+constexpr char kBuildStepsVersion[] = "ktree build steps 2";
 
 // The translation unit: the tree's vclock_gettime.c, compiled as the
 // kernel compiles it (it includes ../../../../lib/vdso/gettimeofday.c

@@ -6,8 +6,8 @@
 //
 // TREE is a source directory or a tarball (extracted into the test's
 // cache); KIND is a defect name (no-seq-retry, no-negative-motion-clamp,
-// base-before-seq-loop) or compile-error (then the line the compiler must
-// name is printed too).
+// base-before-seq-loop), comment (a comment appended: no code changes) or
+// compile-error (then the line the compiler must name is printed too).
 
 #include <cstdio>
 #include <string>
@@ -36,6 +36,15 @@ int main(int argc, char** argv) {
       return 2;
     }
     std::printf("%s %d\n", p->c_str(), line);
+    return 0;
+  }
+  if (kind == "comment") {
+    absl::StatusOr<std::string> p = WriteCommentPatch(*root, argv[3], "cli");
+    if (!p.ok()) {
+      std::fprintf(stderr, "%s\n", std::string(p.status().message()).c_str());
+      return 2;
+    }
+    std::printf("%s\n", p->c_str());
     return 0;
   }
   for (Defect d : AllDefects()) {
