@@ -207,6 +207,13 @@ expect plugin_crash_is_a_finding 1 "the call crashed (SIGSEGV)" -- \
   --replay_out="$tmp/segv.replay.toml"
 expect plugin_crash_replays 1 "did not return: crashed (SIGSEGV" -- \
   replay "$tmp/segv.replay.toml" --variant-so="${bad}_segv.so"
+# A plugin's exit(3) is a finding, not vdsolab's exit status; a plugin
+# that dies inside dlopen() is bad input, and vdsolab still ends (the
+# loader's lock it left held would hang exit()'s handlers).
+expect plugin_exit_is_a_finding 1 "tried to end the process (exit(3))" -- \
+  run "$scen/baseline.toml" --variant-so="${bad}_exit.so"
+expect plugin_constructor_crash 2 "crashed (SIGSEGV at 0x10) while loading" -- \
+  run "$scen/baseline.toml" --variant-so="${bad}_constructor.so"
 expect plugin_spin_is_a_finding 1 "the call spun for 0.2 s" -- \
   run "$scen/baseline.toml" --variant-so="${bad}_spin.so" \
   --call-timeout=200ms --replay_out="$tmp/spin.replay.toml"

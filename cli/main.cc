@@ -4,6 +4,8 @@
 // [flags]` runs a command (vdsolab --help lists them). Exit status
 // everywhere: 0 every check held, 1 a check failed, 2 bad input.
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -13,6 +15,7 @@
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "cli/version.h"
+#include "variants/plugin/loader.h"
 
 namespace vdsolab::cli {
 namespace {
@@ -93,4 +96,13 @@ int Main(int argc, char** argv) {
 }  // namespace
 }  // namespace vdsolab::cli
 
-int main(int argc, char** argv) { return vdsolab::cli::Main(argc, argv); }
+int main(int argc, char** argv) {
+  const int rc = vdsolab::cli::Main(argc, argv);
+  if (vdsolab::variants::LoaderPoisoned()) {
+    // A plugin crashed inside dlopen(): exit()'s handlers would wait for
+    // the loader lock the jump out of it left held.
+    std::fflush(nullptr);
+    _exit(rc);
+  }
+  return rc;
+}

@@ -221,6 +221,17 @@ void Checker::OnCall(const CallRecord& call) {
   ++stats_[static_cast<int>(Property::kCrash) - 1].checked;
   if (call.fault && call.fault->kind == vdso::CallFault::Kind::kCrash) {
     ++coverage_.crashes;
+    if (call.fault->exit_status >= 0) {
+      Report(Property::kCrash, Verdict::kDefect,
+             absl::StrFormat("the call tried to end the process (%s)",
+                             vdso::FaultCause(*call.fault)),
+             absl::StrFormat("%s called %s after %d loop iteration(s); "
+                             "vdsolab stopped it there",
+                             Name(call.clock), vdso::FaultCause(*call.fault),
+                             call.iterations),
+             call);
+      return;
+    }
     Report(Property::kCrash, Verdict::kDefect,
            absl::StrFormat("the call crashed (%s)",
                            SignalName(call.fault->signal)),

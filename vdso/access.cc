@@ -24,10 +24,20 @@ std::string SignalName(int signal) {
                            : absl::StrFormat("signal %d", signal);
 }
 
+std::string FaultCause(const CallFault& fault) {
+  if (fault.exit_status >= 0) {
+    return absl::StrFormat("exit(%d)", fault.exit_status);
+  }
+  return SignalName(fault.signal);
+}
+
 std::string DescribeFault(const CallFault& fault) {
   if (fault.kind == CallFault::Kind::kSpin) {
     return absl::StrFormat("spun for %.1f s: stopped by the watchdog",
                            fault.seconds);
+  }
+  if (fault.exit_status >= 0) {
+    return absl::StrFormat("called exit(%d)", fault.exit_status);
   }
   return absl::StrFormat("crashed (%s at %#x)", SignalName(fault.signal),
                          fault.address);

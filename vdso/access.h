@@ -41,11 +41,17 @@ struct CallFault {
   int signal = 0;        // kCrash: the signal.
   uint64_t address = 0;  // kCrash: the faulting address, where it has one.
   double seconds = 0;    // kSpin: how long it ran before it was stopped.
+  // kCrash without a signal: the code called exit(status) (or _exit(),
+  // _Exit()), which would have ended vdsolab with that status.
+  int exit_status = -1;
 };
 
 // "SIGSEGV", or "signal 40".
 std::string SignalName(int signal);
-// "crashed (SIGSEGV at 0x10)", "spun for 1.0 s: stopped by the watchdog".
+// "SIGSEGV", or "exit(0)" for a call that tried to end the process.
+std::string FaultCause(const CallFault& fault);
+// "crashed (SIGSEGV at 0x10)", "called exit(0)", "spun for 1.0 s: stopped
+// by the watchdog".
 std::string DescribeFault(const CallFault& fault);
 
 // What every access policy provides.

@@ -52,6 +52,9 @@ absl::StatusOr<std::unique_ptr<VvarPage>> VvarPage::Create() {
     return absl::ResourceExhaustedError(
         absl::StrFormat("sizing the vvar area failed: %s", strerror(err)));
   }
+  // The writer's mapping, and the readers' read-only one: user space cannot
+  // write the kernel's vvar pages, so a reader that stores to its page
+  // faults here too (a crash finding, for foreign code).
   void* mem = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (mem == MAP_FAILED) {
     const int err = errno;
@@ -59,8 +62,16 @@ absl::StatusOr<std::unique_ptr<VvarPage>> VvarPage::Create() {
     return absl::ResourceExhaustedError(
         absl::StrFormat("mmap of the vvar area failed: %s", strerror(err)));
   }
+  void* ro = mmap(nullptr, bytes, PROT_READ, MAP_SHARED, fd, 0);
+  if (ro == MAP_FAILED) {
+    const int err = errno;
+    munmap(mem, bytes);
+    close(fd);
+    return absl::ResourceExhaustedError(
+        absl::StrFormat("mmap of the vvar area failed: %s", strerror(err)));
+  }
   std::unique_ptr<VvarPage> page(
-      new VvarPage(static_cast<uint8_t*>(mem), fd,
+      new VvarPage(static_cast<uint8_t*>(ro), static_cast<uint8_t*>(mem), fd,
                    g_next_id.fetch_add(1, std::memory_order_relaxed)));
   Registry& r = Pages();
   std::lock_guard<std::mutex> lock(r.mu);
@@ -81,10 +92,10 @@ int SharedPages(const char* name, size_t pages) {
   return fd;
 }
 
-// Maps `pages` pages of `fd` from page `from` at `at` (MAP_FIXED).
+// Maps `pages` pages of `fd` from page `from` at `at` (MAP_FIXED), read
+// only: the readers' view.
 bool MapAt(uint8_t* at, int fd, size_t from, size_t pages) {
-  return mmap(at, pages * kPageSize, PROT_READ | PROT_WRITE,
-              MAP_SHARED | MAP_FIXED, fd,
+  return mmap(at, pages * kPageSize, PROT_READ, MAP_SHARED | MAP_FIXED, fd,
               static_cast<off_t>(from * kPageSize)) == at;
 }
 
@@ -117,9 +128,25 @@ absl::StatusOr<std::unique_ptr<VvarPage>> VvarPage::CreateWithTimensView() {
     munmap(area, 2 * kPages * kPageSize);
     return fail("mmap");
   }
-  std::unique_ptr<VvarPage> page(new VvarPage(
-      base, fd, g_next_id.fetch_add(1, std::memory_order_relaxed)));
+  // The writer's mappings of both.
+  void* write = mmap(nullptr, kPages * kPageSize, PROT_READ | PROT_WRITE,
+                     MAP_SHARED, fd, 0);
+  if (write == MAP_FAILED) {
+    munmap(area, 2 * kPages * kPageSize);
+    return fail("mmap");
+  }
+  void* ns_write =
+      mmap(nullptr, kPageSize, PROT_READ | PROT_WRITE, MAP_SHARED, ns_fd, 0);
+  if (ns_write == MAP_FAILED) {
+    munmap(write, kPages * kPageSize);
+    munmap(area, 2 * kPages * kPageSize);
+    return fail("mmap");
+  }
+  std::unique_ptr<VvarPage> page(
+      new VvarPage(base, static_cast<uint8_t*>(write), fd,
+                   g_next_id.fetch_add(1, std::memory_order_relaxed)));
   page->timens_ = view;
+  page->timens_write_ = static_cast<uint8_t*>(ns_write);
   page->timens_fd_ = ns_fd;
   Registry& r = Pages();
   std::lock_guard<std::mutex> lock(r.mu);
@@ -135,6 +162,8 @@ VvarPage::~VvarPage() {
   }
   // With a namespace view, base_ starts the reservation of both areas.
   munmap(base_, (timens_ == nullptr ? 1 : 2) * kPages * kPageSize);
+  munmap(write_, kPages * kPageSize);
+  if (timens_write_ != nullptr) munmap(timens_write_, kPageSize);
   close(fd_);
   if (timens_fd_ >= 0) close(timens_fd_);
 }
@@ -148,7 +177,7 @@ const VvarPage* VvarPage::Find(const uint8_t* data) {
 
 void VvarPage::StoreTimens(uint32_t offset, uint8_t size, uint64_t value) {
   if (timens_ == nullptr || offset + size > kPageSize) return;
-  StoreSized(timens_ + offset, size, value);
+  StoreSized(timens_write_ + offset, size, value);
 }
 
 void VvarPage::ApplyTimens(const VvarUpdate& update) {
@@ -158,7 +187,7 @@ void VvarPage::ApplyTimens(const VvarUpdate& update) {
 }
 
 void VvarPage::Store(uint32_t offset, uint8_t size, uint64_t value) {
-  StoreSized(base_ + offset, size, value);
+  StoreSized(write_ + offset, size, value);
 }
 
 void VvarPage::StoreSized(uint8_t* p, uint8_t size, uint64_t value) {
@@ -183,7 +212,7 @@ void VvarPage::StoreSized(uint8_t* p, uint8_t size, uint64_t value) {
 }
 
 void VvarPage::CopyIn(uint32_t offset, const uint8_t* bytes, size_t n) {
-  std::memcpy(base_ + offset, bytes, n);
+  std::memcpy(write_ + offset, bytes, n);
 }
 
 void VvarPage::Apply(const VvarUpdate& update) {

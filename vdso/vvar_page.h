@@ -40,7 +40,10 @@ struct VvarUpdate {
 
 // The vvar area in the x86-64 6.13+ arrangement (vdso/datapage.h): four
 // data pages, the time data page first, then the pvclock and Hyper-V pages;
-// page-aligned, zero-filled, writable only through Store()/Apply().
+// page-aligned, zero-filled, writable only through Store()/Apply(): the
+// readers' mapping (data(), timens_data()) is read-only, as the kernel's
+// vvar pages are to user space; the writer stores through its own mapping
+// of the same memory.
 //
 // The area is a memfd mapped shared, so that another process can map the
 // same pages (the compiled vDSO's child process maps them next to its
@@ -96,14 +99,16 @@ class VvarPage {
   std::vector<uint8_t> Snapshot() const;
 
  private:
-  VvarPage(uint8_t* base, int fd, uint64_t id)
-      : base_(base), fd_(fd), id_(id) {}
+  VvarPage(uint8_t* base, uint8_t* write, int fd, uint64_t id)
+      : base_(base), write_(write), fd_(fd), id_(id) {}
   static void StoreSized(uint8_t* p, uint8_t size, uint64_t value);
-  uint8_t* base_;
-  int fd_;  // The area's memfd.
+  uint8_t* base_;   // The readers' mapping (read-only).
+  uint8_t* write_;  // The writer's mapping of the same pages.
+  int fd_;          // The area's memfd.
   uint64_t id_;
-  uint8_t* timens_ = nullptr;  // kPages of view, when there is one.
-  int timens_fd_ = -1;         // The namespace page's memfd.
+  uint8_t* timens_ = nullptr;        // kPages of view, when there is one.
+  uint8_t* timens_write_ = nullptr;  // The writer's mapping of its page.
+  int timens_fd_ = -1;               // The namespace page's memfd.
 };
 
 // "clock_data[0].basetime[CLOCK_MONOTONIC].nsec" for a page offset in the

@@ -16,17 +16,29 @@
  *     wait for the callback to return
  *   7 blocks without running (sleeps for ever): only the watchdog's
  *     wall-time backstop can stop it
+ *   8 calls exit(3), 9 calls _exit(0): ending vdsolab with a status of
+ *     its choosing, unless the call is stopped there (exit_guard.cc)
+ *   10 stores to the page, which user space cannot write (SIGSEGV)
+ *   11 dies in its constructor, inside dlopen(), before any call
  */
 #define _POSIX_C_SOURCE 199309L /* nanosleep() */
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "vdsolab_plugin.h"
 
 #if !defined(MISBEHAVE) || !defined(MISBEHAVE_NAME)
-#error "build with -DMISBEHAVE=1..5 -DMISBEHAVE_NAME=\"misbehaving-...\""
+#error "build with -DMISBEHAVE=1..11 -DMISBEHAVE_NAME=\"misbehaving-...\""
+#endif
+
+#if MISBEHAVE == 11
+static volatile uintptr_t wild = 16; /* Not a constant: no -Warray-bounds. */
+__attribute__((constructor)) static void DieWhileLoading(void) {
+  *(volatile uint32_t *)wild = 1;
+}
 #endif
 
 static const int32_t kClocks[] = {1};
@@ -64,6 +76,14 @@ static int32_t Misbehave(const struct vdsolab_ops *ops, const uint8_t *page,
         const struct timespec hour = {3600, 0};
         nanosleep(&hour, NULL);
       }
+    case 8:
+      exit(3);
+    case 9:
+      _exit(0);
+    case 10:
+      /* The vvar page is read-only to user space. */
+      *(volatile uint8_t *)(uintptr_t)page = (uint8_t)seq;
+      return -22;
   }
   return -22;
 }

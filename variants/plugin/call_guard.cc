@@ -17,6 +17,7 @@ namespace {
 
 constexpr int kCrashCode = 1;  // sigsetjmp() codes.
 constexpr int kSpinCode = 2;
+constexpr int kExitCode = 3;
 constexpr int kWatchdogSignal = SIGXCPU;
 constexpr int kFaultSignals[] = {SIGSEGV, SIGBUS,  SIGFPE, SIGILL,
                                  SIGABRT, SIGTRAP, SIGSYS};
@@ -212,9 +213,23 @@ vdso::CallFault FaultFrom(int code, const GuardState& g) {
     return f;
   }
   f.kind = vdso::CallFault::Kind::kCrash;
+  if (code == kExitCode) {
+    f.exit_status = g.exit_status.load();
+    return f;
+  }
   f.signal = g.signal.load();
   f.address = g.address.load();
   return f;
+}
+
+void ExitCalled(int status) {
+  GuardState* g = t_state;
+  if (g == nullptr || g->active.load(std::memory_order_relaxed) == 0 ||
+      g->in_host.load(std::memory_order_relaxed) != 0) {
+    return;
+  }
+  g->exit_status.store(status, std::memory_order_relaxed);
+  siglongjmp(g->env, kExitCode);
 }
 
 void AfterHostCall(GuardState& g) {

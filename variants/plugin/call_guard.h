@@ -16,9 +16,12 @@
 // jump waits until the callback returns. Handlers run on an alternate
 // stack, so runaway recursion is caught too.
 //
-// What cannot be contained in-process: foreign code that corrupts
-// vdsolab's memory before it faults, or calls exit(). docs/robustness.md
-// says what is caught where.
+// exit(), _exit() and _Exit() are interposed (exit_guard.cc): called from
+// inside a guarded call they end the call, not vdsolab, and are a crash
+// finding with the status. What cannot be contained in-process: foreign
+// code that corrupts vdsolab's memory before it faults, or makes the
+// exit_group system call itself. docs/robustness.md says what is caught
+// where.
 
 #ifndef VDSOLAB_VARIANTS_PLUGIN_CALL_GUARD_H_
 #define VDSOLAB_VARIANTS_PLUGIN_CALL_GUARD_H_
@@ -51,6 +54,7 @@ struct GuardState {
   std::atomic<int> signal{0};
   std::atomic<uint64_t> address{0};
   std::atomic<uint64_t> spun_ms{0};  // How long the stopped call ran.
+  std::atomic<int> exit_status{0};   // What the call passed to exit().
 };
 
 GuardState& ThisThread();
@@ -62,6 +66,10 @@ void Leave(GuardState& g);
 vdso::CallFault FaultFrom(int code, const GuardState& g);
 // After a callback: jump out now if the watchdog asked while inside it.
 void AfterHostCall(GuardState& g);
+// exit(status) called on this thread: inside a guarded call (and not in a
+// callback), the call ends here as a fault; otherwise returns and the
+// process exits as asked.
+void ExitCalled(int status);
 
 }  // namespace call_guard_internal
 

@@ -83,6 +83,14 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"abort", sim::Property::kCrash, "crashed (SIGABRT)"},
                       Case{"recurse", sim::Property::kCrash,
                            "crashed (SIGSEGV)"},
+                      // exit() and _exit() end the call, not vdsolab.
+                      Case{"exit", sim::Property::kCrash,
+                           "tried to end the process (exit(3))"},
+                      Case{"underscore_exit", sim::Property::kCrash,
+                           "tried to end the process (exit(0))"},
+                      // The page is read-only to readers, as to user space.
+                      Case{"page_write", sim::Property::kCrash,
+                           "crashed (SIGSEGV)"},
                       Case{"spin", sim::Property::kLivelock, "spun for 0."},
                       // Stopped inside a load callback: the stop waits for
                       // the callback to return, then still happens.

@@ -225,6 +225,7 @@ bool g_rerunnable[kMaxPlugins];
 PluginInfo g_info[kMaxPlugins];
 const Variant* g_variants[kMaxPlugins];
 int g_loaded = 0;
+std::atomic<bool> g_poisoned{false};
 
 template <int I>
 std::unique_ptr<SimReader> MakeReader() {
@@ -338,6 +339,8 @@ plugin_internal::DeclaredEra Declared(const Record& r) {
 
 }  // namespace
 
+bool LoaderPoisoned() { return g_poisoned.load(); }
+
 absl::StatusOr<const Variant*> LoadPluginVariant(const std::string& path,
                                                  const PluginOptions& options) {
   if (g_loaded == kMaxPlugins) {
@@ -347,13 +350,33 @@ absl::StatusOr<const Variant*> LoadPluginVariant(const std::string& path,
   // user means the file here.
   const std::string file =
       path.find('/') == std::string::npos ? "./" + path : path;
-  // RTLD_NOW: an unresolved symbol fails here, not mid-run.
-  void* handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
+  // RTLD_NOW: an unresolved symbol fails here, not mid-run. dlopen() runs
+  // the plugin's constructors: foreign code, contained like its calls.
+  void* handle = nullptr;
+  if (const std::optional<vdso::CallFault> fault = RunContained(
+          [&] { handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL); })) {
+    // The jump left the dynamic loader's lock held: no dlopen(), and no
+    // exit() (whose handlers take it), may follow (LoaderPoisoned()).
+    g_poisoned.store(true);
+    return Bad(path, absl::StrFormat(
+                         "the plugin %s while loading (in a constructor of "
+                         "it or of a library it needs)",
+                         vdso::DescribeFault(*fault)));
+  }
   if (handle == nullptr) {
     const char* why = dlerror();
     return Bad(path, why != nullptr ? why : "dlopen failed");
   }
-  absl::StatusOr<Record> rec = ReadRecord(handle, path);
+  // The entry point and the record are the plugin's too: a crash reading
+  // them (a NULL or wild name pointer) is the plugin's, not vdsolab's.
+  absl::StatusOr<Record> rec = absl::InternalError("unread");
+  if (const std::optional<vdso::CallFault> fault =
+          RunContained([&] { rec = ReadRecord(handle, path); })) {
+    return Refuse(handle,
+                  Bad(path, absl::StrFormat("the plugin %s in its entry point "
+                                            "or reading its record",
+                                            vdso::DescribeFault(*fault))));
+  }
   if (!rec.ok()) return Refuse(handle, rec.status());
   const Record& p = *rec;
   if (p.name == nullptr || p.name[0] == '\0')

@@ -31,6 +31,11 @@ struct PluginOptions {
   // (ktree/load.cc).
   bool rerunnable = false;
 };
+// A plugin crashed inside dlopen() (a constructor): the dynamic loader's
+// lock is still held, so the process must end without exit()'s handlers
+// (fflush, then _exit(); cli/main.cc does).
+bool LoaderPoisoned();
+
 absl::StatusOr<const Variant*> LoadPluginVariant(
     const std::string& path, const PluginOptions& options = {});
 
