@@ -285,5 +285,42 @@ TEST(CallGuardThreads, ACallIsBoundByItsOwnCpuNotTheThreads) {
       << vdso::DescribeFault(*fault);
 }
 
+// A thread that takes over an ended thread's slot starts with a clean
+// watchdog record: the ended thread's last call count and CPU reading are
+// not the new thread's. Thread A runs 0.6 s of CPU, then one guarded call
+// across several watchdog periods (the watchdog records its count, 1, and
+// its CPU then) and ends; thread B, in the slot A gave back, makes its
+// first call, count 1 again, of 50 ms under a 250 ms bound: not stopped.
+TEST(CallGuardThreads, AReusedSlotStartsWithACleanWatchdogRecord) {
+  SetCallTimeLimit(0.25);
+  auto cpu_ns = [] {
+    timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+  };
+  auto burn = [&cpu_ns](int64_t ns) {
+    const int64_t start = cpu_ns();
+    while (cpu_ns() - start < ns) {
+    }
+  };
+  std::optional<vdso::CallFault> a_fault, b_fault;
+  std::thread a([&] {
+    burn(600000000);
+    a_fault = RunContained(call_guard_internal::ThisThread(),
+                           [&] { burn(60000000); });
+  });
+  a.join();
+  std::thread b([&] {
+    b_fault = RunContained(call_guard_internal::ThisThread(),
+                           [&] { burn(50000000); });
+  });
+  b.join();
+  SetCallTimeLimit(1.0);
+  EXPECT_FALSE(a_fault.has_value()) << vdso::DescribeFault(*a_fault);
+  EXPECT_FALSE(b_fault.has_value())
+      << "the new thread's first call was stopped: "
+      << vdso::DescribeFault(*b_fault);
+}
+
 }  // namespace
 }  // namespace vdsolab::variants
