@@ -90,30 +90,35 @@ TEST(DescribeSnapshot, AGarbledShiftIsShownNotUndefined) {
             std::string::npos);
 }
 
+// Sets one snapshot's seq, cycle_last (both records) and RAW/MONOTONIC
+// shifted nsec, for a 1 GHz counter with mult 2^23, shift 23.
+LiveSnapshot PageAt(uint32_t seq, uint64_t cycles_since_boot) {
+  LiveSnapshot s = GoodTscSnapshot();
+  const uint64_t last = 1000000000 + cycles_since_boot;
+  const uint32_t mult = 1u << 23, shift = 23;
+  for (int cs : {0, 1}) {
+    const uint32_t vc = vdso::ClockDataOffset(cs);
+    std::memcpy(s.time_page.data() + vc + vdso::kVcSeq, &seq, 4);
+    std::memcpy(s.time_page.data() + vc + vdso::kVcCycleLast, &last, 8);
+    std::memcpy(s.time_page.data() + vc + vdso::kVcMult, &mult, 4);
+    std::memcpy(s.time_page.data() + vc + vdso::kVcShift, &shift, 4);
+  }
+  // Seconds stay 0: the shifted nsec carries the whole time (< 2^41 ns).
+  const uint64_t nsec = cycles_since_boot << 23;
+  std::memcpy(s.time_page.data() + vdso::ClockDataOffset(1) +
+                  vdso::VcBasetimeNsec(kClockMonotonicRaw),
+              &nsec, 8);
+  std::memcpy(s.time_page.data() + vdso::VcBasetimeNsec(kClockMonotonic), &nsec,
+              8);
+  return s;
+}
+
 TEST(AnalyzeUpdates, InfersTheIntervalAndChecksTheIncrements) {
-  // Three updates of a 1 GHz counter (mult 2^23, shift 23) at HZ=250.
+  // Three updates of a 1 GHz counter (mult 2^23, shift 23) at HZ=250:
+  // RAW and MONOTONIC advance 4 ms per update, in shifted ns.
   std::vector<LiveSnapshot> samples;
-  for (int i = 0; i < 3; ++i) {
-    LiveSnapshot s = GoodTscSnapshot();
-    for (int cs : {0, 1}) {
-      const uint32_t vc = vdso::ClockDataOffset(cs);
-      const uint32_t seq = 2 + 2 * static_cast<uint32_t>(i);
-      const uint64_t last = 1000000000 + 4000000ull * static_cast<uint64_t>(i);
-      const uint32_t mult = 1u << 23;
-      std::memcpy(s.time_page.data() + vc + vdso::kVcSeq, &seq, 4);
-      std::memcpy(s.time_page.data() + vc + vdso::kVcCycleLast, &last, 8);
-      std::memcpy(s.time_page.data() + vc + vdso::kVcMult, &mult, 4);
-      const uint32_t shift = 23;
-      std::memcpy(s.time_page.data() + vc + vdso::kVcShift, &shift, 4);
-    }
-    // RAW and MONOTONIC advance 4 ms per update, in shifted ns.
-    const uint64_t nsec = (4000000ull * static_cast<uint64_t>(i)) << 23;
-    std::memcpy(s.time_page.data() + vdso::ClockDataOffset(1) +
-                    vdso::VcBasetimeNsec(kClockMonotonicRaw),
-                &nsec, 8);
-    std::memcpy(s.time_page.data() + vdso::VcBasetimeNsec(kClockMonotonic),
-                &nsec, 8);
-    samples.push_back(s);
+  for (uint32_t i = 0; i < 3; ++i) {
+    samples.push_back(PageAt(2 + 2 * i, 4000000ull * i));
   }
   const UpdateAnalysis a = AnalyzeUpdates(samples, 0);
   EXPECT_EQ(a.updates_seen, 2);
@@ -145,29 +150,6 @@ TEST(AnalyzeUpdates, InfersTheIntervalAndChecksTheIncrements) {
   EXPECT_LT(AnalyzeUpdates(odd, 250).steps_whole_intervals, 2);
   EXPECT_FALSE(PredictionHolds(AnalyzeUpdates(odd, 250)));
   EXPECT_TRUE(PredictionHolds(a));
-}
-
-// Sets one snapshot's seq, cycle_last (both records) and RAW/MONOTONIC
-// shifted nsec, for a 1 GHz counter with mult 2^23, shift 23.
-LiveSnapshot PageAt(uint32_t seq, uint64_t cycles_since_boot) {
-  LiveSnapshot s = GoodTscSnapshot();
-  const uint64_t last = 1000000000 + cycles_since_boot;
-  const uint32_t mult = 1u << 23, shift = 23;
-  for (int cs : {0, 1}) {
-    const uint32_t vc = vdso::ClockDataOffset(cs);
-    std::memcpy(s.time_page.data() + vc + vdso::kVcSeq, &seq, 4);
-    std::memcpy(s.time_page.data() + vc + vdso::kVcCycleLast, &last, 8);
-    std::memcpy(s.time_page.data() + vc + vdso::kVcMult, &mult, 4);
-    std::memcpy(s.time_page.data() + vc + vdso::kVcShift, &shift, 4);
-  }
-  // Seconds stay 0: the shifted nsec carries the whole time (< 2^41 ns).
-  const uint64_t nsec = cycles_since_boot << 23;
-  std::memcpy(s.time_page.data() + vdso::ClockDataOffset(1) +
-                  vdso::VcBasetimeNsec(kClockMonotonicRaw),
-              &nsec, 8);
-  std::memcpy(s.time_page.data() + vdso::VcBasetimeNsec(kClockMonotonic),
-              &nsec, 8);
-  return s;
 }
 
 TEST(AnalyzeUpdates, ToleratesARareForwardNowButNotAWrongInterval) {

@@ -180,18 +180,6 @@ void TreeBootParams(const KernelTime& kt, const Sequence& seq) {
   kt.api().ntp_tick_adj_setup(value.data());
 }
 
-// The model's registration against the tree's.
-std::string CompareRegistration(const tk::Clocksource& m,
-                                const vdsolab_kt_clock_fields& f) {
-  Diff d;
-  d.Field("clocksource.mult", m.mult, f.mult);
-  d.Field("clocksource.shift", m.shift, f.shift);
-  d.Field("clocksource.maxadj", m.maxadj, f.maxadj);
-  d.Field("clocksource.max_cycles", m.max_cycles, f.max_cycles);
-  d.Field("clocksource.max_idle_ns", m.max_idle_ns, f.max_idle_ns);
-  return d.first();
-}
-
 absl::StatusOr<std::string> Boot(const KernelTime& kt,
                                  const tk::TimekeeperProfile& profile,
                                  const Sequence& seq, Pair* p) {
@@ -214,7 +202,8 @@ absl::StatusOr<std::string> Boot(const KernelTime& kt,
   vdsolab_kt_clock_fields f{};
   kt.api().register_clock(&c, &f);
   kt.api().init(p->now, seq.wall.tv_sec, seq.wall.tv_nsec, 0, 0);
-  if (std::string d = CompareRegistration(p->cs, f); !d.empty()) return d;
+  if (std::string d = internal::CompareRegistration(p->cs, f); !d.empty())
+    return d;
   if (std::string st = CompareState(*p->model, kt); !st.empty()) return st;
   return ComparePage(*p->sink, kt);
 }
@@ -280,7 +269,8 @@ std::string Step(const KernelTime& kt, Pair& p, const Op& op) {
       vdsolab_kt_clock c = internal::ToKernelClock(SpecFor(op.source, *p.seq));
       vdsolab_kt_clock_fields f{};
       const int tr = kt.api().change_clocksource(&c, &f, p.now, now_new);
-      if (std::string d = CompareRegistration(*next, f); !d.empty()) return d;
+      if (std::string d = internal::CompareRegistration(*next, f); !d.empty())
+        return d;
       Diff d;
       d.Field("timekeeping_notify return", 0, tr);
       if (!d.first().empty()) return d.first();

@@ -37,14 +37,10 @@ class TreeTimekeeping final : public variants::ForeignTimekeeping {
     if (registered != 0) {
       return "__clocksource_register_scale() failed in the tree";
     }
-    const tk::Clocksource& m = model.clocksource();
-    internal::Diff d;
-    d.Field("clocksource.mult", m.mult, f.mult);
-    d.Field("clocksource.shift", m.shift, f.shift);
-    d.Field("clocksource.maxadj", m.maxadj, f.maxadj);
-    d.Field("clocksource.max_cycles", m.max_cycles, f.max_cycles);
-    d.Field("clocksource.max_idle_ns", m.max_idle_ns, f.max_idle_ns);
-    if (!d.first().empty()) return d.first();
+    if (std::string d = internal::CompareRegistration(model.clocksource(), f);
+        !d.empty()) {
+      return d;
+    }
     return Compare(model);
   }
 

@@ -101,6 +101,17 @@ std::string CompareState(const tk::Timekeeping& model, const KernelTime& kt) {
   return d.first();
 }
 
+std::string CompareRegistration(const tk::Clocksource& m,
+                                const vdsolab_kt_clock_fields& f) {
+  Diff d;
+  d.Field("clocksource.mult", m.mult, f.mult);
+  d.Field("clocksource.shift", m.shift, f.shift);
+  d.Field("clocksource.maxadj", m.maxadj, f.maxadj);
+  d.Field("clocksource.max_cycles", m.max_cycles, f.max_cycles);
+  d.Field("clocksource.max_idle_ns", m.max_idle_ns, f.max_idle_ns);
+  return d.first();
+}
+
 std::string CompareTimex(int model_ret, const tk::Timex& m, int tree_ret,
                          const vdsolab_kt_timex& t) {
   Diff d;

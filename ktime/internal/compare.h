@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_format.h"
 #include "ktime/kernel_time.h"
+#include "timekeeper/clocksource.h"
 #include "timekeeper/profile.h"
 #include "timekeeper/timekeeping.h"
 #include "timekeeper/timex.h"
@@ -57,6 +58,11 @@ class Diff {
 // struct timekeeper and ntp.c's state.
 std::string CompareState(const timekeeper::Timekeeping& model,
                          const KernelTime& kt);
+
+// What __clocksource_register_scale() computed: the model's clocksource
+// against the tree's.
+std::string CompareRegistration(const timekeeper::Clocksource& m,
+                                const vdsolab_kt_clock_fields& f);
 
 // adjtimex()'s return value and read-back.
 std::string CompareTimex(int model_ret, const timekeeper::Timex& m,

@@ -142,6 +142,13 @@ INSTANTIATE_TEST_SUITE_P(GuardedSignals, ChainTest,
                            return std::string(sigabbrev_np(param.param));
                          });
 
+// The calling thread's CPU time, ns.
+int64_t ThreadCpuNs() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
 // More threads than call_guard.cc's slot table holds (kMaxThreads, 64),
 // started and ended in waves; each makes a guarded call that spins (until
 // the watchdog stops it, or a deadline long past the bound) and one that
@@ -206,20 +213,15 @@ TEST(CallGuardThreads, EveryThreadOfManyStillHasItsSpinStopped) {
 // over, not add the run up as one spin.
 TEST(CallGuardThreads, ARunOfShortCallsLongerThanTheBoundIsNeverStopped) {
   SetCallTimeLimit(0.05);
-  auto cpu_ns = [] {
-    timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-  };
   timespec begin, now;
   clock_gettime(CLOCK_MONOTONIC, &begin);
   int calls = 0, stopped = 0;
   do {
     // About 1 ms of the thread's CPU per call: a twentieth of the bound.
     const std::optional<vdso::CallFault> fault =
-        RunContained(call_guard_internal::ThisThread(), [&cpu_ns] {
-          const int64_t start = cpu_ns();
-          while (cpu_ns() - start < 1000000) {
+        RunContained(call_guard_internal::ThisThread(), [] {
+          const int64_t start = ThreadCpuNs();
+          while (ThreadCpuNs() - start < 1000000) {
           }
         });
     ++calls;
@@ -264,19 +266,14 @@ TEST(CallGuardThreads, ARunOfBlockedCallsIsNotAddedUpIntoOneStall) {
 // (20 ms each) but a fifth of the bound is not stopped.
 TEST(CallGuardThreads, ACallIsBoundByItsOwnCpuNotTheThreads) {
   SetCallTimeLimit(0.25);
-  auto cpu_ns = [] {
-    timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-  };
   // Outside any guarded call: 0.6 s of this thread's CPU.
-  const int64_t before = cpu_ns();
-  while (cpu_ns() - before < 600000000) {
+  const int64_t before = ThreadCpuNs();
+  while (ThreadCpuNs() - before < 600000000) {
   }
   const std::optional<vdso::CallFault> fault =
-      RunContained(call_guard_internal::ThisThread(), [&cpu_ns] {
-        const int64_t start = cpu_ns();
-        while (cpu_ns() - start < 50000000) {  // 50 ms: 2.5 periods.
+      RunContained(call_guard_internal::ThisThread(), [] {
+        const int64_t start = ThreadCpuNs();
+        while (ThreadCpuNs() - start < 50000000) {  // 50 ms: 2.5 periods.
         }
       });
   SetCallTimeLimit(1.0);
@@ -293,14 +290,9 @@ TEST(CallGuardThreads, ACallIsBoundByItsOwnCpuNotTheThreads) {
 // first call, count 1 again, of 50 ms under a 250 ms bound: not stopped.
 TEST(CallGuardThreads, AReusedSlotStartsWithACleanWatchdogRecord) {
   SetCallTimeLimit(0.25);
-  auto cpu_ns = [] {
-    timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-  };
-  auto burn = [&cpu_ns](int64_t ns) {
-    const int64_t start = cpu_ns();
-    while (cpu_ns() - start < ns) {
+  auto burn = [](int64_t ns) {
+    const int64_t start = ThreadCpuNs();
+    while (ThreadCpuNs() - start < ns) {
     }
   };
   std::optional<vdso::CallFault> a_fault, b_fault;
