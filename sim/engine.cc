@@ -155,13 +155,17 @@ class RandomHooks : public vdso::AccessHooks {
   void OnFault(const vdso::CallFault& fault) override {
     if (reorder_ppm_ != 0) Reorderable();
     rec_->fault = fault;
-    if (tracing_) Trace(vdso::DescribeFault(fault), TraceStep::Kind::kFault);
+    if (tracing_) {
+      NoteDropped();
+      Trace(vdso::DescribeFault(fault), TraceStep::Kind::kFault);
+    }
   }
 
   // The call has returned: the page as the writer left it, for the
   // checker and the rollback.
   void Finish() {
     if (reorder_ppm_ != 0) Reorderable();
+    if (tracing_) NoteDropped();
   }
 
   uint64_t now() { return lane().now; }
@@ -293,7 +297,18 @@ class RandomHooks : public vdso::AccessHooks {
     }
   }
 
+  // A traced call keeps its first kMaxTraceSteps steps: foreign code that
+  // spins through the load callbacks until the watchdog stops it makes
+  // millions, whose strings would cost the run its memory and, freed, the
+  // allocator a pause that the next contained call would pay for.
+  static constexpr size_t kMaxTraceSteps = 20000;
   TraceStep& Trace(std::string what, TraceStep::Kind kind) {
+    if (rec_->trace.size() >= kMaxTraceSteps &&
+        kind != TraceStep::Kind::kFault) {
+      ++dropped_steps_;
+      discarded_ = TraceStep{};
+      return discarded_;
+    }
     TraceStep step;
     step.t_ns = lane().now;
     step.cpu = cpu_;
@@ -303,9 +318,23 @@ class RandomHooks : public vdso::AccessHooks {
     return rec_->trace.back();
   }
 
+  // Says how many steps the cap left out, once, at the call's end.
+  void NoteDropped() {
+    if (dropped_steps_ == 0) return;
+    TraceStep step;
+    step.t_ns = lane().now;
+    step.cpu = cpu_;
+    step.what = absl::StrFormat("(%d more steps not recorded)", dropped_steps_);
+    step.kind = TraceStep::Kind::kLoad;
+    rec_->trace.push_back(std::move(step));
+    dropped_steps_ = 0;
+  }
+
   const World& w_;
   const ReaderSpec* spec_;
   const TimingSpec& t_;
+  uint64_t dropped_steps_ = 0;
+  TraceStep discarded_;
   CallRecord* rec_;
   Rng rng_;
   bool tracing_;

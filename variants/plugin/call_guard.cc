@@ -103,11 +103,16 @@ void Watchdog() {
   for (;;) {
     struct timespec ts = {0, static_cast<long>(kWatchdogPeriodMs * 1000000)};
     nanosleep(&ts, nullptr);
-    const uint64_t limit = g_limit_ms.load(std::memory_order_relaxed);
+    const uint64_t process_limit = g_limit_ms.load(std::memory_order_relaxed);
     std::lock_guard<std::mutex> lock(g_slots_mu);
     for (Slot& slot : g_slots) {
       GuardState* g = slot.state.load(std::memory_order_acquire);
       if (g == nullptr) continue;
+      const uint64_t limit =
+          process_limit == 0
+              ? 0
+              : std::max(process_limit,
+                         g->min_limit_ms.load(std::memory_order_relaxed));
       const uint64_t calls = g->calls.load(std::memory_order_relaxed);
       if (g->active.load(std::memory_order_relaxed) == 0 ||
           calls != slot.last_calls) {

@@ -55,6 +55,9 @@ struct GuardState {
   std::atomic<uint64_t> address{0};
   std::atomic<uint64_t> spun_ms{0};  // How long the stopped call ran.
   std::atomic<int> exit_status{0};   // What the call passed to exit().
+  // The bound of the call running now, if it has its own (RunContained's
+  // min_seconds); 0: the process-wide one.
+  std::atomic<uint64_t> min_limit_ms{0};
 };
 
 GuardState& ThisThread();
@@ -97,6 +100,22 @@ std::optional<vdso::CallFault> RunContained(call_guard_internal::GuardState& g,
   }
   call_guard_internal::Leave(g);
   return call_guard_internal::FaultFrom(code, g);
+}
+
+// The same with a bound of at least `min_seconds` for this call: loading a
+// plugin (dlopen(), its constructors, reading its record) is not one of
+// its clock_gettime() calls. dlopen() allocates, and an allocation may
+// pay for the host's earlier frees (malloc_consolidate()): stopping it
+// there, after a per-call bound of a few ms, would leave the allocator's
+// lock held.
+template <class Fn>
+std::optional<vdso::CallFault> RunContainedAtLeast(double min_seconds,
+                                                   Fn&& fn) {
+  call_guard_internal::GuardState& g = call_guard_internal::ThisThread();
+  g.min_limit_ms.store(static_cast<uint64_t>(min_seconds * 1000.0));
+  std::optional<vdso::CallFault> fault = RunContained(g, fn);
+  g.min_limit_ms.store(0);
+  return fault;
 }
 
 // Marks vdsolab's own code running on behalf of foreign code (the plugin

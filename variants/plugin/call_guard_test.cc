@@ -316,3 +316,43 @@ TEST(CallGuardThreads, AReusedSlotStartsWithACleanWatchdogRecord) {
 
 }  // namespace
 }  // namespace vdsolab::variants
+
+namespace vdsolab::variants {
+namespace {
+
+// Busy for `ms` of this thread's CPU time.
+void BurnCpuMs(int ms) {
+  timespec begin, now;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &begin);
+  do {
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  } while ((now.tv_sec - begin.tv_sec) * 1000 +
+               (now.tv_nsec - begin.tv_nsec) / 1000000 <
+           ms);
+}
+
+// Loading a plugin has a bound of its own: a dlopen() that runs longer
+// than a clock_gettime() may (the allocator consolidating the host's
+// frees) is not stopped, where the same work as a call is; and the next
+// call has the per-call bound again.
+TEST(CallGuardLimits, ALoadRunsUnderItsOwnFloorAndCallsUnderTheirBound) {
+  SetCallTimeLimit(0.02);
+  const std::optional<vdso::CallFault> load =
+      RunContainedAtLeast(2.0, [] { BurnCpuMs(150); });
+  EXPECT_FALSE(load.has_value()) << vdso::DescribeFault(*load);
+  const std::optional<vdso::CallFault> call =
+      RunContained(call_guard_internal::ThisThread(), [] { BurnCpuMs(3000); });
+  ASSERT_TRUE(call.has_value());
+  EXPECT_EQ(call->kind, vdso::CallFault::Kind::kSpin);
+  // Stopped near the per-call bound, not the load's floor.
+  EXPECT_LT(call->seconds, 1.0);
+  // A load that spins past its floor is still stopped.
+  const std::optional<vdso::CallFault> spin =
+      RunContainedAtLeast(0.1, [] { BurnCpuMs(5000); });
+  ASSERT_TRUE(spin.has_value());
+  EXPECT_EQ(spin->kind, vdso::CallFault::Kind::kSpin);
+  SetCallTimeLimit(1.0);
+}
+
+}  // namespace
+}  // namespace vdsolab::variants

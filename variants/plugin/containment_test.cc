@@ -1,11 +1,12 @@
 // Containment of misbehaving plugins: a reader that crashes (a wild
 // pointer, a division by zero, abort(), a stack overflow), spins without
-// returning (in its own code or in vdsolab's callbacks) or blocks is a finding of the run, with a minimal replay that shows it
-// again, never the end of vdsolab; the calls it answers normally are still
-// checked.
+// returning (in its own code or in vdsolab's callbacks) or blocks is a finding
+// of the run, with a minimal replay that shows it again, never the end of
+// vdsolab; the calls it answers normally are still checked.
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
@@ -38,6 +39,9 @@ struct Case {
   sim::Property property;
   const char* why;
   double limit = 0.2;  // SetCallTimeLimit(), seconds.
+  // Spins through the load callbacks: the replay's trace would be
+  // millions of steps, and keeps a bounded number.
+  bool bounded_trace = false;
 };
 
 class Containment : public ::testing::TestWithParam<Case> {};
@@ -74,33 +78,41 @@ TEST_P(Containment, IsAFindingWithAReplay) {
   EXPECT_TRUE(replay->reproduced) << replay->text;
   EXPECT_NE(replay->text.find("did not return: "), std::string::npos)
       << replay->text;
+  if (c.bounded_trace) {
+    ASSERT_TRUE(replay->call.has_value());
+    const std::vector<sim::TraceStep>& trace = replay->call->trace;
+    std::printf("the spinning call's trace: %zu steps kept\n", trace.size());
+    EXPECT_LE(trace.size(), 20002u);
+    ASSERT_GE(trace.size(), 2u);
+    EXPECT_EQ(trace.back().kind, sim::TraceStep::Kind::kFault);
+    EXPECT_NE(trace[trace.size() - 2].what.find("more steps not recorded"),
+              std::string::npos)
+        << trace[trace.size() - 2].what;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Plugins, Containment,
-    ::testing::Values(Case{"segv", sim::Property::kCrash, "crashed (SIGSEGV)"},
-                      Case{"fpe", sim::Property::kCrash, "crashed (SIGFPE)"},
-                      Case{"abort", sim::Property::kCrash, "crashed (SIGABRT)"},
-                      Case{"recurse", sim::Property::kCrash,
-                           "crashed (SIGSEGV)"},
-                      // exit() and _exit() end the call, not vdsolab.
-                      Case{"exit", sim::Property::kCrash,
-                           "tried to end the process (exit(3))"},
-                      Case{"underscore_exit", sim::Property::kCrash,
-                           "tried to end the process (exit(0))"},
-                      // The page is read-only to readers, as to user space.
-                      Case{"page_write", sim::Property::kCrash,
-                           "crashed (SIGSEGV)"},
-                      Case{"spin", sim::Property::kLivelock, "spun for 0."},
-                      // Stopped inside a load callback: the stop waits for
-                      // the callback to return, then still happens.
-                      Case{"spin_loads", sim::Property::kLivelock,
-                           "spun for 0."},
-                      // Blocked: stopped by the wall-time backstop (30 times
-                      // the bound), and reported as spinning for the bound
-                      // (0.02 s), not for the wall time it waited.
-                      Case{"sleep", sim::Property::kLivelock,
-                           "spun for 0.0 s", 0.02}),
+    ::testing::Values(
+        Case{"segv", sim::Property::kCrash, "crashed (SIGSEGV)"},
+        Case{"fpe", sim::Property::kCrash, "crashed (SIGFPE)"},
+        Case{"abort", sim::Property::kCrash, "crashed (SIGABRT)"},
+        Case{"recurse", sim::Property::kCrash, "crashed (SIGSEGV)"},
+        // exit() and _exit() end the call, not vdsolab.
+        Case{"exit", sim::Property::kCrash,
+             "tried to end the process (exit(3))"},
+        Case{"underscore_exit", sim::Property::kCrash,
+             "tried to end the process (exit(0))"},
+        // The page is read-only to readers, as to user space.
+        Case{"page_write", sim::Property::kCrash, "crashed (SIGSEGV)"},
+        Case{"spin", sim::Property::kLivelock, "spun for 0."},
+        // Stopped inside a load callback: the stop waits for
+        // the callback to return, then still happens.
+        Case{"spin_loads", sim::Property::kLivelock, "spun for 0.", 0.2, true},
+        // Blocked: stopped by the wall-time backstop (30 times
+        // the bound), and reported as spinning for the bound
+        // (0.02 s), not for the wall time it waited.
+        Case{"sleep", sim::Property::kLivelock, "spun for 0.0 s", 0.02}),
     [](const ::testing::TestParamInfo<Case>& param) {
       return std::string(param.param.name);
     });

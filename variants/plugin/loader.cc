@@ -155,6 +155,10 @@ struct OpsFor {
 
 constexpr int32_t kEfault = 14;
 
+// Loading a plugin runs contained with at least this bound of CPU time
+// (RunContainedAtLeast()), whatever the per-call bound.
+constexpr double kLoadSeconds = 2.0;
+
 // The reader of a v1 or v2 record (the same signature in both).
 using ClockGettimeFn = int32_t (*)(const vdsolab_ops*, const uint8_t*, int32_t,
                                    vdsolab_timespec*);
@@ -353,7 +357,8 @@ absl::StatusOr<const Variant*> LoadPluginVariant(const std::string& path,
   // RTLD_NOW: an unresolved symbol fails here, not mid-run. dlopen() runs
   // the plugin's constructors: foreign code, contained like its calls.
   void* handle = nullptr;
-  if (const std::optional<vdso::CallFault> fault = RunContained(
+  if (const std::optional<vdso::CallFault> fault = RunContainedAtLeast(
+          kLoadSeconds,
           [&] { handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL); })) {
     // The jump left the dynamic loader's lock held: no dlopen(), and no
     // exit() (whose handlers take it), may follow (LoaderPoisoned()).
@@ -370,8 +375,8 @@ absl::StatusOr<const Variant*> LoadPluginVariant(const std::string& path,
   // The entry point and the record are the plugin's too: a crash reading
   // them (a NULL or wild name pointer) is the plugin's, not vdsolab's.
   absl::StatusOr<Record> rec = absl::InternalError("unread");
-  if (const std::optional<vdso::CallFault> fault =
-          RunContained([&] { rec = ReadRecord(handle, path); })) {
+  if (const std::optional<vdso::CallFault> fault = RunContainedAtLeast(
+          kLoadSeconds, [&] { rec = ReadRecord(handle, path); })) {
     return Refuse(handle,
                   Bad(path, absl::StrFormat("the plugin %s in its entry point "
                                             "or reading its record",
