@@ -58,7 +58,15 @@ RC_GTEST_PROP(TimensReader, MatchesTheSyscallPlusOffsets, ()) {
   std::unique_ptr<vdso::VvarPage> page = std::move(*page_or);
   timekeeper::VvarPublisher publisher(page.get(), 1);
 
-  auto tsc = timekeeper::MakeTscClocksource(*testing::GenTscKhz());
+  // The TSC, or kvm-clock (a KVM guest): then the vDSO reaches vCPU 0's
+  // pvclock page from the start of the vvar area, which in the namespace
+  // is the namespace's page, not the time page it diverts to.
+  const bool kvm = *rc::gen::inRange(0, 3) == 0;
+  RC_CLASSIFY(kvm, "kvm-clock");
+  auto tsc = kvm ? timekeeper::ClocksourceRegisterScale(
+                       "kvm-clock", timekeeper::ClocksourceMask(64), 1,
+                       1000000000, timekeeper::kVdsoClockmodePvclock, 400)
+                 : timekeeper::MakeTscClocksource(*testing::GenTscKhz());
   RC_ASSERT(tsc.ok());
   const timekeeper::Clocksource clock = *tsc;
   const uint64_t c0 = *testing::GenCounterStart() & clock.mask;
@@ -125,8 +133,24 @@ RC_GTEST_PROP(TimensReader, MatchesTheSyscallPlusOffsets, ()) {
 
   // Every kernel clock id the vDSO knows, and the aux ids (disabled: the
   // namespace page diverts, the real record sends them to the syscall).
+  // On kvm-clock the reader scales the TSC it reads with vCPU 0's pvti: a
+  // pvti whose tsc_timestamp is that TSC and whose system_time is the
+  // counter wanted (the scale of a 1 GHz TSC, ns = delta).
+  uint64_t tsc_read = ctx.cycles;
+  if (kvm) {
+    tsc_read = *rc::gen::arbitrary<uint64_t>();
+    const uint32_t pv = vdso::kPvclockPageOffset;
+    page->Store(pv + vdso::kPvtiVersion, 4, 2);
+    page->Store(pv + vdso::kPvtiTscTimestamp, 8, tsc_read);
+    page->Store(pv + vdso::kPvtiSystemTime, 8, ctx.cycles);
+    page->Store(pv + vdso::kPvtiMul, 4, 1u << 31);
+    page->Store(pv + vdso::kPvtiShift, 1, 1);
+    page->Store(pv + vdso::kPvtiFlags, 1, vdso::kPvclockTscStableBit);
+    // The x86 vDSO's counter is 63 bits: past 2^63 the syscall's is not.
+    RC_PRE(ctx.cycles < (uint64_t{1} << 63));
+  }
   for (ClockId id = 0; id <= kClockAuxLast; ++id) {
-    testing::FixedCounterHooks hooks(ctx.cycles);
+    testing::FixedCounterHooks hooks(tsc_read);
     hooks.UseSyscallOf(&tk.timekeeper(), ctx);
     hooks.retry_budget = 0;
     vdso::HookedAccess access(page->data(), &hooks, page->timens_data(),
@@ -134,26 +158,26 @@ RC_GTEST_PROP(TimensReader, MatchesTheSyscallPlusOffsets, ()) {
     const std::optional<ClockResult> got =
         vdso::upstream::ClockGettime(access, page->timens_data(), id);
     RC_ASSERT(got.has_value());
-    // The page is in TSC mode: the clocks the vDSO serves come from the
-    // pages, not the syscall (whose answer is also right, so only this
+    // The page is in TSC or PVCLOCK mode: the clocks the vDSO serves come
+    // from the pages, not the syscall (whose answer is also right, so only this
     // tells a reader that lost the real time page from one that read it).
     const bool served =
         id < kMaxClocks &&
         ((1u << id) & (kVdsoHres | kVdsoCoarse | kVdsoRaw)) != 0;
     if (served && !hooks.fallbacks().empty()) {
       RC_FAIL(absl::StrFormat(
-          "%s in the namespace went to the syscall on a TSC page",
-          ClockName(id)));
+          "%s in the namespace went to the syscall on a %s page", ClockName(id),
+          kvm ? "PVCLOCK" : "TSC"));
     }
     if (id >= kClockAux && tk.AuxEnabled(id - kClockAux)) {
       // An enabled aux clock comes from the pages too, and reads in the
       // namespace what it reads outside it.
       if (!hooks.fallbacks().empty()) {
         RC_FAIL(absl::StrFormat(
-            "%s, enabled, in the namespace went to the syscall on a TSC page",
-            ClockName(id)));
+            "%s, enabled, in the namespace went to the syscall on a %s page",
+            ClockName(id), kvm ? "PVCLOCK" : "TSC"));
       }
-      testing::FixedCounterHooks outside(ctx.cycles);
+      testing::FixedCounterHooks outside(tsc_read);
       outside.retry_budget = 0;
       vdso::HookedAccess direct(page->data(), &outside);
       const std::optional<ClockResult> real =

@@ -200,19 +200,22 @@ template <VdsoAccess A>
 }
 
 // vdso_get_timestamp(): false sends the caller to the syscall; nullopt:
-// abandoned. `vd` is the time data page (the vclock pages follow it).
+// abandoned. `vvar` is the start of the vvar area as the task maps it: the
+// pvclock page is at a fixed offset from it (the kernel reaches it through
+// the pvclock_page symbol), whichever page holds the time data (a task in
+// a time namespace has its namespace's page first).
 // __always_inline, as vdso_calc_ns(), vdso_get_timestamp() and do_hres()
 // are in lib/vdso: one function per clock path (which also lets the
 // simulation's QuietAccess keep its state in registers).
 template <VdsoAccess A>
 [[gnu::always_inline]] inline std::optional<bool> GetTimestamp(
-    A& acc, const uint8_t* vd, const uint8_t* vc, int idx, uint64_t* sec,
+    A& acc, const uint8_t* vvar, const uint8_t* vc, int idx, uint64_t* sec,
     uint64_t* ns) {
   // vdso_clocksource_ok() is always true on x86: mode NONE is caught by the
   // counter read returning U64_MAX.
   const int32_t mode =
       static_cast<int32_t>(acc.template Load<uint32_t>(vc + kVcClockMode));
-  const std::optional<uint64_t> counter = ArchGetHwCounter(acc, mode, vd);
+  const std::optional<uint64_t> counter = ArchGetHwCounter(acc, mode, vvar);
   if (!counter) return std::nullopt;
   const uint64_t cycles = *counter;
   if (!CyclesOk(cycles)) return false;
@@ -255,7 +258,7 @@ std::optional<bool> DoHresTimens(A& acc, const uint8_t* vdns,
   for (;;) {
     std::optional<uint32_t> seq = ReadBegin(acc, vc);
     if (!seq) return std::nullopt;
-    const std::optional<bool> ok = GetTimestamp(acc, vd, vc, clk, &sec, &ns);
+    const std::optional<bool> ok = GetTimestamp(acc, vdns, vc, clk, &sec, &ns);
     if (!ok || !*ok) return ok;
     if (!ReadRetry(acc, vc, *seq)) break;
     if (!acc.MayRetry()) return std::nullopt;
@@ -343,6 +346,7 @@ std::optional<bool> DoAux(A& acc, const uint8_t* vd, ClockId clock,
                           Timespec64* ts,
                           AuxTimens form = AuxTimens::kOpenCoded) {
   const int idx = clock - kClockAux;
+  const uint8_t* const vvar = vd;  // Where the pvclock page is reached from.
   const uint8_t* vc = vd + AuxClockDataOffset(idx);
   uint64_t sec = 0, ns = 0;
   for (;;) {
@@ -365,7 +369,7 @@ std::optional<bool> DoAux(A& acc, const uint8_t* vd, ClockId clock,
         static_cast<int32_t>(acc.template Load<uint32_t>(vc + kVcClockMode));
     if (mode == kClockModeNone) return false;
     const std::optional<bool> ok =
-        GetTimestamp(acc, vd, vc, kVdsoBaseAux, &sec, &ns);
+        GetTimestamp(acc, vvar, vc, kVdsoBaseAux, &sec, &ns);
     if (!ok || !*ok) return ok;
     if (!ReadRetry(acc, vc, begin->seq)) break;
     if (!acc.MayRetry()) return std::nullopt;
