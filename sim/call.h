@@ -61,6 +61,11 @@ struct CallRecord {
   uint64_t counter = 0;
   int counter_cpu = 0;
   uint64_t counter_ns = 0;
+  // When the read ran in the call's program order: counter_ns, but for an
+  // unordered read, whose value was taken earlier (faults.speculation).
+  // What was on the page then is what the reader scaled the value with
+  // (kvm-clock: sim/kvm_counter.h).
+  uint64_t counter_step_ns = 0;
   // seq of the last attempt's read_begin: the page state the data came from
   // (state after update begin_seq / 2) if the reader's protocol held.
   uint32_t begin_seq = 0;
@@ -68,6 +73,11 @@ struct CallRecord {
   uint32_t iterations = 0;       // Loop iterations (spins and retries).
   uint32_t stores_during = 0;    // Writer stores that landed mid-call.
   uint32_t reordered_loads = 0;  // Loads that saw an earlier page state.
+  // kvm-clock: the answer came through the pvclock page (the counter above
+  // is kvm-clock, scaled from the TSC read: sim/kvm_counter.h), and how
+  // many of the hypervisor's pvclock stores landed mid-call.
+  bool pvclock_read = false;
+  uint32_t pvclock_stores_during = 0;
   bool migrated_before = false;  // Moved to another CPU since last call.
   bool migrated_midcall = false;
   bool preempted = false;
@@ -93,8 +103,11 @@ struct CallRecord {
     counter = 0;
     counter_cpu = 0;
     counter_ns = 0;
+    counter_step_ns = 0;
     begin_seq = fallback_update = iterations = stores_during = 0;
     reordered_loads = 0;
+    pvclock_read = false;
+    pvclock_stores_during = 0;
     migrated_before = migrated_midcall = preempted = timens = false;
     trace.clear();
   }
@@ -102,7 +115,7 @@ struct CallRecord {
 
 // Reset() must name every field: a field added above needs a line there
 // (and this size updated), or a reused record would carry it across calls.
-static_assert(sizeof(CallRecord) == 144 +
+static_assert(sizeof(CallRecord) == 160 +
                                         sizeof(std::optional<vdso::CallFault>) +
                                         sizeof(std::vector<TraceStep>),
               "CallRecord changed: update CallRecord::Reset()");

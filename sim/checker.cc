@@ -26,13 +26,15 @@ Checker::Checker(const Scenario& scenario, const Machine* machine,
       machine_(machine),
       writer_(writer),
       variant_(variant),
-      tsc_(scenario.machine.clocksource == "tsc"),
+      // The x86 vDSO's own counter arithmetic: the TSC, and kvm-clock,
+      // which the vDSO scales from the TSC and then treats alike.
+      tsc_(scenario.machine.clocksource == "tsc" ||
+           scenario.machine.clocksource == "kvm-clock"),
       wide_(scenario.machine.width_bits == 64),
       causal_on_(scenario.checks.causal && scenario.readers.size() >= 2),
       oracle_(*variant, writer->publish_context(),
               variants::CounterFacts{tsc_, wide_}),
-      boot_counter_(writer->Update(1) != nullptr ? writer->Update(1)->counter
-                                                 : 0) {
+      boot_counter_(writer->publish_context().boot_counter) {
   for (ClockId c = 0; c < kFactIds; ++c) {
     facts_[static_cast<size_t>(c)] = MakeFacts(c);
   }
@@ -145,6 +147,7 @@ void Checker::OnAuxCall(const CallRecord& call, PerReader& reader) {
   seen.counter = call.counter;
   seen.counter_cpu = call.counter_cpu;
   seen.counter_ns = call.counter_ns;
+  seen.counter_step_ns = call.counter_step_ns;
   seen.clock = call.clock;
   PropertyStats& sane = stats_[static_cast<int>(Property::kSane) - 1];
   ++sane.checked;
@@ -202,6 +205,8 @@ void Checker::OnCall(const CallRecord& call) {
   if (call.migrated_midcall) ++coverage_.midcall_migrations;
   if (call.preempted) ++coverage_.preemptions;
   coverage_.reordered_loads += call.reordered_loads;
+  if (call.pvclock_read) ++coverage_.pvclock_reads;
+  if (call.pvclock_stores_during != 0) ++coverage_.pvclock_raced;
   if (call.read_counter &&
       call.counter_cpu != scenario_.kernel.timekeeping_cpu) {
     ++coverage_.cross_cpu_reads;
@@ -334,6 +339,7 @@ void Checker::OnCall(const CallRecord& call) {
       .counter = call.counter,
       .counter_cpu = call.counter_cpu,
       .counter_ns = call.counter_ns,
+      .counter_step_ns = call.counter_step_ns,
       .negative_motion = negative_motion,
       .cycle_last = state != nullptr ? state->tk.tkr_mono.cycle_last : 0,
       .cycle_last_ideal = state != nullptr ? state->cycle_last_ideal : 0,
@@ -341,7 +347,12 @@ void Checker::OnCall(const CallRecord& call) {
       .clock = call.clock,
       .era_why = era_why,
       .ntp_generation = state != nullptr ? state->ntp_generation : 0,
-      .source = state != nullptr ? state->source : CounterSource::kMachine,
+      .source =
+          state == nullptr ? CounterSource::kMachine
+          // A variant's own clock read the TSC itself, not kvm-clock.
+          : own_def != nullptr && state->source == CounterSource::kKvmClock
+              ? CounterSource::kMachine
+              : state->source,
   };
 
   // 4: sane values (a clock that encodes a count by design is not a

@@ -100,6 +100,7 @@ class Checker {
     uint64_t counter = 0;
     int counter_cpu = 0;
     uint64_t counter_ns = 0;
+    uint64_t counter_step_ns = 0;   // CallRecord::counter_step_ns.
     bool negative_motion = false;   // The counter was behind cycle_last.
     uint64_t cycle_last = 0;        // Of the state the value came from,
     __int128 cycle_last_ideal = 0;  // and the unwrapped counter then.

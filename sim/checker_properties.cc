@@ -47,9 +47,14 @@ void Checker::MeasureDivergence(const CallRecord& call, const Seen& seen) {
   // RAW at the same counter value, from the state current then (RAW does
   // not depend on which state once cycle_last is behind the counter).
   const UpdateRecord& state = writer_->LatestStartedAt(call.counter_ns);
-  if (state.source != CounterSource::kMachine) return;  // Not this counter.
   timekeeper::SyscallContext ctx;
   ctx.cycles = call.counter;
+  if (state.source == CounterSource::kKvmClock) {
+    // The TSC the clock read, as the vDSO's kvm-clock at that moment.
+    ctx.cycles = writer_->hypervisor()->VdsoRead(call.counter, call.counter_ns);
+  } else if (state.source != CounterSource::kMachine) {
+    return;  // Not this counter.
+  }
   const ClockResult raw =
       timekeeper::SysClockGettime(state.tk, kClockMonotonicRaw, ctx);
   if (raw.ret != 0) return;

@@ -18,7 +18,7 @@ std::optional<std::string> Checker::BrokenPrecondition(const Seen& s) const {
       scenario_.machine.cpus[static_cast<size_t>(cpu_index)];
   // A global counter (HPET, ACPI PM after a clocksource change) reads the
   // same everywhere and steadily: only its wraps can break the design.
-  if (s.source != CounterSource::kMachine) {
+  if (IsGlobalCounter(s.source)) {
     if (!s.read_counter) return std::nullopt;
     const __int128 elapsed =
         writer_->sources().Ideal(s.source, tk_cpu, s.counter_ns) -
@@ -49,13 +49,16 @@ std::optional<std::string> Checker::BrokenPrecondition(const Seen& s) const {
         "(counter %#x < cycle_last %#x)",
         scenario_.machine.width_bits, s.counter, s.cycle_last);
   }
+  // The machine's counter, or kvm-clock scaled from it (the hypervisor's
+  // pvti promises synchronised TSCs: PVCLOCK_TSC_STABLE_BIT).
+  const CounterSources& sources = writer_->sources();
   // The timekeeper must update before the counter wraps: a wider gap (a
   // pause or idle longer than the counter's period) loses whole wraps.
   const __int128 elapsed =
-      machine_->IdealCounter(tk_cpu, s.counter_ns) - s.cycle_last_ideal;
+      sources.Ideal(s.source, tk_cpu, s.counter_ns) - s.cycle_last_ideal;
   // The hardware's range (7/8 of the mask, as clocksource registration
   // computes max_raw_delta), whatever the timekeeper was told.
-  const uint64_t hw = writer_->sources().Mask(CounterSource::kMachine);
+  const uint64_t hw = sources.Mask(s.source);
   if (elapsed > static_cast<__int128>((hw >> 1) + (hw >> 2) + (hw >> 3))) {
     return absl::StrFormat(
         "the counter ran %s cycles since the timekeeper last accumulated, more "
@@ -66,11 +69,33 @@ std::optional<std::string> Checker::BrokenPrecondition(const Seen& s) const {
                                       : static_cast<uint64_t>(elapsed))),
         scenario_.machine.width_bits);
   }
+  // kvm-clock: the vDSO scales every CPU's TSC with vCPU 0's pvclock page
+  // and the kernel each CPU's with that vCPU's own, which
+  // PVCLOCK_TSC_STABLE_BIT promises is the same thing (synchronised TSCs).
+  if (s.source == CounterSource::kKvmClock) {
+    const Hypervisor& hv = *writer_->hypervisor();
+    const uint64_t vcpu0_tsc = machine_->Counter(0, s.counter_ns);
+    const uint64_t reader_tsc = machine_->Counter(s.counter_cpu, s.counter_ns);
+    if (hv.VdsoRead(vcpu0_tsc, s.counter_step_ns) != s.counter ||
+        hv.KernelRead(tk_cpu, s.counter_ns) !=
+            hv.VdsoRead(vcpu0_tsc, s.counter_ns)) {
+      const int off_cpu = reader_tsc != vcpu0_tsc ? s.counter_cpu : tk_cpu;
+      const uint64_t tsc = machine_->Counter(off_cpu, s.counter_ns);
+      const bool behind = static_cast<int64_t>(tsc - vcpu0_tsc) < 0;
+      return absl::StrFormat(
+          "CPU %d's TSC is %d cycles %s vCPU 0's, whose pvclock page the "
+          "vDSO scales every CPU's with: cross-CPU counter skew under "
+          "PVCLOCK_TSC_STABLE_BIT",
+          off_cpu, behind ? vcpu0_tsc - tsc : tsc - vcpu0_tsc,
+          behind ? "behind" : "ahead of");
+    }
+  }
   // The design needs every CPU's counter to agree with the one the
   // timekeeper reads (synchronised TSCs).
-  const uint64_t reference = machine_->Counter(tk_cpu, s.counter_ns);
-  if (s.counter_cpu != tk_cpu && reference != s.counter) {
-    const uint64_t mask = machine_->mask();
+  const uint64_t reference = sources.Read(s.source, tk_cpu, s.counter_ns);
+  if (s.source != CounterSource::kKvmClock && s.counter_cpu != tk_cpu &&
+      reference != s.counter) {
+    const uint64_t mask = hw;
     const uint64_t ahead = (s.counter - reference) & mask;
     const bool behind = ahead > (mask >> 1);
     return absl::StrFormat(

@@ -61,6 +61,10 @@ struct Coverage {
   // Calls from readers in the time namespace that returned a time (judged
   // on the initial namespace's timeline: Checker::Unshift()).
   uint64_t timens_calls = 0;
+  // kvm-clock machines: calls answered through the pvclock page, and those
+  // during which a pvclock rewrite's store landed.
+  uint64_t pvclock_reads = 0;
+  uint64_t pvclock_raced = 0;
   // Per clock: calls answered from the page, by the syscall, and errors
   // the page path returned itself.
   std::map<ClockId, std::array<uint64_t, 3>> per_clock;

@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <memory>
 #include <queue>
 
 #include "absl/strings/str_format.h"
 #include "common/math64.h"
 #include "common/rng.h"
+#include "sim/kvm_counter.h"
 #include "sim/load_observer.h"
 #include "sim/machine.h"
 #include "sim/page_view.h"
@@ -15,6 +17,7 @@
 #include "timekeeper/posix_clocks.h"
 #include "timekeeper/timens.h"
 #include "timekeeper/vsyscall.h"
+#include "vdso/datapage.h"
 
 namespace vdsolab::sim {
 namespace {
@@ -94,6 +97,7 @@ class RandomHooks : public vdso::AccessHooks {
     rec_->counter = c;
     rec_->counter_cpu = cpu_;
     rec_->counter_ns = at;
+    rec_->counter_step_ns = lane().now;
     if (tracing_) {
       page_at_counter_ = w_.variant->layout->DescribePage(w_.page, true);
       Trace(
@@ -107,9 +111,11 @@ class RandomHooks : public vdso::AccessHooks {
   bool MayRetry() override {
     if (reorder_ppm_ != 0) Reorderable();
     if (++rec_->iterations > w_.scenario->checks.livelock_budget) return false;
-    // A reader spinning on an odd seq waits for the writer: jump to its
-    // next store rather than burning the budget one load at a time.
-    if ((loads_.last_seq() & 1) != 0) {
+    // A reader spinning on an odd seq waits for the writer, and one
+    // retrying its pvclock read while the hypervisor's rewrite is in
+    // progress (an odd version on the page) for the hypervisor: jump to
+    // the next store rather than burning the budget one load at a time.
+    if ((loads_.last_seq() & 1) != 0 || PvclockRewriteInProgress()) {
       if (const TimedStore* next = w_.view->NextPending()) {
         if (next->visible_ns > lane().now) lane().now = next->visible_ns;
         Step(0);
@@ -141,6 +147,7 @@ class RandomHooks : public vdso::AccessHooks {
     rec_->counter = ctx.cycles;
     rec_->counter_cpu = cpu_;
     rec_->counter_ns = lane().now;
+    rec_->counter_step_ns = lane().now;
     rec_->fallback_update = u.id;
     const ClockResult r = variants::VariantSyscall(
         *w_.variant, w_.writer->publish_context(), u.tk, clock, ctx);
@@ -175,6 +182,15 @@ class RandomHooks : public vdso::AccessHooks {
   std::string page_at_counter() const { return page_at_counter_; }
 
  private:
+  bool PvclockRewriteInProgress() const {
+    if (w_.writer->hypervisor() == nullptr) return false;
+    uint32_t version;
+    std::memcpy(&version,
+                w_.page + vdso::kPvclockPageOffset + vdso::kPvtiVersion,
+                sizeof version);
+    return (version & 1) != 0;
+  }
+
   // Before every load and counter read: the common case (no injection,
   // nothing due) is a few inline compares; the rest is out of line.
   // The draws stay inline (a call per step was a third of an injected
@@ -281,12 +297,19 @@ class RandomHooks : public vdso::AccessHooks {
     due_at_ = w_.view->DueAt();
     UpdateLimit();
     rec_->stores_during += n;
+    if (w_.writer->hypervisor() != nullptr) {
+      for (size_t i = before; i < before + n; ++i) {
+        if (IsPvclockUpdateId(w_.writer->pending()[i].update)) {
+          ++rec_->pvclock_stores_during;
+        }
+      }
+    }
     if (tracing_ && n != 0) {
       for (size_t i = before; i < before + n; ++i) {
         const TimedStore& s = w_.writer->pending()[i];
         TraceStep& t =
-            Trace(absl::StrFormat("  writer (update %d) at %d ns: %s", s.update,
-                                  s.visible_ns,
+            Trace(absl::StrFormat("  writer (%s) at %d ns: %s",
+                                  UpdateLabel(s.update), s.visible_ns,
                                   w_.variant->layout->DescribeStore(s.store)),
                   TraceStep::Kind::kStore);
         t.field = w_.variant->layout->DescribeOffset(s.store.offset);
@@ -495,6 +518,7 @@ bool QuietCall(variants::SimReader& reader, const Machine& machine,
     rec->counter = access.counter();
     rec->counter_cpu = cpu;
     rec->counter_ns = access.counter_ns();
+    rec->counter_step_ns = access.counter_ns();  // Quiet reads are ordered.
   }
   return true;
 }
@@ -634,6 +658,7 @@ absl::StatusOr<RunResult> RunRandom(const Scenario& scenario,
         QuietCall(*reader, machine, view, quiet_calls, page->data(), r->cpu,
                   &rec)) {
       ++result.quiet_calls;
+      internal::ResolveKvmClock(*writer, variant, &rec);
     } else {
       RandomHooks hooks(world, &spec, &rec, static_cast<uint64_t>(r->id),
                         r->calls, tracing, r->cpu);
@@ -651,6 +676,7 @@ absl::StatusOr<RunResult> RunRandom(const Scenario& scenario,
       // Loads noted inline left their seq in the lane only.
       rec.begin_seq = hooks.lane().begin_seq;
       rec.cpu_end = hooks.cpu();
+      internal::ResolveKvmClock(*writer, variant, &rec);
       if (tracing) {
         result.traced = rec;
         result.traced_page = hooks.page_at_counter();

@@ -9,11 +9,13 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_format.h"
 #include "common/math64.h"
+#include "sim/kvm_counter.h"
 #include "sim/load_observer.h"
 #include "sim/machine.h"
 #include "sim/page_view.h"
 #include "sim/writer.h"
 #include "timekeeper/posix_clocks.h"
+#include "vdso/datapage.h"
 
 namespace vdsolab::sim {
 namespace {
@@ -197,9 +199,11 @@ StateKey RecordKey(const CallRecord& c) {
   }
   f.Add(c.fell_back).Add(c.read_counter).Add(c.counter);
   f.Add(static_cast<uint64_t>(c.counter_cpu)).Add(c.counter_ns);
+  f.Add(c.counter_step_ns);
   f.Add(c.begin_seq).Add(c.fallback_update).Add(c.iterations);
   f.Add(c.stores_during).Add(c.migrated_before).Add(c.migrated_midcall);
   f.Add(c.preempted).Add(c.timens);
+  f.Add(c.pvclock_read).Add(c.pvclock_stores_during);
   return f.key();
 }
 
@@ -251,15 +255,22 @@ class ScriptedHooks : public vdso::AccessHooks {
     }
     // Fairness: a reader spinning on an odd seq with nothing new visible
     // must see the writer progress.
+    // So must one re-reading an odd pvclock version (a rewrite in
+    // progress), which vread_pvclock() retries rather than waits on.
+    const bool pvti_version = offset == kPvtiVersionOffset;
     const bool spinning =
-        loads_.IsSeq(offset) && offset == loads_.last_seq_offset() &&
-        Applied() == applied_at_seq_ && (loads_.last_seq() & 1) != 0;
+        (loads_.IsSeq(offset) && offset == loads_.last_seq_offset() &&
+         Applied() == applied_at_seq_ && (loads_.last_seq() & 1) != 0) ||
+        (pvti_version && Applied() == applied_at_odd_pvti_);
     if (spinning && options.size() > 1) options.erase(options.begin());
     Decide(options);
     const uint64_t value =
         loads_.OnLoad(w_->page->data(), offset, size, Now(), rec_);
     if (run_->cache != nullptr) history_.Add(offset).Add(size).Add(value);
     if (loads_.IsSeq(offset)) applied_at_seq_ = Applied();
+    if (pvti_version) {
+      applied_at_odd_pvti_ = (value & 1) != 0 ? Applied() : ~size_t{0};
+    }
     if (tracing_) {
       TraceStep& t =
           Trace(loads_.Describe(offset, value), TraceStep::Kind::kLoad);
@@ -271,8 +282,13 @@ class ScriptedHooks : public vdso::AccessHooks {
 
   uint64_t ReadCounter(vdso::CounterRead kind) override {
     std::vector<size_t> options = {Applied()};
+    // The stores whose landing before the read changes what it is
+    // judged against: cycle_last, and on kvm-clock the pvclock page's
+    // version (a rewrite is in force from its last store).
     for (size_t i = Applied(); i < w_->stores; ++i) {
-      if (variant_.layout->IsCycleLast(Store(i).offset)) {
+      if (variant_.layout->IsCycleLast(Store(i).offset) ||
+          (w_->writer->hypervisor() != nullptr &&
+           Store(i).offset == kPvtiVersionOffset)) {
         options.push_back(i + 1);
       }
     }
@@ -288,6 +304,7 @@ class ScriptedHooks : public vdso::AccessHooks {
     rec_->counter = c;
     rec_->counter_cpu = cpu;
     rec_->counter_ns = at;
+    rec_->counter_step_ns = Now();
     if (tracing_) {
       page_at_counter_ = variant_.layout->DescribePage(w_->page->data(), true);
       Trace(absl::StrFormat("counter read at %d ns = %#x", at, c),
@@ -320,6 +337,7 @@ class ScriptedHooks : public vdso::AccessHooks {
     rec_->counter = ctx.cycles;
     rec_->counter_cpu = cpu_;
     rec_->counter_ns = Now();
+    rec_->counter_step_ns = Now();
     rec_->fallback_update = u.id;
     const ClockResult r = variants::VariantSyscall(
         variant_, w_->writer->publish_context(), u.tk, clock, ctx);
@@ -357,12 +375,15 @@ class ScriptedHooks : public vdso::AccessHooks {
     if (target <= from) return;
     w_->view->ApplyCount(target - from);
     rec_->stores_during += static_cast<uint32_t>(target - from);
+    for (size_t i = from; i < target; ++i) {
+      if (IsPvclockUpdateId(Pending(i).update)) ++rec_->pvclock_stores_during;
+    }
     if (tracing_) {
       for (size_t i = from; i < target; ++i) {
-        TraceStep& t =
-            Trace(absl::StrFormat("  writer (update %d): %s", Pending(i).update,
-                                  variant_.layout->DescribeStore(Store(i))),
-                  TraceStep::Kind::kStore);
+        TraceStep& t = Trace(
+            absl::StrFormat("  writer (%s): %s", UpdateLabel(Pending(i).update),
+                            variant_.layout->DescribeStore(Store(i))),
+            TraceStep::Kind::kStore);
         t.field = variant_.layout->DescribeOffset(Store(i).offset);
         t.value = Store(i).value;
         t.update = Pending(i).update;
@@ -375,6 +396,7 @@ class ScriptedHooks : public vdso::AccessHooks {
   StateKey State() const {
     Fold f;
     f.Add(history_.key()).Add(Applied()).Add(applied_at_seq_);
+    f.Add(applied_at_odd_pvti_);
     f.Add(loads_.last_seq()).Add(loads_.last_seq_ns());
     f.Add(loads_.last_seq_offset()).Add(rec_->iterations);
     return f.key();
@@ -433,6 +455,10 @@ class ScriptedHooks : public vdso::AccessHooks {
   internal::LoadObserver loads_;
   Fold history_;
   size_t applied_at_seq_ = ~size_t{0};
+  // Stores visible at the last load of an odd pvclock version, else ~0.
+  size_t applied_at_odd_pvti_ = ~size_t{0};
+  static constexpr uint32_t kPvtiVersionOffset =
+      vdso::kPvclockPageOffset + vdso::kPvtiVersion;
   std::string page_at_counter_;
 };
 
@@ -478,6 +504,7 @@ std::string RunCall(const Scenario& s, const variants::Variant& variant,
   vdso::HookedAccess access(w->page->data(), &hooks);
   rec->result = reader->Call(access, w->page->data(), rec->clock);
   rec->end_ns = hooks.Now();
+  internal::ResolveKvmClock(*w->writer, variant, rec);
   *history = hooks.history();
   return hooks.page_at_counter();
 }

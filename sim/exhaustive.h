@@ -9,10 +9,12 @@
 // hook, how many more writer stores become visible first. Only choices
 // that can change what the reader sees are offered: before a load, "none",
 // or "up to and including a store to that field"; before the counter read,
-// "none" or "up to a store of cycle_last" (the counter is the time right
-// after the last visible store). A reader spinning on an odd seq must let
-// the writer progress (fairness). Depth-first search over the scripts
-// enumerates each distinct interleaving once.
+// "none" or "up to a store of cycle_last" or, on a kvm-clock machine, of
+// the pvclock page's version (the counter is the time right after the
+// last visible store, and a pvclock rewrite is in force from its last). A
+// reader spinning on an odd seq must let the writer progress (fairness).
+// Depth-first search over the scripts enumerates each distinct interleaving
+// once.
 //
 // Shapes (run.exhaustive_shape): one call; two consecutive calls of the
 // first reader (the second starts 1 ns after the first returned, so the

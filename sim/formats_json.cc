@@ -51,6 +51,11 @@ JsonObject CoverageJson(const Coverage& c) {
       .Add("livelocks", c.livelocks)
       .Add("crashes", c.crashes);
   if (c.reordered_loads != 0) o.Add("reordered_loads", c.reordered_loads);
+  // Only on kvm-clock machines: other reports stay as they are.
+  if (c.pvclock_reads != 0) {
+    o.Add("pvclock_reads", c.pvclock_reads)
+        .Add("pvclock_raced", c.pvclock_raced);
+  }
   return o;
 }
 

@@ -90,6 +90,13 @@ std::string FormatRunReport(const Scenario& s, const RunResult& r) {
                           "last barrier\n\n",
                           c.reordered_loads);
   }
+  if (m.clocksource == "kvm-clock") {
+    // Only on kvm-clock machines: other reports stay as they are.
+    absl::StrAppendFormat(&o,
+                          "kvm-clock: %d calls read the pvclock page, %d of "
+                          "them while a pvclock rewrite's stores landed\n\n",
+                          c.pvclock_reads, c.pvclock_raced);
+  }
   if (c.timens_calls != 0) {
     // Only with readers in a time namespace: other reports stay as they are.
     absl::StrAppendFormat(&o,

@@ -61,6 +61,8 @@ const char* EventKindName(EventKind kind) {
       return "aux_disable";
     case EventKind::kAuxSettime:
       return "aux_settime";
+    case EventKind::kPvclockUpdate:
+      return "pvclock_update";
     case EventKind::kResume:
       return "resume";
   }
@@ -185,19 +187,42 @@ absl::Status ValidateNewEvent(const Scenario& s, size_t i) {
             absl::StrFormat("event[%d].duration: want > 0 and <= 7 days", i));
       }
       break;
-    case EventKind::kClocksource:
-      if (s.machine.clocksource != "tsc") {
+    case EventKind::kClocksource: {
+      const bool kvm = s.machine.clocksource == "kvm-clock";
+      if (s.machine.clocksource != "tsc" && !kvm) {
         return Bad(absl::StrFormat(
             "event[%d]: clocksource changes need machine.clocksource = "
-            "\"tsc\" (the others are modelled as fixed global counters)",
+            "\"tsc\" or \"kvm-clock\" (the others are modelled as fixed "
+            "global counters)",
             i));
       }
       if (e.clocksource != "tsc" && e.clocksource != "hpet" &&
-          e.clocksource != "acpi_pm") {
+          e.clocksource != "acpi_pm" &&
+          !(kvm && e.clocksource == "kvm-clock")) {
         return Bad(absl::StrFormat(
-            "event[%d].clocksource = \"%s\": want \"tsc\", \"hpet\" or "
+            "event[%d].clocksource = \"%s\": want \"tsc\", \"hpet\"%s or "
             "\"acpi_pm\"",
-            i, e.clocksource));
+            i, e.clocksource, kvm ? ", \"kvm-clock\"" : ""));
+      }
+      break;
+    }
+    case EventKind::kPvclockUpdate:
+      if (s.machine.clocksource != "kvm-clock") {
+        return Bad(absl::StrFormat(
+            "event[%d]: pvclock_update needs machine.clocksource = "
+            "\"kvm-clock\" (a hypervisor's pvclock page)",
+            i));
+      }
+      if (e.tsc_khz != 0 && (e.tsc_khz < 1000 || e.tsc_khz > 10000000)) {
+        return Bad(absl::StrFormat(
+            "event[%d].tsc_khz = %d: want 0 (unchanged) or 1000 .. 10000000", i,
+            e.tsc_khz));
+      }
+      if (e.tsc_khz != 0 && !e.pvclock_master) {
+        return Bad(absl::StrFormat(
+            "event[%d].tsc_khz: a new TSC frequency takes a new master clock "
+            "(master = true)",
+            i));
       }
       break;
     case EventKind::kAuxEnable:
@@ -267,11 +292,34 @@ absl::Status ValidateTimens(const Scenario& s) {
 
 absl::Status ValidateScenario(const Scenario& s) {
   const MachineSpec& m = s.machine;
-  if (m.clocksource != "tsc" && m.clocksource != "hpet" &&
-      m.clocksource != "acpi_pm") {
+  if (m.clocksource != "tsc" && m.clocksource != "kvm-clock" &&
+      m.clocksource != "hpet" && m.clocksource != "acpi_pm") {
     return Bad(absl::StrFormat(
-        "machine.clocksource = \"%s\": want \"tsc\", \"hpet\" or \"acpi_pm\"",
+        "machine.clocksource = \"%s\": want \"tsc\", \"kvm-clock\", "
+        "\"hpet\" or \"acpi_pm\"",
         m.clocksource));
+  }
+  if (m.clocksource == "kvm-clock" && m.width_bits != 64) {
+    return Bad(absl::StrFormat(
+        "machine.width_bits = %d: kvm-clock scales a 64-bit TSC",
+        m.width_bits));
+  }
+  if (m.clocksource != "kvm-clock" &&
+      (m.pvclock_period_ns != 0 ||
+       m.kvmclock_start_ns != MachineSpec{}.kvmclock_start_ns)) {
+    return Bad(
+        "machine.pvclock_period, machine.kvmclock_start: only for "
+        "machine.clocksource = \"kvm-clock\"");
+  }
+  if (m.pvclock_period_ns != 0 && m.pvclock_period_ns < 1000) {
+    return Bad(absl::StrFormat(
+        "machine.pvclock_period = %d ns: want 0 (none) or >= 1 us",
+        m.pvclock_period_ns));
+  }
+  if (m.kvmclock_start_ns > (uint64_t{1} << 62)) {
+    return Bad(
+        absl::StrFormat("machine.kvmclock_start = %d ns: want below 2^62 ns",
+                        m.kvmclock_start_ns));
   }
   if (m.counter_hz < 1000 || m.counter_hz > 10000000000ull) {
     return Bad(absl::StrFormat("machine.counter_hz = %d: want 1 kHz .. 10 GHz",

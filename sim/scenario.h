@@ -46,8 +46,10 @@ struct CpuCounterSpec {
 };
 
 struct MachineSpec {
-  // "tsc" (vDSO mode TSC), or "hpet" / "acpi_pm" (vDSO mode NONE: the vDSO
-  // falls back to the syscall for hres clocks).
+  // "tsc" (vDSO mode TSC), "kvm-clock" (a guest: the counter is the TSC and
+  // a hypervisor publishes kvm-clock in the pvclock page, vDSO mode
+  // PVCLOCK; sim/hypervisor.h), or "hpet" / "acpi_pm" (vDSO mode NONE: the
+  // vDSO falls back to the syscall for hres clocks).
   std::string clocksource = "tsc";
   uint64_t counter_hz = 2600000000;  // True nominal frequency.
   uint64_t calibrated_hz = 0;  // What the kernel registers; 0: counter_hz.
@@ -55,6 +57,11 @@ struct MachineSpec {
   uint64_t counter_start = 1ull << 36;  // CPU 0's value at true time 0.
   std::vector<CpuCounterSpec> cpus = {CpuCounterSpec{}};
   bool rdtscp = true;  // The CPUs have RDTSCP (some variants publish it).
+  // kvm-clock: the hypervisor's master clock updates of vCPU 0's pvclock
+  // page, one per period at a drawn point of its first half (0: only the
+  // scenario's pvclock_update events); kvm-clock's value at true time 0.
+  uint64_t pvclock_period_ns = 0;
+  uint64_t kvmclock_start_ns = 400000000;
 
   friend bool operator==(const MachineSpec&, const MachineSpec&) = default;
 };
@@ -124,6 +131,7 @@ enum class EventKind {
   kAuxEnable,          // /sys/kernel/time/aux_clocks/<aux>/aux_clock_enable = 1
   kAuxDisable,         // ... = 0
   kAuxSettime,         // clock_settime(CLOCK_AUX + aux, realtime)
+  kPvclockUpdate,      // kvm-clock: the hypervisor rewrites vCPU 0's pvti
   // Not in scenario files: the resume the writer schedules for kSuspend.
   kResume,
 };
@@ -160,6 +168,12 @@ struct EventSpec {
   std::string leap = "insert";  // kLeap: "insert" or "delete".
   std::string clocksource;      // kClocksource: "tsc", "hpet", "acpi_pm".
   int aux = 0;                  // kAux*: the aux clock, 0..7.
+  // kPvclockUpdate: a new master clock (else the same values under a new
+  // version), PVCLOCK_TSC_STABLE_BIT, and the TSC frequency KVM scales
+  // with from now on (0: unchanged).
+  bool pvclock_master = true;
+  bool pvclock_stable = true;
+  uint64_t tsc_khz = 0;
 
   friend bool operator==(const EventSpec&, const EventSpec&) = default;
 };

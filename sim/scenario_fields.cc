@@ -224,6 +224,8 @@ const Fields<MachineSpec>& MachineFields() {
       Int("width_bits", &M::width_bits, 0, 64),
       Bool("rdtscp", &M::rdtscp),
       BigUnsigned("counter_start", &M::counter_start),
+      Duration("pvclock_period", &M::pvclock_period_ns).OmitDefault(),
+      Duration("kvmclock_start", &M::kvmclock_start_ns).OmitDefault(),
       Tables("cpu", &M::cpus, CpuFields()),
   };
   return *fields;
@@ -275,7 +277,7 @@ const Fields<EventSpec>& EventFields() {
            {K::kAdjtimexFrequency, K::kAdjtimexTick, K::kSetTime, K::kIdle,
             K::kPause, K::kAdjtimex, K::kSetTai, K::kSetOffset, K::kLeap,
             K::kSuspend, K::kClocksource, K::kAuxEnable, K::kAuxDisable,
-            K::kAuxSettime},
+            K::kAuxSettime, K::kPvclockUpdate},
            EventKindName)
           .Required()
           .Decides(),
@@ -311,6 +313,9 @@ const Fields<EventSpec>& EventFields() {
       String("clocksource", &E::clocksource).When(KindIs<K::kClocksource>),
       Int("aux", &E::aux, INT32_MIN, INT32_MAX)
           .When(KindIs<K::kAuxEnable, K::kAuxDisable, K::kAuxSettime>),
+      Bool("master", &E::pvclock_master).When(KindIs<K::kPvclockUpdate>),
+      Bool("stable", &E::pvclock_stable).When(KindIs<K::kPvclockUpdate>),
+      Int("tsc_khz", &E::tsc_khz, 0, INT64_MAX).When(KindIs<K::kPvclockUpdate>),
       Int("expect_ret", &E::expect_ret, -4095, 5)
           .OmitDefault()
           .When(KindIs<K::kAdjtimex, K::kSetTai, K::kSetOffset, K::kLeap,

@@ -68,6 +68,12 @@ Writer::Writer(const Scenario& scenario, const Machine* machine)
       machine_(machine),
       sources_(machine),
       tick_ns_(kNsecPerSec / static_cast<uint64_t>(scenario.kernel.hz)) {
+  if (scenario.machine.clocksource == "kvm-clock") {
+    hv_ = std::make_unique<Hypervisor>(scenario.machine, machine,
+                                       scenario.run.seed);
+    sources_.SetHypervisor(hv_.get());
+    source_ = CounterSource::kKvmClock;
+  }
   // Each suspend brings its resume; events keep their file order among
   // equal times.
   std::vector<std::pair<EventSpec, size_t>> all;
@@ -132,17 +138,21 @@ absl::StatusOr<std::unique_ptr<Writer>> Writer::Create(
   if (!profile.ok()) return profile.status();
   std::unique_ptr<Writer> w(new Writer(scenario, machine));
   for (CounterSource s : {CounterSource::kMachine, CounterSource::kHpet,
-                          CounterSource::kAcpiPm}) {
+                          CounterSource::kAcpiPm, CounterSource::kKvmClock}) {
     absl::StatusOr<timekeeper::Clocksource> cs =
         RegisterSource(scenario.machine, s, scenario.kernel.tsc_nonstop);
     if (!cs.ok()) return cs.status();
     w->clocksources_[static_cast<size_t>(s)] = *cs;
   }
-  const uint64_t c0 = machine->Counter(scenario.kernel.timekeeping_cpu, 0);
+  const int tk_cpu = scenario.kernel.timekeeping_cpu;
+  const uint64_t c0 = w->sources_.Read(w->source_, tk_cpu, 0);
+  // The machine's counter at boot: what user-space clocks calibrate from
+  // (c0 itself but on kvm-clock).
   w->publisher_ = std::make_unique<VariantPublisher>(
-      variant, MakePublishContext(scenario, c0));
+      variant, MakePublishContext(scenario, machine->Counter(tk_cpu, 0)));
   w->tk_ = std::make_unique<timekeeper::Timekeeping>(
-      w->clocksources_[0], scenario.kernel.hz, w->publisher_.get(), *profile);
+      w->clocksources_[static_cast<size_t>(w->source_)], scenario.kernel.hz,
+      w->publisher_.get(), *profile);
   // timekeeping_init() at true time 0; its update is on the page from the
   // start, before any reader runs.
   w->tk_->Init(c0, scenario.kernel.boot_realtime, scenario.kernel.boot_offset);
@@ -157,9 +167,10 @@ absl::StatusOr<std::unique_ptr<Writer>> Writer::Create(
     page->Apply(update.update);
   }
   w->publisher_->pending().clear();
+  // The hypervisor's first pvti is there before the guest boots.
+  if (w->hv_ != nullptr) page->Apply(w->hv_->InitialStores());
   w->coarse_sec_ = w->tk_->timekeeper().xtime_sec;
-  w->cycle_last_ideal_ =
-      machine->IdealCounter(scenario.kernel.timekeeping_cpu, 0);
+  w->cycle_last_ideal_ = w->sources_.Ideal(w->source_, tk_cpu, 0);
   w->raw_epoch_counter_ = c0;
   w->raw_epoch_ideal_ = w->cycle_last_ideal_;
   w->last_tick_length_ = w->tk_->ntp().TickLength();
@@ -195,8 +206,8 @@ absl::Status Writer::BootTree(const variants::ForeignTimekeepingSource& source,
                                             : "aux clocks"));
     }
   }
-  absl::StatusOr<variants::ClocksourceRegistration> reg = SourceRegistration(
-      scenario_.machine, CounterSource::kMachine, k.tsc_nonstop);
+  absl::StatusOr<variants::ClocksourceRegistration> reg =
+      SourceRegistration(scenario_.machine, source_, k.tsc_nonstop);
   if (!reg.ok()) return reg.status();
   absl::StatusOr<std::unique_ptr<variants::ForeignTimekeeping>> tree =
       source.make(k.hz);
@@ -349,15 +360,28 @@ void Writer::AdvanceTo(uint64_t t_ns) {
     }
     const bool event_next =
         next_event_ < events_.size() && events_[next_event_].at_ns <= tick_at;
-    const uint64_t at = event_next ? events_[next_event_].at_ns : tick_at;
+    uint64_t at = event_next ? events_[next_event_].at_ns : tick_at;
+    // The hypervisor's periodic rewrites: none while the VM is paused or
+    // suspended (its vCPUs do not enter the guest).
+    const uint64_t rewrite_at =
+        hv_ != nullptr ? hv_->NextPeriodicAt() : ~uint64_t{0};
+    const bool rewrite_next = rewrite_at < at;
+    if (rewrite_next) at = rewrite_at;
     if (at > t_ns) {
       next_operation_ns_ = at;
       return;
     }
-    if (event_next) {
+    if (rewrite_next) {
+      hv_->AdvancePeriodic();
+      if (!InPause(rewrite_at)) RunPvclockRewrite(rewrite_at, nullptr);
+    } else if (event_next) {
       current_event_ = next_event_;
       const EventSpec& e = events_[next_event_++];
       if (e.kind == EventKind::kIdle || e.kind == EventKind::kPause) continue;
+      if (e.kind == EventKind::kPvclockUpdate) {
+        RunPvclockRewrite(e.at_ns, &e);
+        continue;
+      }
       RunOperation(EventKindName(e.kind), e.at_ns, &e);
     } else {
       ++next_tick_index_;
@@ -434,6 +458,34 @@ void Writer::RunOperation(const std::string& cause, uint64_t t_ns,
   CheckTimekeeper(cause, start, counter_now,
                   event == nullptr ? &tk_before : nullptr);
   Publish(cause, start, counter_now);
+}
+
+void Writer::RunPvclockRewrite(uint64_t t_ns, const EventSpec* event) {
+  const uint64_t start = std::max(t_ns, busy_until_ns_);
+  const uint32_t id = kPvclockUpdateIdBit | (hv_->rewrites() + 1);
+  // The stores' times first (drawn as the timekeeper's are): the new
+  // state continues kvm-clock from the moment its last store lands.
+  std::array<uint64_t, Hypervisor::kStores> times;
+  uint64_t t = start + scenario_.timing.writer_start_ns;
+  for (size_t i = 0; i < times.size(); ++i) {
+    const uint64_t draw = MixHash(scenario_.run.seed, 0x5707e, id, i);
+    if (draw % 1000000 < scenario_.timing.writer_stall_ppm) {
+      t += (draw >> 20) % (scenario_.timing.writer_stall_max_ns + 1);
+    }
+    t += scenario_.timing.store_ns;
+    times[i] = t;
+  }
+  vdso::VvarUpdate update = hv_->Rewrite(start, t, event);
+  if (scenario_.faults.reorder_ppm != 0 &&
+      MixHash(scenario_.run.seed, 0x5e0d, id) % 1000000 <
+          scenario_.faults.reorder_ppm) {
+    ReorderWithinBarriers(MixHash(scenario_.run.seed, 0x5e0e, id),
+                          &update.stores);
+  }
+  for (size_t i = 0; i < update.stores.size(); ++i) {
+    pending_.push_back(TimedStore{times[i], id, update.stores[i]});
+  }
+  busy_until_ns_ = t;
 }
 
 void Writer::CheckTimekeeper(const std::string& cause, uint64_t start,
@@ -530,6 +582,13 @@ void Writer::Publish(const std::string& cause, uint64_t start,
   built.clear();
 }
 
+std::string UpdateLabel(uint32_t id) {
+  if (IsPvclockUpdateId(id)) {
+    return absl::StrFormat("pvclock rewrite %d", id & ~kPvclockUpdateIdBit);
+  }
+  return absl::StrFormat("update %d", id);
+}
+
 void Writer::PopPending(size_t n) {
   pending_head_ += n;
   if (pending_head_ == pending_.size()) {
@@ -599,6 +658,7 @@ void Writer::Retire(uint64_t t_ns) {
     ++retired_;
   }
   if (updates_.size() > 2) next = updates_[1].end_ns;
+  if (hv_ != nullptr) hv_->Retire(t_ns);
   for (std::deque<AuxRecord>& recs : aux_records_) {
     while (recs.size() > 2 && recs[1].end_ns < t_ns) recs.pop_front();
     if (recs.size() > 2) next = std::min(next, recs[1].end_ns);

@@ -25,6 +25,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "sim/counter_sources.h"
+#include "sim/hypervisor.h"
 #include "sim/machine.h"
 #include "sim/scenario.h"
 #include "timekeeper/readers.h"
@@ -41,6 +42,10 @@ struct TimedStore {
   uint32_t update = 0;  // Which update (1-based) it belongs to.
   vdso::VvarStore store;
 };
+
+// How a trace names the update a store belongs to: "update 7" (an aux
+// clock's by its raw id), "pvclock rewrite 4".
+std::string UpdateLabel(uint32_t id);
 
 // One published update: the timekeeper state it publishes (seq 2 * id).
 struct UpdateRecord {
@@ -180,6 +185,8 @@ class Writer {
     return tk_->clocksource();
   }
   const CounterSources& sources() const { return sources_; }
+  // A kvm-clock machine's hypervisor, else nullptr.
+  const Hypervisor* hypervisor() const { return hv_.get(); }
   // What a syscall reads as the clocksource counter on `cpu` at `t_ns`
   // while the timekeeper is in state `update`.
   uint64_t SyscallCounter(const UpdateRecord& update, int cpu,
@@ -227,6 +234,11 @@ class Writer {
   Writer(const Scenario& scenario, const Machine* machine);
   void RunOperation(const std::string& cause, uint64_t t_ns,
                     const EventSpec* event);
+  // The hypervisor rewrites vCPU 0's pvclock page (a kvm-clock machine's
+  // periodic master clock update, or a pvclock_update event). Serialised
+  // with the timekeeper's updates in the store stream: KVM writes vCPU 0's
+  // pvti while that vCPU is out of guest mode (docs/scenarios.md).
+  void RunPvclockRewrite(uint64_t t_ns, const EventSpec* event);
   // writer_events.cc: the event's effect on the timekeeper at `counter`.
   void RunEvent(const EventSpec& event, uint64_t start, uint64_t counter);
   void RecordOutcome(const EventSpec& event, uint64_t start, std::string what,
@@ -290,7 +302,8 @@ class Writer {
   uint64_t tree_operations_ = 0;
   std::string operation_;  // The operation running: "tick at 1.004 s".
   CounterSource source_ = CounterSource::kMachine;
-  std::array<timekeeper::Clocksource, 3> clocksources_;  // By source.
+  std::array<timekeeper::Clocksource, kCounterSources> clocksources_;
+  std::unique_ptr<Hypervisor> hv_;  // kvm-clock machines only.
   uint64_t raw_epoch_counter_ = 0;
   uint64_t raw_epoch_sec_ = 0;
   uint64_t raw_epoch_nsec_ = 0;

@@ -261,6 +261,7 @@ void Writer::RunEvent(const EventSpec& e, uint64_t start, uint64_t counter) {
     }
     case EventKind::kIdle:
     case EventKind::kPause:
+    case EventKind::kPvclockUpdate:  // The hypervisor's: RunPvclockRewrite().
       return;
   }
 }

@@ -134,6 +134,99 @@ inline const variants::Variant& SecAfterLoopVariant() {
   return *variant;
 }
 
+// How a broken vread_pvclock() departs from the kernel's.
+enum class PvclockFlaw {
+  kNoVersionRecheck,  // pvclock_read_retry() dropped: one pass, unchecked.
+  kNoRetryBarrier,    // pvclock_read_retry() without its virt_rmb().
+};
+
+// vread_pvclock() with `flaw` (the upstream reader's otherwise).
+template <PvclockFlaw kFlaw, vdso::VdsoAccess A>
+std::optional<uint64_t> FlawedVreadPvclock(A& acc, const uint8_t* pvti) {
+  for (;;) {
+    const uint32_t version =
+        acc.template Load<uint32_t>(pvti + vdso::kPvtiVersion) & ~1u;
+    acc.Rmb();
+    if ((acc.template Load<uint8_t>(pvti + vdso::kPvtiFlags) &
+         vdso::kPvclockTscStableBit) == 0) {
+      return kU64Max;
+    }
+    const uint64_t tsc = acc.ReadTsc();
+    uint64_t delta =
+        tsc - acc.template Load<uint64_t>(pvti + vdso::kPvtiTscTimestamp);
+    if (static_cast<int64_t>(delta) < 0) delta = 0;
+    const uint32_t mul = acc.template Load<uint32_t>(pvti + vdso::kPvtiMul);
+    const int8_t shift = static_cast<int8_t>(
+        acc.template Load<uint8_t>(pvti + vdso::kPvtiShift));
+    const uint64_t ret =
+        acc.template Load<uint64_t>(pvti + vdso::kPvtiSystemTime) +
+        vdso::upstream::upstream_internal::PvclockScaleDelta(delta, mul, shift);
+    if constexpr (kFlaw == PvclockFlaw::kNoVersionRecheck) return ret & kS64Max;
+    if (version == acc.template Load<uint32_t>(pvti + vdso::kPvtiVersion)) {
+      return ret & kS64Max;
+    }
+    if (!acc.MayRetry()) return std::nullopt;
+  }
+}
+
+// The upstream reader with FlawedVreadPvclock() in PVCLOCK mode (the hres
+// clocks; the rest, and the other modes, as upstream).
+template <PvclockFlaw kFlaw, vdso::VdsoAccess A>
+std::optional<ClockResult> FlawedPvclockClockGettime(A& acc, const uint8_t* vd,
+                                                     ClockId clock) {
+  namespace internal = vdso::upstream::upstream_internal;
+  const uint8_t* vc = HresRecord(vd, clock);
+  if (vc == nullptr) return vdso::upstream::ClockGettime(acc, vd, clock);
+  uint64_t sec = 0, ns = 0;
+  for (;;) {
+    const std::optional<uint32_t> seq = internal::ReadBegin(acc, vc);
+    if (!seq) return std::nullopt;
+    const int32_t mode = static_cast<int32_t>(
+        acc.template Load<uint32_t>(vc + vdso::kVcClockMode));
+    if (mode != vdso::upstream::kClockModePvclock) {
+      return vdso::upstream::ClockGettime(acc, vd, clock);
+    }
+    acc.Rmb();
+    const std::optional<uint64_t> cycles =
+        FlawedVreadPvclock<kFlaw>(acc, vd + vdso::kPvclockPageOffset);
+    if (!cycles) return std::nullopt;
+    if (!internal::CyclesOk(*cycles)) return acc.Fallback(clock);
+    const uint64_t base =
+        acc.template Load<uint64_t>(vc + vdso::VcBasetimeNsec(clock));
+    ns = internal::CalcNs(acc, vc, *cycles, base);
+    sec = acc.template Load<uint64_t>(vc + vdso::VcBasetimeSec(clock));
+    if (!internal::ReadRetry(acc, vc, *seq)) break;
+    if (!acc.MayRetry()) return std::nullopt;
+  }
+  return ClockResult::Ok(internal::SetTimespec(sec, ns));
+}
+
+inline const variants::Variant& NoPvclockRecheckVariant() {
+  static const variants::Variant* variant = BrokenUpstream(
+      "test-no-pvclock-recheck",
+      "the upstream reader whose vread_pvclock() does not re-check the "
+      "pvti version (tests only)",
+      variants::MakeStateless<
+          FlawedPvclockClockGettime<PvclockFlaw::kNoVersionRecheck,
+                                    vdso::HookedAccess>,
+          FlawedPvclockClockGettime<PvclockFlaw::kNoVersionRecheck,
+                                    vdso::QuietAccess>>);
+  return *variant;
+}
+
+inline const variants::Variant& NoPvclockBarrierVariant() {
+  static const variants::Variant* variant = BrokenUpstream(
+      "test-no-pvclock-barrier",
+      "the upstream reader whose vread_pvclock() re-checks the pvti version "
+      "without virt_rmb() first (tests only)",
+      variants::MakeStateless<
+          FlawedPvclockClockGettime<PvclockFlaw::kNoRetryBarrier,
+                                    vdso::HookedAccess>,
+          FlawedPvclockClockGettime<PvclockFlaw::kNoRetryBarrier,
+                                    vdso::QuietAccess>>);
+  return *variant;
+}
+
 }  // namespace vdsolab::testing
 
 #endif  // VDSOLAB_TESTS_BROKEN_READERS_H_

@@ -78,6 +78,14 @@ const std::vector<std::string>& Required() {
                                    "start near 2^64",
                                    "several CPUs",
                                    "skewed CPU",
+                                   "clocksource kvm-clock",
+                                   "event pvclock_update",
+                                   "pvclock rewrite keeping its values",
+                                   "pvclock stable bit cleared",
+                                   "pvclock new TSC scale",
+                                   "pvclock period of microseconds",
+                                   "kvm-clock to the TSC and back",
+                                   "kvm-clock on a mis-calibrated TSC",
                                    "run: negative motion",
                                    "run: beyond max_cycles",
                                    "run: counter wrapped",
@@ -91,6 +99,8 @@ const std::vector<std::string>& Required() {
                                    "run: armed leap cleared by adjtimex",
                                    "run: aux clock set",
                                    "run: aux clock steered",
+                                   "run: kvm-clock through the pvclock page",
+                                   "run: raced a pvclock rewrite",
                                    "run: timekeeper checked"};
   return *r;
 }
@@ -182,6 +192,26 @@ void Tally(const Scenario& s, std::map<std::string, int>* hits) {
     }
   }
   if (s.machine.cpus.size() > 1) hit("several CPUs");
+  if (s.machine.clocksource == "kvm-clock") {
+    if (s.machine.pvclock_period_ns != 0 &&
+        s.machine.pvclock_period_ns <= 200000) {
+      hit("pvclock period of microseconds");
+    }
+    if (s.machine.calibrated_hz != 0 &&
+        s.machine.calibrated_hz != s.machine.counter_hz) {
+      hit("kvm-clock on a mis-calibrated TSC");
+    }
+    for (const EventSpec& e : s.events) {
+      if (e.kind == EventKind::kPvclockUpdate) {
+        if (!e.pvclock_master) hit("pvclock rewrite keeping its values");
+        if (!e.pvclock_stable) hit("pvclock stable bit cleared");
+        if (e.tsc_khz != 0) hit("pvclock new TSC scale");
+      }
+      if (e.kind == EventKind::kClocksource && e.clocksource == "kvm-clock") {
+        hit("kvm-clock to the TSC and back");
+      }
+    }
+  }
   for (const ReaderSpec& r : s.readers) {
     for (ClockId c : r.clocks) {
       if (c >= kClockAux && c <= kClockAuxLast) {
@@ -207,7 +237,13 @@ TEST(GeneratorCoverage, SuiteReachesEveryFieldRegimeAndEdge) {
        {testing::ScenarioShape{false, false, true, false},
         testing::ScenarioShape{true, false, true, false},
         testing::ScenarioShape{false, true, true, false},
-        testing::ScenarioShape{true, true, true, true}}) {
+        testing::ScenarioShape{true, true, true, true},
+        testing::ScenarioShape{.multi_cpu = true,
+        .events = true,
+        .races = true,
+        .odd_counters = false,
+        .relaxed = false,
+        .kvm = true}}) {
     const rc::Gen<Scenario> gen = testing::GenScenario(shape);
     for (int i = 0; i < kPerShape; ++i) {
       const Scenario s = gen(random.split(), rc::kNominalSize).value();
@@ -223,6 +259,9 @@ TEST(GeneratorCoverage, SuiteReachesEveryFieldRegimeAndEdge) {
       if (c.retries > 0) ++hits["run: retried"];
       if (c.raced > 0) ++hits["run: raced a writer"];
       if (c.fallbacks > 0) ++hits["run: syscall fallback"];
+      if (c.pvclock_reads > 0)
+        ++hits["run: kvm-clock through the pvclock page"];
+      if (c.pvclock_raced > 0) ++hits["run: raced a pvclock rewrite"];
       if (c.migrations + c.midcall_migrations > 0) ++hits["run: migrated"];
       if (r->stats[static_cast<int>(Property::kRawRate) - 1].checked > 0) {
         ++hits["run: pace checked"];

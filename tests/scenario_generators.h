@@ -258,6 +258,56 @@ inline void AddAuxClocks(sim::Scenario* s) {
   }
 }
 
+// A KVM guest on kvm-clock (docs/scenarios.md): the machine's counter
+// becomes a 64-bit TSC, KVM's calibration of it is exact or slightly off,
+// and the hypervisor rewrites vCPU 0's pvclock page every period (from
+// microseconds, so that rewrites land inside calls, to milliseconds, or
+// never) and at pvclock_update events of every kind (a new master clock or
+// the same values, the stable bit either way, a new TSC scale); in one
+// case in four the guest switches to the TSC clocksource and back.
+inline void AddKvmClock(sim::Scenario* s) {
+  sim::MachineSpec& m = s->machine;
+  m.clocksource = "kvm-clock";
+  if (m.counter_hz < 100000000) m.counter_hz = 2600000000;  // Was HPET/PM.
+  m.width_bits = 64;
+  m.calibrated_hz = *rc::gen::oneOf(
+      rc::gen::just<uint64_t>(0),
+      rc::gen::inRange<uint64_t>(m.counter_hz - m.counter_hz / 1000,
+                                 m.counter_hz + m.counter_hz / 1000));
+  m.pvclock_period_ns = *rc::gen::oneOf(
+      rc::gen::just<uint64_t>(0), rc::gen::inRange<uint64_t>(2000, 200000),
+      rc::gen::inRange<uint64_t>(200000, 5000000));
+  m.kvmclock_start_ns =
+      *rc::gen::oneOf(rc::gen::just<uint64_t>(400000000),
+                      rc::gen::inRange<uint64_t>(1000000, uint64_t{1} << 50));
+  const uint64_t duration = s->run.duration_ns;
+  const int rewrites = *rc::gen::inRange(0, 5);
+  for (int i = 0; i < rewrites; ++i) {
+    sim::EventSpec e;
+    e.kind = sim::EventKind::kPvclockUpdate;
+    e.at_ns = *rc::gen::inRange<uint64_t>(0, duration);
+    e.pvclock_master = *rc::gen::inRange(0, 4) != 0;
+    e.pvclock_stable = *rc::gen::inRange(0, 5) != 0;
+    if (e.pvclock_master && *rc::gen::inRange(0, 4) == 0) {
+      const uint64_t khz = m.counter_hz / 1000;
+      e.tsc_khz =
+          *rc::gen::inRange<uint64_t>(khz - khz / 1000, khz + khz / 1000);
+    }
+    s->events.push_back(e);
+  }
+  if (*rc::gen::inRange(0, 4) == 0) {
+    sim::EventSpec to_tsc;
+    to_tsc.kind = sim::EventKind::kClocksource;
+    to_tsc.at_ns = *rc::gen::inRange<uint64_t>(0, duration);
+    to_tsc.clocksource = "tsc";
+    sim::EventSpec back = to_tsc;
+    back.at_ns = *rc::gen::inRange<uint64_t>(to_tsc.at_ns, duration);
+    back.clocksource = "kvm-clock";
+    s->events.push_back(to_tsc);
+    s->events.push_back(back);
+  }
+}
+
 struct ScenarioShape {
   bool multi_cpu = false;     // Several CPUs, skewed, with migration.
   bool events = false;        // NTP, settime, idle, pause.
@@ -266,6 +316,8 @@ struct ScenarioShape {
   // Every load and store reordered where no barrier forbids it, aux clocks
   // on where there are events, and calls long enough to race the writer.
   bool relaxed = false;
+  // A KVM guest on kvm-clock (AddKvmClock()).
+  bool kvm = false;
 };
 
 inline rc::Gen<sim::Scenario> GenScenario(ScenarioShape shape) {
@@ -400,6 +452,8 @@ inline rc::Gen<sim::Scenario> GenScenario(ScenarioShape shape) {
           {{2, rc::gen::just<uint32_t>(1000000)},
            {1, rc::gen::inRange<uint32_t>(1, 1000000)}});
     }
+    // Last, so that the other shapes' draws stay what they were.
+    if (shape.kvm) AddKvmClock(&s);
     return s;
   });
 }
@@ -421,6 +475,9 @@ inline rc::Gen<sim::Scenario> GenFastPathScenario() {
     }
     s.timing.store_ns = *rc::gen::element<uint64_t>(0, 1, 20, 500);
     s.run.duration_ns = std::min<uint64_t>(s.run.duration_ns, 4000000);
+    // A KVM guest in one case in four: the fast paths resolve kvm-clock
+    // from the TSC as the hooks do.
+    if (*rc::gen::inRange(0, 4) == 0) AddKvmClock(&s);
     return s;
   });
 }

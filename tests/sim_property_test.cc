@@ -130,6 +130,8 @@ void CheckScenario(Scenario s) {
   RC_CLASSIFY(c.counter_wrapped > 0, "counter wrapped");
   RC_CLASSIFY(c.midcall_migrations + c.migrations > 0, "migrated");
   RC_CLASSIFY(c.fallbacks > 0, "syscall fallback");
+  RC_CLASSIFY(c.pvclock_reads > 0, "kvm-clock read through the pvclock page");
+  RC_CLASSIFY(c.pvclock_raced > 0, "raced a pvclock rewrite");
   for (const EventSpec& e : s.events) RC_TAG(EventKindName(e.kind));
   RC_CLASSIFY(r->stats[static_cast<int>(Property::kRawRate) - 1].checked > 0,
               "timekeeper pace checked");
@@ -213,6 +215,18 @@ RC_GTEST_PROP(SimProperty, RelaxedOrderingHasNoDefects, ()) {
                                        .races = true,
                                        .odd_counters = false,
                                        .relaxed = true}));
+}
+
+// KVM guests: the vDSO reads kvm-clock through vCPU 0's pvclock page while
+// the hypervisor rewrites it, on synchronised or skewed CPUs, with events,
+// in program order or relaxed.
+RC_GTEST_PROP(SimProperty, KvmClockGuestsHaveNoDefects, ()) {
+  CheckScenario(*testing::GenScenario({.multi_cpu = *rc::gen::arbitrary<bool>(),
+                                       .events = *rc::gen::arbitrary<bool>(),
+                                       .races = true,
+                                       .odd_counters = false,
+                                       .relaxed = *rc::gen::arbitrary<bool>(),
+                                       .kvm = true}));
 }
 
 RC_GTEST_PROP(SimProperty, OddCountersHaveNoDefects, ()) {
