@@ -86,7 +86,23 @@ void Checker::CheckExactAndTorn(const CallRecord& call, const ClockFacts& facts,
   const ClockResult& got = *call.result;
   const bool needs_counter =
       facts.hres || kind == variants::ClockKind::kVariantSyscall;
-  if (needs_counter && !call.read_counter) return;
+  if (needs_counter && !call.read_counter) {
+    // A kernel hres clock answered from the page without a counter read
+    // cannot follow the time: only a clock mode whose counter is unusable
+    // (U64_MAX) skips the read, and that must go to the syscall (a
+    // vdso_cycles_ok() that lets U64_MAX through answers a base time).
+    if (scenario_.checks.exact && facts.hres &&
+        kind == variants::ClockKind::kKernel) {
+      ++stats_[static_cast<int>(Property::kExact) - 1].checked;
+      Report(Property::kExact, Verdict::kDefect,
+             "an hres clock answered from the page without reading the "
+             "counter",
+             absl::StrFormat("%s returned %s; the call read no counter",
+                             Name(call.clock), FormatClockResult(got)),
+             call);
+    }
+    return;
+  }
   const bool width_issue = tsc_ && !wide_ && needs_counter;
 
   // 1: the state the reader validated, at the counter it used.

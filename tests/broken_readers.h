@@ -138,6 +138,9 @@ inline const variants::Variant& SecAfterLoopVariant() {
 enum class PvclockFlaw {
   kNoVersionRecheck,  // pvclock_read_retry() dropped: one pass, unchecked.
   kNoRetryBarrier,    // pvclock_read_retry() without its virt_rmb().
+  // arch_vdso_cycles_ok() as `cycles != 0`: vread_pvclock()'s U64_MAX
+  // (no PVCLOCK_TSC_STABLE_BIT) is taken for a counter.
+  kCyclesOkNonZero,
 };
 
 // vread_pvclock() with `flaw` (the upstream reader's otherwise).
@@ -190,7 +193,10 @@ std::optional<ClockResult> FlawedPvclockClockGettime(A& acc, const uint8_t* vd,
     const std::optional<uint64_t> cycles =
         FlawedVreadPvclock<kFlaw>(acc, vd + vdso::kPvclockPageOffset);
     if (!cycles) return std::nullopt;
-    if (!internal::CyclesOk(*cycles)) return acc.Fallback(clock);
+    const bool cycles_ok = kFlaw == PvclockFlaw::kCyclesOkNonZero
+                               ? *cycles != 0
+                               : internal::CyclesOk(*cycles);
+    if (!cycles_ok) return acc.Fallback(clock);
     const uint64_t base =
         acc.template Load<uint64_t>(vc + vdso::VcBasetimeNsec(clock));
     ns = internal::CalcNs(acc, vc, *cycles, base);
@@ -223,6 +229,19 @@ inline const variants::Variant& NoPvclockBarrierVariant() {
           FlawedPvclockClockGettime<PvclockFlaw::kNoRetryBarrier,
                                     vdso::HookedAccess>,
           FlawedPvclockClockGettime<PvclockFlaw::kNoRetryBarrier,
+                                    vdso::QuietAccess>>);
+  return *variant;
+}
+
+inline const variants::Variant& CyclesOkNonZeroVariant() {
+  static const variants::Variant* variant = BrokenUpstream(
+      "test-cycles-ok-nonzero",
+      "the upstream reader whose arch_vdso_cycles_ok() is `cycles != 0` "
+      "(tests only)",
+      variants::MakeStateless<
+          FlawedPvclockClockGettime<PvclockFlaw::kCyclesOkNonZero,
+                                    vdso::HookedAccess>,
+          FlawedPvclockClockGettime<PvclockFlaw::kCyclesOkNonZero,
                                     vdso::QuietAccess>>);
   return *variant;
 }

@@ -143,6 +143,25 @@ TEST(KvmClock, AMissingVirtRmbBeforeTheRecheckIsTornOnlyWhenLoadsReorder) {
   }
 }
 
+// With the stable bit cleared, vread_pvclock() returns U64_MAX without
+// reading the TSC; a vdso_cycles_ok() that lets it through answers the
+// base time: every such call is inexact (it read no counter), not only
+// the few that step back.
+TEST(KvmClock, ACyclesOkThatTakesUnstableForACounterIsInexact) {
+  absl::StatusOr<RunResult> r =
+      RunRandom(KvmRacing(1, false), testing::CyclesOkNonZeroVariant(), {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  std::printf("%llu inexact calls\n",
+              static_cast<unsigned long long>(Of(*r, Property::kExact)));
+  // 50 ms of calls without the stable bit, 4 of every 6 on hres clocks.
+  EXPECT_GT(Of(*r, Property::kExact), 10000u);
+  bool named = false;
+  for (const Violation& v : r->violations) {
+    named |= v.why.find("without reading the counter") != std::string::npos;
+  }
+  EXPECT_TRUE(named);
+}
+
 // One MONOTONIC call against the next two updates, from a point where the
 // hypervisor's rewrite is among them.
 Scenario KvmExhaustive() {
