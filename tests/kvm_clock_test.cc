@@ -19,6 +19,7 @@
 #include "sim/run.h"
 #include "sim/scenario.h"
 #include "tests/broken_readers.h"
+#include "variants/registry.h"
 #include "variants/upstream.h"
 
 namespace vdsolab::sim {
@@ -92,6 +93,29 @@ TEST(KvmClock, TheUpstreamReaderHoldsEveryPropertyWhileThePageIsRewritten) {
       // The stable bit cleared: the vDSO sends the hres clocks to the
       // syscall for 50 ms.
       EXPECT_GT(r->coverage.fallbacks, 10000u);
+    }
+  }
+}
+
+// Every built-in reader of the kernel's clocks, by era (the 4.16 and 4.20
+// vread_pvclock() clamped or not, 5.3-6.10 without a negative-delta
+// clamp, 6.5+ masked): it reads kvm-clock from the page and holds every
+// property while the page is rewritten.
+TEST(KvmClock, EveryEraReadsThePvclockPageAndHoldsEveryProperty) {
+  for (const char* name :
+       {"5.3", "6.1", "6.5", "6.10", "6.15", "x86-4.16", "vasdias-v1",
+        "vasdias-rdtscp", "vasdias-rc5-2", "sverdlin-v2"}) {
+    absl::StatusOr<const variants::Variant*> v = variants::FindVariant(name);
+    ASSERT_TRUE(v.ok()) << v.status();
+    for (bool reorder : {false, true}) {
+      absl::StatusOr<RunResult> r = RunRandom(KvmRacing(4, reorder), **v, {});
+      ASSERT_TRUE(r.ok()) << r.status();
+      std::printf("%s%s: %llu calls through the pvclock page, %llu defects\n",
+                  name, reorder ? " (reordered)" : "",
+                  static_cast<unsigned long long>(r->coverage.pvclock_reads),
+                  static_cast<unsigned long long>(Defects(*r)));
+      EXPECT_EQ(Defects(*r), 0u) << name;
+      EXPECT_GT(r->coverage.pvclock_reads, 10000u) << name;
     }
   }
 }

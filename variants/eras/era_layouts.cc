@@ -45,6 +45,7 @@ Layout MakeVdsoDataLayout(const RecordOffsets& r, std::string name,
     AddRecord(f, absl::StrFormat("vdso_data[%d]", cs), VdsoDataOffset(r, cs),
               r);
   }
+  f.AddPvclockPage();  // vread_pvclock() (era_reader.h).
   return Layout(std::move(name), std::move(summary), f.Take());
 }
 

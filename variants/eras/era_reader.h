@@ -13,12 +13,18 @@
 //   6.10  6.10 (vdso_calc_ns)   TSC & S64_MAX, max_cycles      vdso_data 248
 //   6.15  6.15 = 6.17 minus aux (vdso/upstream_reader.h)       vdso_clock 232
 //
+// kvm-clock: every era models vread_pvclock() over vCPU 0's pvclock page,
+// which the simulated vvar area holds at vdso::kPvclockPageOffset from its
+// start for every layout (the kernel reaches it RIP-relative through the
+// pvclock_page symbol, so only the page matters, not where it sits). Before
+// 6.5 it returns the scaled value as it is; 6.5+ masks it with S64_MAX; no
+// era before 6.15 clamps a negative TSC delta (6.1's and 6.12's
+// __pvclock_read_cycles() scale it as the huge u64 it is).
+//
 // Deviations: time namespaces are not modelled (no TIMENS page is ever
 // published; 6.1+ still loads clock_mode where the kernel's open-coded
-// timens check does). Before 6.15 only the TSC mode is modelled: PVCLOCK and
-// HVCLOCK read as U64_MAX and go to the syscall, as mode NONE does (the
-// kernel would read the pvclock page at vvar+4096). 6.15 reuses the upstream
-// reader's hooks, which do model vread_pvclock() at the 6.13+ vclock page.
+// timens check does). HVCLOCK reads as U64_MAX and goes to the syscall, as
+// mode NONE does. 6.15 reuses the upstream reader's hooks.
 
 #ifndef VDSOLAB_VARIANTS_ERAS_ERA_READER_H_
 #define VDSOLAB_VARIANTS_ERAS_ERA_READER_H_
@@ -50,14 +56,67 @@ namespace internal {
 
 // --- x86 hooks (arch/x86/include/asm/vdso/gettimeofday.h) by era ---------
 
+// vread_pvclock() (5.3-6.14): kvm-clock from vCPU 0's pvclock page under
+// the hypervisor's version protocol; U64_MAX (the syscall) unless all
+// vCPUs' TSCs are stable. pvclock_read_begin() ignores the version's low
+// bit, so an update in progress fails the re-check; its virt_rmb() pairs
+// with the hypervisor's smp_wmb() after the odd version, and
+// pvclock_read_retry()'s with the one before the even version.
+// __pvclock_read_cycles() has no negative-delta clamp in these eras; 6.5+
+// masks the result with S64_MAX ("x86/vdso: Fix gettimeofday masking").
+// nullopt: abandoned by the access policy.
+template <bool kMaskS64, vdso::VdsoAccess A>
+std::optional<uint64_t> VreadPvclock(A& acc, const uint8_t* pvti) {
+  uint64_t ret;
+  for (;;) {
+    const uint32_t version =
+        acc.template Load<uint32_t>(pvti + vdso::kPvtiVersion) & ~1u;
+    acc.Rmb();
+    if ((acc.template Load<uint8_t>(pvti + vdso::kPvtiFlags) &
+         vdso::kPvclockTscStableBit) == 0) {
+      return kU64Max;
+    }
+    const uint64_t tsc = acc.ReadTsc();
+    const uint64_t delta =
+        tsc - acc.template Load<uint64_t>(pvti + vdso::kPvtiTscTimestamp);
+    const uint32_t mul = acc.template Load<uint32_t>(pvti + vdso::kPvtiMul);
+    const int8_t shift = static_cast<int8_t>(
+        acc.template Load<uint8_t>(pvti + vdso::kPvtiShift));
+    ret =
+        acc.template Load<uint64_t>(pvti + vdso::kPvtiSystemTime) +
+        vdso::upstream::upstream_internal::PvclockScaleDelta(delta, mul, shift);
+    acc.Rmb();
+    if (version == acc.template Load<uint32_t>(pvti + vdso::kPvtiVersion)) {
+      break;
+    }
+    if (!acc.MayRetry()) return std::nullopt;
+  }
+  if constexpr (kMaskS64) return ret & kS64Max;
+  return ret;
+}
+
+// __arch_get_hw_counter()'s PVCLOCK branch: barrier() first, so that no
+// load of the pvclock page is hoisted above the mode check (it would fault
+// where the page is not mapped).
+template <bool kMaskS64, vdso::VdsoAccess A>
+std::optional<uint64_t> PvclockCounter(A& acc, const uint8_t* page) {
+  acc.Rmb();
+  return VreadPvclock<kMaskS64>(acc, page + vdso::kPvclockPageOffset);
+}
+
 // 5.3-6.4.
 struct X86Pre65 {
   // __arch_get_hw_counter(): the raw TSC (rdtsc_ordered) in TSC mode, so a
-  // counter with bit 63 set reaches the caller's sign check.
+  // counter with bit 63 set reaches the caller's sign check; kvm-clock in
+  // PVCLOCK mode. `page` is the start of the vvar area.
   template <vdso::VdsoAccess A>
-  static uint64_t GetHwCounter(A& acc, int32_t clock_mode) {
+  static std::optional<uint64_t> GetHwCounter(A& acc, int32_t clock_mode,
+                                              const uint8_t* page) {
     if (clock_mode == kEraClockModeTsc) return acc.ReadTsc();
-    return kU64Max;  // PVCLOCK/HVCLOCK not modelled (see the file comment).
+    if (clock_mode == kEraClockModePvclock) {
+      return PvclockCounter<false>(acc, page);
+    }
+    return kU64Max;  // HVCLOCK not modelled (see the file comment).
   }
   // vdso_calc_delta() override: a TSC behind cycle_last (cross-socket
   // wobble) converts as cycle_last; no mask (x86 masks are U64_MAX), and
@@ -73,8 +132,12 @@ struct X86From65 {
   // U64_MAX is the pv clocks' invalid marker and vdso_cycles_ok() rejects a
   // set MSB, so the effective counter mask is S64_MAX.
   template <vdso::VdsoAccess A>
-  static uint64_t GetHwCounter(A& acc, int32_t clock_mode) {
+  static std::optional<uint64_t> GetHwCounter(A& acc, int32_t clock_mode,
+                                              const uint8_t* page) {
     if (clock_mode == kEraClockModeTsc) return acc.ReadTsc() & kS64Max;
+    if (clock_mode == kEraClockModePvclock) {
+      return PvclockCounter<true>(acc, page);
+    }
     return kU64Max;
   }
   // vdso_calc_delta() override: with a 63-bit mask, bit 62 is the sign of
@@ -91,8 +154,9 @@ struct X86From65 {
 // 2024), with CONFIG_GENERIC_VDSO_OVERFLOW_PROTECT.
 struct X86From610 {
   template <vdso::VdsoAccess A>
-  static uint64_t GetHwCounter(A& acc, int32_t clock_mode) {
-    return X86From65::GetHwCounter(acc, clock_mode);
+  static std::optional<uint64_t> GetHwCounter(A& acc, int32_t clock_mode,
+                                              const uint8_t* page) {
+    return X86From65::GetHwCounter(acc, clock_mode, page);
   }
   // vdso_calc_ns() override: one unsigned compare against max_cycles
   // catches negative motion (bit 62 set: stay at the base) and products
@@ -186,19 +250,22 @@ bool ReadRetry(A& acc, const uint8_t* vd, uint32_t start) {
   return acc.template Load<uint32_t>(vd + Era::kRecord.seq) != start;
 }
 
-// The body of do_hres()'s seq loop: false sends the caller to the syscall.
-// Loads in kernel source order. x86's vdso_clocksource_ok() and
-// __arch_vdso_hres_capable() are constant true and load nothing; the mask
-// argument of vdso_calc_delta() is unused by the x86 override, so the
-// compiled code never loads vd->mask.
+// The body of do_hres()'s seq loop: false sends the caller to the syscall;
+// nullopt: abandoned. Loads in kernel source order. x86's
+// vdso_clocksource_ok() and __arch_vdso_hres_capable() are constant true
+// and load nothing; the mask argument of vdso_calc_delta() is unused by the
+// x86 override, so the compiled code never loads vd->mask. `page` is the
+// start of the vvar area (the pvclock page's reference), `vd` the record.
 template <class Era, vdso::VdsoAccess A>
-bool GetTimestamp(A& acc, const uint8_t* vd, ClockId clk, uint64_t* sec,
-                  uint64_t* ns) {
+std::optional<bool> GetTimestamp(A& acc, const uint8_t* page, const uint8_t* vd,
+                                 ClockId clk, uint64_t* sec, uint64_t* ns) {
   using Arch = typename Era::Arch;
   constexpr const RecordOffsets& r = Era::kRecord;
   const int32_t mode =
       static_cast<int32_t>(acc.template Load<uint32_t>(vd + r.clock_mode));
-  const uint64_t cycles = Arch::GetHwCounter(acc, mode);
+  const std::optional<uint64_t> counter = Arch::GetHwCounter(acc, mode, page);
+  if (!counter) return std::nullopt;
+  const uint64_t cycles = *counter;
   if constexpr (Era::kGeneric == Generic::k53) {
     // 5.3 reads the base and cycle_last first, then tests the counter.
     uint64_t n = acc.template Load<uint64_t>(vd + r.BasetimeNsec(clk));
@@ -230,13 +297,15 @@ bool GetTimestamp(A& acc, const uint8_t* vd, ClockId clk, uint64_t* sec,
 
 // do_hres(): true with *ts set; false: use the syscall; nullopt: abandoned.
 template <class Era, vdso::VdsoAccess A>
-std::optional<bool> DoHres(A& acc, const uint8_t* vd, ClockId clk,
-                           Timespec64* ts) {
+std::optional<bool> DoHres(A& acc, const uint8_t* page, const uint8_t* vd,
+                           ClockId clk, Timespec64* ts) {
   uint64_t sec = 0, ns = 0;
   for (;;) {
     const std::optional<uint32_t> seq = ReadBegin<Era>(acc, vd);
     if (!seq) return std::nullopt;
-    if (!GetTimestamp<Era>(acc, vd, clk, &sec, &ns)) return false;
+    const std::optional<bool> ok =
+        GetTimestamp<Era>(acc, page, vd, clk, &sec, &ns);
+    if (!ok || !*ok) return ok;
     if (!ReadRetry<Era>(acc, vd, *seq)) break;
     if (!acc.MayRetry()) return std::nullopt;
   }
@@ -276,7 +345,7 @@ std::optional<bool> ClockGettimeCommon(A& acc, const uint8_t* page,
   const uint32_t msk = 1u << clock;
   const RecordOffsets& r = Era::kRecord;
   if ((msk & kVdsoHres) != 0) {
-    return DoHres<Era>(acc, page + VdsoDataOffset(r, vdso::kCsHresCoarse),
+    return DoHres<Era>(acc, page, page + VdsoDataOffset(r, vdso::kCsHresCoarse),
                        clock, ts);
   }
   if ((msk & kVdsoCoarse) != 0) {
@@ -284,7 +353,8 @@ std::optional<bool> ClockGettimeCommon(A& acc, const uint8_t* page,
                          clock, ts);
   }
   if ((msk & kVdsoRaw) != 0) {
-    return DoHres<Era>(acc, page + VdsoDataOffset(r, vdso::kCsRaw), clock, ts);
+    return DoHres<Era>(acc, page, page + VdsoDataOffset(r, vdso::kCsRaw), clock,
+                       ts);
   }
   return false;
 }

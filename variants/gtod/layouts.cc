@@ -64,6 +64,7 @@ const Layout* Make416(const GtodFields& f, std::string name,
     if (offset == kNoField) continue;
     list.Add(std::string("gtod.") + s.name, offset, s.size, s.kind);
   }
+  list.AddPvclockPage();  // vread_pvclock() (vclock_gettime_416.h).
   return new Layout(std::move(name), std::move(summary), list.Take());
 }
 
@@ -87,6 +88,7 @@ const Layout* Make420(const Gtod420Fields& f, std::string name,
   }
   list.Add("gtod.tz_minuteswest", f.tz_minuteswest, 4)
       .Add("gtod.tz_dsttime", f.tz_dsttime, 4);
+  list.AddPvclockPage();  // vread_pvclock() (vclock_gettime_420.h).
   return new Layout(std::move(name), std::move(summary), list.Take());
 }
 

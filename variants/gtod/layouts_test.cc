@@ -16,6 +16,7 @@
 #include "testing/publish_bed.h"
 #include "variants/gtod/gtod.h"
 #include "variants/layout.h"
+#include "vdso/datapage.h"
 
 namespace vdsolab::variants::gtod {
 namespace {
@@ -34,8 +35,23 @@ struct Want {
   FieldKind kind = FieldKind::kData;
 };
 
+// `want`, then vCPU 0's pvclock page (vread_pvclock()) where the vvar
+// area holds it, at vdso::kPvclockPageOffset.
 void ExpectFields(const Layout& layout, const std::vector<Want>& want) {
-  ASSERT_EQ(layout.fields().size(), want.size()) << layout.name();
+  const std::vector<std::pair<std::string, uint32_t>> pvti = {
+      {"pvti.version", vdso::kPvtiVersion},
+      {"pvti.tsc_timestamp", vdso::kPvtiTscTimestamp},
+      {"pvti.system_time", vdso::kPvtiSystemTime},
+      {"pvti.tsc_to_system_mul", vdso::kPvtiMul},
+      {"pvti.tsc_shift", vdso::kPvtiShift},
+      {"pvti.flags", vdso::kPvtiFlags}};
+  ASSERT_EQ(layout.fields().size(), want.size() + pvti.size()) << layout.name();
+  for (size_t i = 0; i < pvti.size(); ++i) {
+    const Field& got = layout.fields()[want.size() + i];
+    EXPECT_EQ(got.name, pvti[i].first) << layout.name();
+    EXPECT_EQ(got.offset, vdso::kPvclockPageOffset + pvti[i].second)
+        << got.name;
+  }
   for (size_t i = 0; i < want.size(); ++i) {
     const Field& got = layout.fields()[i];
     EXPECT_EQ(got.name, "gtod." + want[i].name) << layout.name() << " #" << i;
@@ -206,12 +222,13 @@ TEST_P(WriterTest, StoresFollowTheSeqProtocolAndLandOnFields) {
     EXPECT_EQ(s[i].wmb_before, i == 1) << f->name;
     written.push_back(f->name);
   }
-  // Every data field but tz_* (update_vsyscall_tz()) and, in 4.20, the
-  // bases no clock uses; each once.
+  // Every data field but tz_* (update_vsyscall_tz()), the pvclock page
+  // (the hypervisor's) and, in 4.20, the bases no clock uses; each once.
   std::vector<std::string> want;
   for (const Field& f : layout.fields()) {
     if (f.kind == FieldKind::kSeq) continue;
     if (f.name.find("tz_") != std::string::npos) continue;
+    if (f.name.rfind("pvti.", 0) == 0) continue;
     if (f.name.find("basetime[") != std::string::npos &&
         f.name.find("[CLOCK_REALTIME]") == std::string::npos &&
         f.name.find("[CLOCK_MONOTONIC]") == std::string::npos &&

@@ -11,12 +11,15 @@
 // outside the loop) and the two COARSE clocks (copied under the seq); every
 // other id goes to the syscall.
 //
-// Deviation (all variants here): the pvclock and Hyper-V pages are not
-// modelled. With vclock_mode VCLOCK_PVCLOCK or VCLOCK_HVCLOCK the reader
-// behaves as 4.16 does when the page says the clock is unusable
-// (vread_pvclock() without PVCLOCK_TSC_STABLE_BIT, vread_hvclock() reading
-// U64_MAX): *mode = VCLOCK_NONE, cycles 0, and the caller falls back. It
-// makes no loads from those pages.
+// kvm-clock (VCLOCK_PVCLOCK): vread_pvclock() over vCPU 0's pvclock page,
+// clamped to cycle_last as vread_tsc() is; without PVCLOCK_TSC_STABLE_BIT
+// *mode = VCLOCK_NONE and the caller falls back. The seeds' MONOTONIC_RAW
+// patches call the same vread_pvclock() (seed 000's vgetsns_raw()).
+//
+// Deviation (all variants here): the Hyper-V page is not modelled. With
+// vclock_mode VCLOCK_HVCLOCK the reader behaves as 4.16 does when that page
+// says the clock is unusable (vread_hvclock() reading U64_MAX):
+// *mode = VCLOCK_NONE, cycles 0, and the caller falls back.
 
 #ifndef VDSOLAB_VARIANTS_GTOD_VCLOCK_GETTIME_416_H_
 #define VDSOLAB_VARIANTS_GTOD_VCLOCK_GETTIME_416_H_
@@ -89,36 +92,72 @@ uint64_t VreadTscRaw(A& acc, const uint8_t* vd) {
   return last;
 }
 
-// vread_pvclock() / vread_hvclock() on a page that says "unusable" (see
-// the file comment): VCLOCK_NONE and 0 cycles.
+// vread_hvclock() on a page that says "unusable" (see the file comment):
+// VCLOCK_NONE and 0 cycles.
 inline uint64_t UnusableVclock(int32_t* mode) {
   *mode = kVclockNone;
   return 0;
+}
+
+// vread_pvclock() (4.16): VCLOCK_NONE and 0 without the stable bit; else
+// kvm-clock clamped to cycle_last ("refer to vread_tsc() comment for
+// rationale"). nullopt: abandoned.
+template <const Vdso416Spec& S, vdso::VdsoAccess A>
+std::optional<uint64_t> VreadPvclock(A& acc, const uint8_t* vd, int32_t* mode) {
+  bool stable = false;
+  const std::optional<uint64_t> ret =
+      gtod_internal::PvclockRead(acc, vd, &stable);
+  if (!ret) return std::nullopt;
+  if (!stable) return UnusableVclock(mode);
+  const uint64_t last = Load64(acc, vd, S.f.cycle_last);
+  if (*ret >= last) return *ret;
+  return last;
+}
+
+// The counter of vgetsns() and vgetsns_raw() in a mode other than TSC:
+// kvm-clock, Hyper-V (unusable), else nothing (nullopt in `cycles`: the
+// caller returns 0). The outer nullopt: abandoned.
+template <const Vdso416Spec& S, vdso::VdsoAccess A>
+std::optional<std::optional<uint64_t>> VclockCycles(A& acc, const uint8_t* vd,
+                                                    int32_t vclock,
+                                                    int32_t* mode) {
+  if (vclock == kVclockPvclock) {
+    const std::optional<uint64_t> c = VreadPvclock<S>(acc, vd, mode);
+    if (!c) return std::nullopt;
+    return std::optional<uint64_t>(*c);
+  }
+  if (vclock == kVclockHvclock) {
+    return std::optional<uint64_t>(UnusableVclock(mode));
+  }
+  return std::optional<uint64_t>();
 }
 
 // vgetsns() (4.16): shifted ns since cycle_last; 0 for a mode the vDSO
 // cannot read (the caller then sees VCLOCK_NONE and falls back). The mode
 // is loaded again here, as the source does (the kernel builds with
 // -fno-strict-aliasing, so the store to ts in between forces a reload).
+// nullopt: abandoned.
 template <const Vdso416Spec& S, vdso::VdsoAccess A>
-uint64_t Vgetsns(A& acc, const uint8_t* vd, int32_t* mode) {
+std::optional<uint64_t> Vgetsns(A& acc, const uint8_t* vd, int32_t* mode) {
   const int32_t vclock = static_cast<int32_t>(Load32(acc, vd, S.f.vclock_mode));
   uint64_t cycles;
   if (vclock == kVclockTsc) {
     cycles = VreadTsc<S>(acc, vd);
-  } else if (vclock == kVclockPvclock || vclock == kVclockHvclock) {
-    cycles = UnusableVclock(mode);
   } else {
-    return 0;
+    const std::optional<std::optional<uint64_t>> c =
+        VclockCycles<S>(acc, vd, vclock, mode);
+    if (!c) return std::nullopt;
+    if (!*c) return 0;
+    cycles = **c;
   }
   const uint64_t v =
       (cycles - Load64(acc, vd, S.f.cycle_last)) & Load64(acc, vd, S.f.mask);
   return v * Load32(acc, vd, S.f.mult);  // u64 * u32: wraps past max_cycles.
 }
 
-// vgetsns_raw() (seed 000 / reconstructed seed 001).
+// vgetsns_raw() (seed 000 / reconstructed seed 001). nullopt: abandoned.
 template <const Vdso416Spec& S, vdso::VdsoAccess A>
-uint64_t VgetsnsRaw(A& acc, const uint8_t* vd, int32_t* mode) {
+std::optional<uint64_t> VgetsnsRaw(A& acc, const uint8_t* vd, int32_t* mode) {
   const int32_t vclock = static_cast<int32_t>(Load32(acc, vd, S.f.vclock_mode));
   uint64_t cycles;
   if (vclock == kVclockTsc) {
@@ -127,10 +166,12 @@ uint64_t VgetsnsRaw(A& acc, const uint8_t* vd, int32_t* mode) {
     } else {
       cycles = VreadTscRaw<S>(acc, vd);
     }
-  } else if (vclock == kVclockPvclock || vclock == kVclockHvclock) {
-    cycles = UnusableVclock(mode);
   } else {
-    return 0;
+    const std::optional<std::optional<uint64_t>> c =
+        VclockCycles<S>(acc, vd, vclock, mode);
+    if (!c) return std::nullopt;
+    if (!*c) return 0;
+    cycles = **c;
   }
   uint64_t v;
   if constexpr (S.raw == RawClock::kRc5) {
@@ -161,13 +202,11 @@ template <const Vdso416Spec& S, bool kRaw, vdso::VdsoAccess A>
     mode = static_cast<int32_t>(Load32(acc, vd, S.f.vclock_mode));
     ts->tv_sec = static_cast<int64_t>(Load64(acc, vd, sec_field));
     ns = Load64(acc, vd, snsec_field);
-    if constexpr (kRaw) {
-      ns += VgetsnsRaw<S>(acc, vd, &mode);
-      ns = ShrX86(ns, Load32(acc, vd, S.f.raw_shift));
-    } else {
-      ns += Vgetsns<S>(acc, vd, &mode);
-      ns = ShrX86(ns, Load32(acc, vd, S.f.shift));
-    }
+    const std::optional<uint64_t> sns =
+        kRaw ? VgetsnsRaw<S>(acc, vd, &mode) : Vgetsns<S>(acc, vd, &mode);
+    if (!sns) return std::nullopt;
+    ns += *sns;
+    ns = ShrX86(ns, Load32(acc, vd, kRaw ? S.f.raw_shift : S.f.shift));
     if (!GtodReadRetry(acc, vd, S.f.seq, *seq)) break;
     if (!acc.MayRetry()) return std::nullopt;
   }

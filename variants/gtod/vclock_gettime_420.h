@@ -12,8 +12,12 @@
 // vclock does it), and a counter at or behind cycle_last adds nothing
 // ("if (cycles > last)"), the era's clamp.
 //
-// Deviation: vread_pvclock() and vread_hvclock() are not modelled; they read
-// as U64_MAX (an unusable clock), which sends the call to the syscall.
+// kvm-clock: vread_pvclock() over vCPU 0's pvclock page (U64_MAX without
+// PVCLOCK_TSC_STABLE_BIT); the caller's (s64) test and cycles > last clamp
+// apply to it as to the TSC.
+//
+// Deviation: vread_hvclock() is not modelled; it reads as U64_MAX (an
+// unusable clock), which sends the call to the syscall.
 
 #ifndef VDSOLAB_VARIANTS_GTOD_VCLOCK_GETTIME_420_H_
 #define VDSOLAB_VARIANTS_GTOD_VCLOCK_GETTIME_420_H_
@@ -36,11 +40,22 @@ using gtod_internal::GtodReadRetry;
 using gtod_internal::Load32;
 using gtod_internal::Load64;
 
-// vgetcyc() (4.20): rdtsc_ordered() for VCLOCK_TSC; U64_MAX otherwise
-// (see the file comment for PVCLOCK/HVCLOCK).
+// vgetcyc() (4.20): rdtsc_ordered() for VCLOCK_TSC, vread_pvclock() after
+// barrier() for VCLOCK_PVCLOCK ("x86/vdso: Prevent segfaults due to
+// hoisted vclock reads", 4.20: no load of the pvclock page before the
+// mode check), U64_MAX otherwise. `vd` is the vvar area's start. nullopt:
+// abandoned.
 template <vdso::VdsoAccess A>
-uint64_t Vgetcyc(A& acc, int32_t mode) {
+std::optional<uint64_t> Vgetcyc(A& acc, int32_t mode, const uint8_t* vd) {
   if (mode == kVclockTsc) return acc.ReadTsc();
+  if (mode == kVclockPvclock) {
+    acc.Rmb();
+    bool stable = false;
+    const std::optional<uint64_t> ret =
+        gtod_internal::PvclockRead(acc, vd, &stable);
+    if (!ret) return std::nullopt;
+    return stable ? *ret : kU64Max;
+  }
   return kU64Max;
 }
 
@@ -55,8 +70,10 @@ std::optional<bool> HresLoop(A& acc, const uint8_t* vd, ClockId clk,
   for (;;) {
     const std::optional<uint32_t> seq = GtodReadBegin(acc, vd, F.seq);
     if (!seq) return std::nullopt;
-    const uint64_t cycles =
-        Vgetcyc(acc, static_cast<int32_t>(Load32(acc, vd, F.vclock_mode)));
+    const std::optional<uint64_t> counter =
+        Vgetcyc(acc, static_cast<int32_t>(Load32(acc, vd, F.vclock_mode)), vd);
+    if (!counter) return std::nullopt;
+    const uint64_t cycles = *counter;
     ns = Load64(acc, vd, F.BasetimeNsec(clk));
     const uint64_t last = Load64(acc, vd, F.cycle_last);
     if (static_cast<int64_t>(cycles) < 0) return false;
