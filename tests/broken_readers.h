@@ -207,43 +207,37 @@ std::optional<ClockResult> FlawedPvclockClockGettime(A& acc, const uint8_t* vd,
   return ClockResult::Ok(internal::SetTimespec(sec, ns));
 }
 
+// The upstream variant whose reader has vread_pvclock() flaw kFlaw.
+template <PvclockFlaw kFlaw>
+const variants::Variant& FlawedPvclockVariant(std::string_view name,
+                                              std::string_view summary) {
+  static const variants::Variant* variant =
+      BrokenUpstream(name, summary,
+                     variants::MakeStateless<
+                         FlawedPvclockClockGettime<kFlaw, vdso::HookedAccess>,
+                         FlawedPvclockClockGettime<kFlaw, vdso::QuietAccess>>);
+  return *variant;
+}
+
 inline const variants::Variant& NoPvclockRecheckVariant() {
-  static const variants::Variant* variant = BrokenUpstream(
+  return FlawedPvclockVariant<PvclockFlaw::kNoVersionRecheck>(
       "test-no-pvclock-recheck",
       "the upstream reader whose vread_pvclock() does not re-check the "
-      "pvti version (tests only)",
-      variants::MakeStateless<
-          FlawedPvclockClockGettime<PvclockFlaw::kNoVersionRecheck,
-                                    vdso::HookedAccess>,
-          FlawedPvclockClockGettime<PvclockFlaw::kNoVersionRecheck,
-                                    vdso::QuietAccess>>);
-  return *variant;
+      "pvti version (tests only)");
 }
 
 inline const variants::Variant& NoPvclockBarrierVariant() {
-  static const variants::Variant* variant = BrokenUpstream(
+  return FlawedPvclockVariant<PvclockFlaw::kNoRetryBarrier>(
       "test-no-pvclock-barrier",
       "the upstream reader whose vread_pvclock() re-checks the pvti version "
-      "without virt_rmb() first (tests only)",
-      variants::MakeStateless<
-          FlawedPvclockClockGettime<PvclockFlaw::kNoRetryBarrier,
-                                    vdso::HookedAccess>,
-          FlawedPvclockClockGettime<PvclockFlaw::kNoRetryBarrier,
-                                    vdso::QuietAccess>>);
-  return *variant;
+      "without virt_rmb() first (tests only)");
 }
 
 inline const variants::Variant& CyclesOkNonZeroVariant() {
-  static const variants::Variant* variant = BrokenUpstream(
+  return FlawedPvclockVariant<PvclockFlaw::kCyclesOkNonZero>(
       "test-cycles-ok-nonzero",
       "the upstream reader whose arch_vdso_cycles_ok() is `cycles != 0` "
-      "(tests only)",
-      variants::MakeStateless<
-          FlawedPvclockClockGettime<PvclockFlaw::kCyclesOkNonZero,
-                                    vdso::HookedAccess>,
-          FlawedPvclockClockGettime<PvclockFlaw::kCyclesOkNonZero,
-                                    vdso::QuietAccess>>);
-  return *variant;
+      "(tests only)");
 }
 
 }  // namespace vdsolab::testing

@@ -38,6 +38,7 @@
 #include "variants/eras/datapage.h"
 #include "vdso/access.h"
 #include "vdso/datapage.h"
+#include "vdso/pvclock_loop.h"
 #include "vdso/upstream_reader.h"
 
 namespace vdsolab::variants::eras {
@@ -56,43 +57,17 @@ namespace internal {
 
 // --- x86 hooks (arch/x86/include/asm/vdso/gettimeofday.h) by era ---------
 
-// vread_pvclock() (5.3-6.14): kvm-clock from vCPU 0's pvclock page under
-// the hypervisor's version protocol; U64_MAX (the syscall) unless all
-// vCPUs' TSCs are stable. pvclock_read_begin() ignores the version's low
-// bit, so an update in progress fails the re-check; its virt_rmb() pairs
-// with the hypervisor's smp_wmb() after the odd version, and
-// pvclock_read_retry()'s with the one before the even version.
-// __pvclock_read_cycles() has no negative-delta clamp in these eras; 6.5+
-// masks the result with S64_MAX ("x86/vdso: Fix gettimeofday masking").
-// nullopt: abandoned by the access policy.
+// vread_pvclock() (5.3-6.14, vdso/pvclock_loop.h): U64_MAX (the syscall)
+// unless all vCPUs' TSCs are stable; 6.5+ masks the result with S64_MAX
+// ("x86/vdso: Fix gettimeofday masking"). nullopt: abandoned.
 template <bool kMaskS64, vdso::VdsoAccess A>
 std::optional<uint64_t> VreadPvclock(A& acc, const uint8_t* pvti) {
-  uint64_t ret;
-  for (;;) {
-    const uint32_t version =
-        acc.template Load<uint32_t>(pvti + vdso::kPvtiVersion) & ~1u;
-    acc.Rmb();
-    if ((acc.template Load<uint8_t>(pvti + vdso::kPvtiFlags) &
-         vdso::kPvclockTscStableBit) == 0) {
-      return kU64Max;
-    }
-    const uint64_t tsc = acc.ReadTsc();
-    const uint64_t delta =
-        tsc - acc.template Load<uint64_t>(pvti + vdso::kPvtiTscTimestamp);
-    const uint32_t mul = acc.template Load<uint32_t>(pvti + vdso::kPvtiMul);
-    const int8_t shift = static_cast<int8_t>(
-        acc.template Load<uint8_t>(pvti + vdso::kPvtiShift));
-    ret =
-        acc.template Load<uint64_t>(pvti + vdso::kPvtiSystemTime) +
-        vdso::upstream::upstream_internal::PvclockScaleDelta(delta, mul, shift);
-    acc.Rmb();
-    if (version == acc.template Load<uint32_t>(pvti + vdso::kPvtiVersion)) {
-      break;
-    }
-    if (!acc.MayRetry()) return std::nullopt;
-  }
-  if constexpr (kMaskS64) return ret & kS64Max;
-  return ret;
+  const std::optional<vdso::PvclockReading> r =
+      vdso::ReadPvclockPre615(acc, pvti);
+  if (!r) return std::nullopt;
+  if (!r->stable) return kU64Max;
+  if constexpr (kMaskS64) return r->ns & kS64Max;
+  return r->ns;
 }
 
 // __arch_get_hw_counter()'s PVCLOCK branch: barrier() first, so that no

@@ -34,6 +34,8 @@
 #include "variants/gtod/trace_clock.h"
 #include "variants/gtod/vgtod_416.h"
 #include "vdso/access.h"
+#include "vdso/datapage.h"
+#include "vdso/pvclock_loop.h"
 
 namespace vdsolab::variants::gtod {
 
@@ -104,13 +106,12 @@ inline uint64_t UnusableVclock(int32_t* mode) {
 // rationale"). nullopt: abandoned.
 template <const Vdso416Spec& S, vdso::VdsoAccess A>
 std::optional<uint64_t> VreadPvclock(A& acc, const uint8_t* vd, int32_t* mode) {
-  bool stable = false;
-  const std::optional<uint64_t> ret =
-      gtod_internal::PvclockRead(acc, vd, &stable);
-  if (!ret) return std::nullopt;
-  if (!stable) return UnusableVclock(mode);
+  const std::optional<vdso::PvclockReading> r =
+      vdso::ReadPvclockPre615(acc, vd + vdso::kPvclockPageOffset);
+  if (!r) return std::nullopt;
+  if (!r->stable) return UnusableVclock(mode);
   const uint64_t last = Load64(acc, vd, S.f.cycle_last);
-  if (*ret >= last) return *ret;
+  if (r->ns >= last) return r->ns;
   return last;
 }
 

@@ -31,6 +31,8 @@
 #include "variants/gtod/gtod_seq.h"
 #include "variants/gtod/vgtod_420.h"
 #include "vdso/access.h"
+#include "vdso/datapage.h"
+#include "vdso/pvclock_loop.h"
 
 namespace vdsolab::variants::gtod {
 namespace vclock420_internal {
@@ -50,11 +52,10 @@ std::optional<uint64_t> Vgetcyc(A& acc, int32_t mode, const uint8_t* vd) {
   if (mode == kVclockTsc) return acc.ReadTsc();
   if (mode == kVclockPvclock) {
     acc.Rmb();
-    bool stable = false;
-    const std::optional<uint64_t> ret =
-        gtod_internal::PvclockRead(acc, vd, &stable);
-    if (!ret) return std::nullopt;
-    return stable ? *ret : kU64Max;
+    const std::optional<vdso::PvclockReading> r =
+        vdso::ReadPvclockPre615(acc, vd + vdso::kPvclockPageOffset);
+    if (!r) return std::nullopt;
+    return r->stable ? r->ns : kU64Max;
   }
   return kU64Max;
 }
