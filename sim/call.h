@@ -70,6 +70,9 @@ struct CallRecord {
   // (state after update begin_seq / 2) if the reader's protocol held.
   uint32_t begin_seq = 0;
   uint32_t fallback_update = 0;  // The state the fallback syscall read.
+  // What the (last) fallback syscall answered: a call that fell back must
+  // return it.
+  ClockResult fallback_result;
   uint32_t iterations = 0;       // Loop iterations (spins and retries).
   uint32_t stores_during = 0;    // Writer stores that landed mid-call.
   uint32_t reordered_loads = 0;  // Loads that saw an earlier page state.
@@ -105,6 +108,7 @@ struct CallRecord {
     counter_ns = 0;
     counter_step_ns = 0;
     begin_seq = fallback_update = iterations = stores_during = 0;
+    fallback_result = ClockResult{};
     reordered_loads = 0;
     pvclock_read = false;
     pvclock_stores_during = 0;
@@ -115,7 +119,7 @@ struct CallRecord {
 
 // Reset() must name every field: a field added above needs a line there
 // (and this size updated), or a reused record would carry it across calls.
-static_assert(sizeof(CallRecord) == 160 +
+static_assert(sizeof(CallRecord) == 184 +
                                         sizeof(std::optional<vdso::CallFault>) +
                                         sizeof(std::vector<TraceStep>),
               "CallRecord changed: update CallRecord::Reset()");

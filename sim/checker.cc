@@ -192,10 +192,29 @@ CallRecord Checker::Unshift(const CallRecord& call) const {
   return out;
 }
 
+void Checker::CheckFallbackAnswer(const CallRecord& call) {
+  if (!call.fell_back || !call.result || !scenario_.checks.exact) return;
+  ++stats_[static_cast<int>(Property::kExact) - 1].checked;
+  if (*call.result == call.fallback_result) return;
+  Report(Property::kExact, Verdict::kDefect,
+         "the call fell back to the syscall and returned something else",
+         absl::StrFormat("%s returned %s; the syscall it made answered %s",
+                         Name(call.clock), FormatClockResult(*call.result),
+                         FormatClockResult(call.fallback_result)),
+         call);
+}
+
 void Checker::OnCall(const CallRecord& call) {
+  // Before a namespace reader's answer is unshifted: the syscall's answer
+  // holds the namespace's offsets too.
+  CheckFallbackAnswer(call);
+  OnCallChecked(call);
+}
+
+void Checker::OnCallChecked(const CallRecord& call) {
   if (call.timens && call.result && call.result->ret == 0) {
     ++coverage_.timens_calls;
-    OnCall(Unshift(call));
+    OnCallChecked(Unshift(call));
     return;
   }
   ++coverage_.calls;

@@ -151,6 +151,7 @@ class RandomHooks : public vdso::AccessHooks {
     rec_->fallback_update = u.id;
     const ClockResult r = variants::VariantSyscall(
         *w_.variant, w_.writer->publish_context(), u.tk, clock, ctx);
+    rec_->fallback_result = r;
     if (tracing_) {
       Trace(absl::StrFormat("syscall fallback on update %d at counter %#x: %s",
                             u.id, ctx.cycles, FormatClockResult(r)),

@@ -201,6 +201,9 @@ StateKey RecordKey(const CallRecord& c) {
   f.Add(static_cast<uint64_t>(c.counter_cpu)).Add(c.counter_ns);
   f.Add(c.counter_step_ns);
   f.Add(c.begin_seq).Add(c.fallback_update).Add(c.iterations);
+  f.Add(static_cast<uint64_t>(c.fallback_result.ret))
+      .Add(static_cast<uint64_t>(c.fallback_result.ts.tv_sec))
+      .Add(static_cast<uint64_t>(c.fallback_result.ts.tv_nsec));
   f.Add(c.stores_during).Add(c.migrated_before).Add(c.migrated_midcall);
   f.Add(c.preempted).Add(c.timens);
   f.Add(c.pvclock_read).Add(c.pvclock_stores_during);
@@ -341,6 +344,7 @@ class ScriptedHooks : public vdso::AccessHooks {
     rec_->fallback_update = u.id;
     const ClockResult r = variants::VariantSyscall(
         variant_, w_->writer->publish_context(), u.tk, clock, ctx);
+    rec_->fallback_result = r;
     if (tracing_) {
       Trace(absl::StrFormat("syscall fallback on update %d at counter %#x: %s",
                             u.id, ctx.cycles, FormatClockResult(r)),

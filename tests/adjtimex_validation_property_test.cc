@@ -213,3 +213,57 @@ RC_GTEST_PROP(AdjtimexValidation, AuxClocksRefuseExactlyWhatTheKernelRefuses,
 
 }  // namespace
 }  // namespace vdsolab
+
+namespace vdsolab {
+namespace {
+
+// timekeeping_inject_offset()'s own refusal, at its edge: the step may take
+// REALTIME down to MONOTONIC and no further, so ADJ_SETOFFSET | ADJ_NANO
+// is refused exactly when the offset is below wall_to_monotonic (a
+// timespec compare). Offsets drawn at that edge: one ns either side, on it,
+// and a little further, with REALTIME anywhere above MONOTONIC.
+RC_GTEST_PROP(AdjtimexValidation, SetoffsetStopsRealtimeAtMonotonic, ()) {
+  absl::StatusOr<tk::Clocksource> tsc =
+      tk::MakeTscClocksource(*testing::GenTscKhz());
+  RC_ASSERT(tsc.ok());
+  tk::Timekeeping k(*tsc, *testing::GenHz(), nullptr);
+  const uint64_t c0 = *testing::GenCounterStart() & tsc->mask;
+  const Timespec64 boot{*rc::gen::inRange<int64_t>(0, 100000),
+                        *rc::gen::inRange<int64_t>(0, kNsec)};
+  const Timespec64 wall{boot.tv_sec + *rc::gen::inRange<int64_t>(0, 1ll << 32),
+                        *rc::gen::inRange<int64_t>(0, kNsec)};
+  k.Init(c0, wall, boot);
+  const uint64_t now =
+      (c0 + *rc::gen::inRange<uint64_t>(0, k.timekeeper().cycle_interval)) &
+      tsc->mask;
+  const Timespec64 edge = k.timekeeper().wall_to_monotonic;
+  const int64_t d = *rc::gen::element<int64_t>(
+      -1, 0, 1, -kNsec, kNsec,
+      *rc::gen::inRange<int64_t>(-5 * kNsec, 5 * kNsec));
+  const Timespec64 offset =
+      SetNormalizedTimespec64(edge.tv_sec, edge.tv_nsec + d);
+  tk::Timex txc;
+  txc.modes = tk::kAdjSetoffset | tk::kAdjNano;
+  txc.time.tv_sec = offset.tv_sec;
+  txc.time.tv_usec = offset.tv_nsec;
+  const bool refused = Timespec64Compare(edge, offset) > 0;
+  RC_CLASSIFY(d == 0, "on the edge");
+  RC_CLASSIFY(refused, "refused");
+  const __int128 before = testing::RealMinusMono(k, now);
+  const int ret = k.Adjtimex(&txc, now);
+  const __int128 after = testing::RealMinusMono(k, now);
+  if ((ret == -kEinval) != refused) {
+    RC_FAIL(absl::StrFormat(
+        "ADJ_SETOFFSET of %s with wall_to_monotonic %s returned %d; "
+        "timekeeping_inject_offset() %s it",
+        FormatTimespec(offset), FormatTimespec(edge), ret,
+        refused ? "refuses" : "takes"));
+  }
+  const __int128 step =
+      refused ? 0
+              : static_cast<__int128>(offset.tv_sec) * kNsec + offset.tv_nsec;
+  RC_ASSERT(after - before == step);
+}
+
+}  // namespace
+}  // namespace vdsolab

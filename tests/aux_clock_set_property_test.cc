@@ -13,6 +13,8 @@
 #include <array>
 #include <climits>
 #include <cstdint>
+#include <cstring>
+#include <vector>
 
 #include "absl/strings/str_format.h"
 #include "common/clock_result.h"
@@ -23,6 +25,9 @@
 #include "timekeeper/posix_clocks.h"
 #include "timekeeper/timekeeper.h"
 #include "timekeeper/timekeeping.h"
+#include "timekeeper/vsyscall.h"
+#include "vdso/datapage.h"
+#include "vdso/vvar_page.h"
 
 namespace vdsolab {
 namespace {
@@ -116,6 +121,46 @@ RC_GTEST_PROP(AuxClockSet, IndicesOutsideTheEightAreNoAuxClock, ()) {
   RC_ASSERT(k.AuxSetTime(index, Timespec64{1, 0}, c0) == -22);
   tk::Timex txc;
   RC_ASSERT(k.AuxAdjtimex(index, &txc, c0) == -22);
+}
+
+}  // namespace
+}  // namespace vdsolab
+
+namespace vdsolab {
+namespace {
+
+// vdso_time_update_aux() publishes the record of the aux clock a
+// timekeeper is: for every id, an aux clock's (kTimekeeperAuxFirst ..
+// +7) changes exactly that record's bytes, and any other id (the core's,
+// or one past the last aux clock) changes no byte of the area.
+RC_GTEST_PROP(AuxClockSet, AnUpdateWritesOnlyItsOwnAuxRecord, ()) {
+  auto page = vdso::VvarPage::Create();
+  RC_ASSERT(page.ok());
+  tk::VvarPublisher publisher(page->get(), 1);
+  tk::Timekeeper t;
+  t.id = *rc::gen::oneOf(
+      rc::gen::inRange(tk::kTimekeeperAuxFirst - 2,
+                       tk::kTimekeeperAuxFirst + kMaxAuxClocks + 2),
+      rc::gen::element(INT_MIN, INT_MAX));
+  t.xtime_sec = *rc::gen::inRange<uint64_t>(1, 1u << 31);
+  const std::vector<uint8_t> before((*page)->data(),
+                                    (*page)->data() + (*page)->size());
+  publisher.UpdateAux(t);
+  const int index = t.id - tk::kTimekeeperAuxFirst;
+  const bool aux = t.id >= tk::kTimekeeperAuxFirst && index < kMaxAuxClocks;
+  RC_CLASSIFY(aux, "an aux clock's timekeeper");
+  const uint32_t lo = aux ? vdso::AuxClockDataOffset(index) : 0;
+  const uint32_t hi = aux ? vdso::AuxClockDataOffset(index + 1) : 0;
+  for (size_t i = 0; i < before.size(); ++i) {
+    if (i >= lo && i < hi) continue;
+    if ((*page)->data()[i] != before[i]) {
+      RC_FAIL(absl::StrFormat("timekeeper id %d changed byte %#x", t.id, i));
+    }
+  }
+  if (aux) {
+    RC_ASSERT(std::memcmp((*page)->data() + lo, before.data() + lo, hi - lo) !=
+              0);
+  }
 }
 
 }  // namespace

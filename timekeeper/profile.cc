@@ -63,7 +63,8 @@ absl::StatusOr<TimekeeperProfile> ProfileForEra(std::string_view era) {
   if (era == "6.10") return p;
   p.chunked_forward = false;  // 6.10
   if (era == "6.1") return p;
-  p.vsyscall_boottime_timespec = false;  // 5.4
+  // 5.3's update_vsyscall() shifted offs_boot; 5.4+ publishes BOOTTIME
+  // from monotonic_to_boot.
   p.defects.vsyscall_boottime_shift_overflow = true;
   if (era == "5.3") return p;
   return absl::InvalidArgumentError(

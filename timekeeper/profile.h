@@ -67,9 +67,6 @@ struct TimekeeperProfile {
   // 6.15+: the coarse clocks read coarse_nsec, refreshed only when time is
   // accumulated or set; before, xtime_nsec >> shift at the last update.
   bool coarse_nsec = true;
-  // 5.4+: update_vsyscall() publishes BOOTTIME from monotonic_to_boot; 5.3
-  // shifted offs_boot (vsyscall_boottime_shift_overflow).
-  bool vsyscall_boottime_timespec = true;
   // 6.13+ (the shadow timekeeper rework of do_settimeofday64() and
   // timekeeping_inject_offset()): a refused settime or offset injection
   // restores the shadow and changes nothing. Before, the error path still

@@ -20,6 +20,9 @@
  *     its choosing, unless the call is stopped there (exit_guard.cc)
  *   10 stores to the page, which user space cannot write (SIGSEGV)
  *   11 dies in its constructor, inside dlopen(), before any call
+ *   12 loads through vdsolab's callbacks outside the vvar area (below
+ *      its start, across its end), then answers the syscall's time: the
+ *      loads must be refused and the call answer -EFAULT
  */
 #define _POSIX_C_SOURCE 199309L /* nanosleep() */
 
@@ -31,7 +34,7 @@
 #include "vdsolab_plugin.h"
 
 #if !defined(MISBEHAVE) || !defined(MISBEHAVE_NAME)
-#error "build with -DMISBEHAVE=1..11 -DMISBEHAVE_NAME=\"misbehaving-...\""
+#error "build with -DMISBEHAVE=1..12 -DMISBEHAVE_NAME=\"misbehaving-...\""
 #endif
 
 #if MISBEHAVE == 11
@@ -84,6 +87,10 @@ static int32_t Misbehave(const struct vdsolab_ops *ops, const uint8_t *page,
       /* The vvar page is read-only to user space. */
       *(volatile uint8_t *)(uintptr_t)page = (uint8_t)seq;
       return -22;
+    case 12:
+      sink += ops->load32(ops->ctx, page - 4);
+      sink += ops->load64(ops->ctx, page + ops->area_bytes - 4);
+      return ops->fallback(ops->ctx, clock, ts);
   }
   return -22;
 }
