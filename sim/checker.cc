@@ -149,6 +149,12 @@ void Checker::OnAuxCall(const CallRecord& call, PerReader& reader) {
   seen.counter_ns = call.counter_ns;
   seen.counter_step_ns = call.counter_step_ns;
   seen.clock = call.clock;
+  // An aux clock reads the counter in its record's clock mode.
+  seen.source =
+      call.pvclock_read ? CounterSource::kKvmClock : CounterSource::kMachine;
+  const KvmSkew skew = KvmSkewOf(call, seen.source);
+  seen.kvm_skew_cpu = skew.cpu;
+  seen.kvm_skew_cycles = skew.cycles;
   PropertyStats& sane = stats_[static_cast<int>(Property::kSane) - 1];
   ++sane.checked;
   if (r.ts.tv_nsec < 0 || r.ts.tv_nsec >= 1000000000 || r.ts.tv_sec < 0 ||
@@ -339,6 +345,17 @@ void Checker::OnCallChecked(const CallRecord& call) {
       state != nullptr && call.read_counter && !call.fell_back
           ? oracle_.ExplainAnswer(state->tk, call.clock, call.counter, r)
           : nullptr;
+  // What `counter` is: the state's clocksource, but the TSC for a
+  // variant's own clock (it reads the TSC itself) and kvm-clock for a call
+  // that read the pvclock page whatever state it was judged by (a torn
+  // one).
+  const CounterSource source =
+      call.pvclock_read  ? CounterSource::kKvmClock
+      : state == nullptr ? CounterSource::kMachine
+      : own_def != nullptr && state->source == CounterSource::kKvmClock
+          ? CounterSource::kMachine
+          : state->source;
+  const KvmSkew skew = KvmSkewOf(call, source);
   // Every field given: a default-initialised Seen is zeroed first, a
   // string instruction that cost more than the fields' own stores.
   const Seen seen{
@@ -366,12 +383,9 @@ void Checker::OnCallChecked(const CallRecord& call) {
       .clock = call.clock,
       .era_why = era_why,
       .ntp_generation = state != nullptr ? state->ntp_generation : 0,
-      .source =
-          state == nullptr ? CounterSource::kMachine
-          // A variant's own clock read the TSC itself, not kvm-clock.
-          : own_def != nullptr && state->source == CounterSource::kKvmClock
-              ? CounterSource::kMachine
-              : state->source,
+      .source = source,
+      .kvm_skew_cpu = skew.cpu,
+      .kvm_skew_cycles = skew.cycles,
   };
 
   // 4: sane values (a clock that encodes a count by design is not a

@@ -112,7 +112,20 @@ class Checker {
     const char* era_why = nullptr;
     uint32_t ntp_generation = 0;  // adjtimex()/settime calls before it.
     CounterSource source = CounterSource::kMachine;  // What `counter` is.
+    // kvm-clock: the CPU whose TSC disagreed with vCPU 0's when the call
+    // read it (the reader's, or the timekeeping CPU's), by how many cycles
+    // (negative: behind); -1: none. Decided when the call is checked,
+    // while the hypervisor still holds the state the read used.
+    int kvm_skew_cpu = -1;
+    int64_t kvm_skew_cycles = 0;
   };
+  struct KvmSkew {
+    int cpu = -1;
+    int64_t cycles = 0;
+  };
+  // Where a call that read kvm-clock (source kKvmClock) broke the stable
+  // bit's promise of synchronised TSCs.
+  KvmSkew KvmSkewOf(const CallRecord& call, CounterSource source) const;
   struct LaterFirst {
     bool operator()(const Seen& a, const Seen& b) const {
       return a.end_ns > b.end_ns;

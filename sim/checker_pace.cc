@@ -109,8 +109,7 @@ void Checker::CheckPace(const CallRecord& call) {
   // one interval is left; a timekeeper that stops accumulating freezes the
   // coarse clocks and, past max_cycles, the others.
   if (u.cause == "tick" && !writer_->timekeeping().suspended()) {
-    const __int128 at_tick =
-        sources.Ideal(u.source, cpu, u.start_ns) - u.cycle_last_ideal;
+    const __int128 at_tick = u.start_ideal - u.cycle_last_ideal;
     if (at_tick >= static_cast<__int128>(u.tk.cycle_interval) + 1) {
       Report(Property::kRawRate, Verdict::kDefect,
              "the timekeeper stopped accumulating",

@@ -72,23 +72,16 @@ std::optional<std::string> Checker::BrokenPrecondition(const Seen& s) const {
   // kvm-clock: the vDSO scales every CPU's TSC with vCPU 0's pvclock page
   // and the kernel each CPU's with that vCPU's own, which
   // PVCLOCK_TSC_STABLE_BIT promises is the same thing (synchronised TSCs).
-  if (s.source == CounterSource::kKvmClock) {
-    const Hypervisor& hv = *writer_->hypervisor();
-    const uint64_t vcpu0_tsc = machine_->Counter(0, s.counter_ns);
-    const uint64_t reader_tsc = machine_->Counter(s.counter_cpu, s.counter_ns);
-    if (hv.VdsoRead(vcpu0_tsc, s.counter_step_ns) != s.counter ||
-        hv.KernelRead(tk_cpu, s.counter_ns) !=
-            hv.VdsoRead(vcpu0_tsc, s.counter_ns)) {
-      const int off_cpu = reader_tsc != vcpu0_tsc ? s.counter_cpu : tk_cpu;
-      const uint64_t tsc = machine_->Counter(off_cpu, s.counter_ns);
-      const bool behind = static_cast<int64_t>(tsc - vcpu0_tsc) < 0;
-      return absl::StrFormat(
-          "CPU %d's TSC is %d cycles %s vCPU 0's, whose pvclock page the "
-          "vDSO scales every CPU's with: cross-CPU counter skew under "
-          "PVCLOCK_TSC_STABLE_BIT",
-          off_cpu, behind ? vcpu0_tsc - tsc : tsc - vcpu0_tsc,
-          behind ? "behind" : "ahead of");
-    }
+  if (s.source == CounterSource::kKvmClock && s.kvm_skew_cpu >= 0) {
+    const bool behind = s.kvm_skew_cycles < 0;
+    return absl::StrFormat(
+        "CPU %d's TSC is %d cycles %s vCPU 0's, whose pvclock page the vDSO "
+        "scales every CPU's with: cross-CPU counter skew under "
+        "PVCLOCK_TSC_STABLE_BIT",
+        s.kvm_skew_cpu,
+        behind ? -static_cast<uint64_t>(s.kvm_skew_cycles)
+               : static_cast<uint64_t>(s.kvm_skew_cycles),
+        behind ? "behind" : "ahead of");
   }
   // The design needs every CPU's counter to agree with the one the
   // timekeeper reads (synchronised TSCs).
@@ -164,6 +157,28 @@ std::optional<std::pair<Verdict, std::string>> Checker::Explain(
     }
   }
   return std::nullopt;
+}
+
+Checker::KvmSkew Checker::KvmSkewOf(const CallRecord& call,
+                                    CounterSource source) const {
+  KvmSkew skew;
+  if (source != CounterSource::kKvmClock || !call.read_counter) return skew;
+  const Hypervisor* hv = writer_->hypervisor();
+  if (hv == nullptr) return skew;
+  const int tk_cpu = scenario_.kernel.timekeeping_cpu;
+  const uint64_t vcpu0_tsc = machine_->Counter(0, call.counter_ns);
+  const uint64_t reader_tsc =
+      machine_->Counter(call.counter_cpu, call.counter_ns);
+  // The reader's scaling of its TSC, and the timekeeper's kvm-clock on its
+  // own CPU, against vCPU 0's TSC through the same pvti.
+  if (hv->VdsoRead(vcpu0_tsc, call.counter_step_ns) != call.counter ||
+      hv->KernelRead(tk_cpu, call.counter_ns) !=
+          hv->VdsoRead(vcpu0_tsc, call.counter_ns)) {
+    skew.cpu = reader_tsc != vcpu0_tsc ? call.counter_cpu : tk_cpu;
+    skew.cycles = static_cast<int64_t>(
+        machine_->Counter(skew.cpu, call.counter_ns) - vcpu0_tsc);
+  }
+  return skew;
 }
 
 }  // namespace vdsolab::sim

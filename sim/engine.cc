@@ -115,6 +115,8 @@ class RandomHooks : public vdso::AccessHooks {
     // retrying its pvclock read while the hypervisor's rewrite is in
     // progress (an odd version on the page) for the hypervisor: jump to
     // the next store rather than burning the budget one load at a time.
+    // (A seq retry during a rewrite jumps too: the interleavings it skips
+    // are the exhaustive strategy's.)
     if ((loads_.last_seq() & 1) != 0 || PvclockRewriteInProgress()) {
       if (const TimedStore* next = w_.view->NextPending()) {
         if (next->visible_ns > lane().now) lane().now = next->visible_ns;
@@ -324,8 +326,10 @@ class RandomHooks : public vdso::AccessHooks {
   // A traced call keeps its first kMaxTraceSteps steps: foreign code that
   // spins through the load callbacks until the watchdog stops it makes
   // millions, whose strings would cost the run its memory and, freed, the
-  // allocator a pause that the next contained call would pay for.
-  static constexpr size_t kMaxTraceSteps = 20000;
+  // allocator a pause that the next contained call would pay for. A
+  // built-in reader that spends the whole livelock budget (10,000
+  // iterations of a dozen steps at most) stays within it.
+  static constexpr size_t kMaxTraceSteps = 200000;
   TraceStep& Trace(std::string what, TraceStep::Kind kind) {
     if (rec_->trace.size() >= kMaxTraceSteps &&
         kind != TraceStep::Kind::kFault) {
@@ -466,6 +470,8 @@ Retained Sample(const Writer& writer, const Checker& checker) {
   r.divergence_points = checker.retained_divergence_points();
   r.violations = checker.violations().size();
   r.outcomes = writer.outcomes().size();
+  r.pvclock_states =
+      writer.hypervisor() != nullptr ? writer.hypervisor()->retained() : 0;
   return r;
 }
 
@@ -534,6 +540,7 @@ void Retained::Max(const Retained& o) {
   divergence_points = std::max(divergence_points, o.divergence_points);
   violations = std::max(violations, o.violations);
   outcomes = std::max(outcomes, o.outcomes);
+  pvclock_states = std::max(pvclock_states, o.pvclock_states);
 }
 
 bool UsesTimens(const Scenario& scenario) {

@@ -78,6 +78,7 @@ struct Retained {
   uint64_t divergence_points = 0;  // Divergence::series, every clock.
   uint64_t violations = 0;         // Kept for the report (capped).
   uint64_t outcomes = 0;           // One per syscall event of the scenario.
+  uint64_t pvclock_states = 0;     // kvm-clock: the hypervisor's pvti states.
 
   // Takes the larger of each count.
   void Max(const Retained& other);

@@ -105,8 +105,14 @@ absl::StatusOr<Setup> MakeSetup(const Scenario& s,
     // A variant's own clocks (user-space TSC clocks) have no basetime the
     // syscall model knows: they do not slide the window.
     std::vector<ClockId> clocks;
-    const UpdateRecord* now = w.writer->Update(
-        w.writer->pending().empty() ? 0 : w.writer->pending()[0].update);
+    // The first pending update of the timekeeper's (not a hypervisor's
+    // pvclock rewrite, which moves no basetime).
+    const UpdateRecord* now = nullptr;
+    for (const TimedStore& ts : w.writer->pending()) {
+      if (IsPvclockUpdateId(ts.update)) continue;
+      now = w.writer->Update(ts.update);
+      break;
+    }
     for (const ReaderSpec& r : s.readers) {
       for (ClockId c : ClocksFor(r, variant)) {
         if (now != nullptr && SecondsOf(*now, c)) clocks.push_back(c);
@@ -178,8 +184,10 @@ class Fold {
   StateKey key_{0x243f6a8885a308d3ULL, 0x13198a2e03707344ULL};
 };
 
-// Everything of a call the checker reads (all of CallRecord but the trace).
-StateKey RecordKey(const CallRecord& c) {
+// Everything of a call the checker reads (all of CallRecord but the trace;
+// on a TSC machine counter_step_ns only decides what an unordered read
+// is, which counter_ns already says).
+StateKey RecordKey(const CallRecord& c, bool kvm) {
   Fold f;
   f.Add(c.index).Add(static_cast<uint64_t>(c.reader)).Add(c.reader_call);
   f.Add(static_cast<uint64_t>(c.clock)).Add(c.start_ns).Add(c.end_ns);
@@ -199,7 +207,7 @@ StateKey RecordKey(const CallRecord& c) {
   }
   f.Add(c.fell_back).Add(c.read_counter).Add(c.counter);
   f.Add(static_cast<uint64_t>(c.counter_cpu)).Add(c.counter_ns);
-  f.Add(c.counter_step_ns);
+  if (kvm) f.Add(c.counter_step_ns);
   f.Add(c.begin_seq).Add(c.fallback_update).Add(c.iterations);
   f.Add(static_cast<uint64_t>(c.fallback_result.ret))
       .Add(static_cast<uint64_t>(c.fallback_result.ts.tv_sec))
@@ -302,7 +310,12 @@ class ScriptedHooks : public vdso::AccessHooks {
             : Now();
     const int cpu = cpu_;
     const uint64_t c = w_->machine->Counter(cpu, at);
-    if (run_->cache != nullptr) history_.Add(~uint64_t{0}).Add(c).Add(at);
+    if (run_->cache != nullptr) {
+      history_.Add(~uint64_t{0}).Add(c).Add(at);
+      // On kvm-clock the pvti in force when the read ran decides the
+      // counter too (an unordered read's value is older than that).
+      if (w_->writer->hypervisor() != nullptr) history_.Add(Now());
+    }
     rec_->read_counter = true;
     rec_->counter = c;
     rec_->counter_cpu = cpu;
@@ -531,7 +544,7 @@ Execution RunOne(const Scenario& s, const variants::Variant& variant, Setup* w,
     // (the checker's input) and, for a reader that may keep state between
     // calls, everything the first call saw.
     Fold entry;
-    entry.Add(2).Add(RecordKey(e.call));
+    entry.Add(2).Add(RecordKey(e.call, w->writer->hypervisor() != nullptr));
     if (!reader->stateless()) entry.Add(history);
     e.first = std::move(e.call);
     e.call = CallRecord{};

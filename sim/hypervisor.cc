@@ -161,6 +161,18 @@ uint64_t Hypervisor::KernelRead(int cpu, uint64_t t_ns) const {
   return PvclockRead(own, machine_->Counter(cpu, t_ns));
 }
 
+uint64_t Hypervisor::NextRetireAt() const {
+  if (states_.size() < 2) return ~uint64_t{0};
+  return states_[1].visible_ns + kRetainNs;
+}
+
+void Hypervisor::SkipPeriodicTo(uint64_t t_ns) {
+  if (period_ns_ == 0) return;
+  const uint64_t k = (t_ns + period_ns_ - 1) / period_ns_;
+  if (k > next_periodic_index_) next_periodic_index_ = k;
+  AdvancePeriodic();
+}
+
 void Hypervisor::Retire(uint64_t t_ns) {
   if (t_ns < kRetainNs) return;
   while (states_.size() > 1 && states_[1].visible_ns < t_ns - kRetainNs) {

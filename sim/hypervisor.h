@@ -120,8 +120,15 @@ class Hypervisor {
     return PvclockRead(StateAt(t_ns), tsc);
   }
 
-  // Forgets states replaced before t, keeping the one in force then.
+  // Forgets states replaced more than a second before t (the checker
+  // decides what it needs of a state while its call is checked).
   void Retire(uint64_t t_ns);
+  // Retire() has nothing to do before this time (~0: not until a rewrite).
+  uint64_t NextRetireAt() const;
+  // Moves the periodic schedule past t (a pause or suspend, when the
+  // vCPUs do not run): the next periodic rewrite is the first of a period
+  // starting at or after t.
+  void SkipPeriodicTo(uint64_t t_ns);
   size_t retained() const { return states_.size(); }
   uint32_t rewrites() const { return rewrites_; }
 

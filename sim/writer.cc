@@ -272,6 +272,8 @@ UpdateRecord Writer::MakeRecord(const std::string& cause, uint64_t start,
       tk_->profile().coarse_nsec && record.tk.xtime_sec != coarse_sec_;
   record.wrap_losses = wrap_losses_;
   record.cycle_last_ideal = cycle_last_ideal_;
+  record.start_ideal =
+      sources_.Ideal(source_, scenario_.kernel.timekeeping_cpu, start);
   record.source = source_;
   record.raw_epoch_counter = raw_epoch_counter_;
   record.raw_epoch_sec = raw_epoch_sec_;
@@ -372,8 +374,14 @@ void Writer::AdvanceTo(uint64_t t_ns) {
       return;
     }
     if (rewrite_next) {
-      hv_->AdvancePeriodic();
-      if (!InPause(rewrite_at)) RunPvclockRewrite(rewrite_at, nullptr);
+      if (InPause(rewrite_at)) {
+        // Not while the VM is paused or suspended: the schedule goes on
+        // after it, in one step however long the pause.
+        hv_->SkipPeriodicTo(PauseEnd(rewrite_at));
+      } else {
+        hv_->AdvancePeriodic();
+        RunPvclockRewrite(rewrite_at, nullptr);
+      }
     } else if (event_next) {
       current_event_ = next_event_;
       const EventSpec& e = events_[next_event_++];
@@ -486,6 +494,7 @@ void Writer::RunPvclockRewrite(uint64_t t_ns, const EventSpec* event) {
     pending_.push_back(TimedStore{times[i], id, update.stores[i]});
   }
   busy_until_ns_ = t;
+  retire_from_ns_ = 0;  // The state it replaces may be retirable in time.
 }
 
 void Writer::CheckTimekeeper(const std::string& cause, uint64_t start,
@@ -658,7 +667,10 @@ void Writer::Retire(uint64_t t_ns) {
     ++retired_;
   }
   if (updates_.size() > 2) next = updates_[1].end_ns;
-  if (hv_ != nullptr) hv_->Retire(t_ns);
+  if (hv_ != nullptr) {
+    hv_->Retire(t_ns);
+    next = std::min(next, hv_->NextRetireAt());
+  }
   for (std::deque<AuxRecord>& recs : aux_records_) {
     while (recs.size() > 2 && recs[1].end_ns < t_ns) recs.pop_front();
     if (recs.size() > 2) next = std::min(next, recs[1].end_ns);

@@ -74,6 +74,10 @@ struct UpdateRecord {
   // cycle_last (CounterSources::Ideal units): how far the counter has run
   // since, wraps included.
   __int128 cycle_last_ideal = 0;
+  // The same unwrapped counter when the writer read it (start_ns): kept,
+  // since kvm-clock's value at an old time needs a pvti state the
+  // hypervisor may have forgotten by the time it is asked.
+  __int128 start_ideal = 0;
   // The counter the timekeeper runs on (a clocksource change moves it).
   CounterSource source = CounterSource::kMachine;
   // Where MONOTONIC_RAW last started over (boot, a resume, a clocksource

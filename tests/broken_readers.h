@@ -134,6 +134,37 @@ inline const variants::Variant& SecAfterLoopVariant() {
   return *variant;
 }
 
+// The upstream reader whose do_aux() makes one pass over the aux record
+// and does not re-check its seq (the other clocks as upstream).
+template <vdso::VdsoAccess A>
+std::optional<ClockResult> NoAuxRetryClockGettime(A& acc, const uint8_t* vd,
+                                                  ClockId clock) {
+  namespace internal = vdso::upstream::upstream_internal;
+  if (clock < kClockAux || clock > kClockAuxLast) {
+    return vdso::upstream::ClockGettime(acc, vd, clock);
+  }
+  const uint8_t* vc = vd + vdso::AuxClockDataOffset(clock - kClockAux);
+  (void)acc.template Load<uint32_t>(vc + vdso::kVcSeq);  // Read, not used.
+  const int32_t mode = static_cast<int32_t>(
+      acc.template Load<uint32_t>(vc + vdso::kVcClockMode));
+  if (mode == vdso::upstream::kClockModeNone) return acc.Fallback(clock);
+  uint64_t sec = 0, ns = 0;
+  const std::optional<bool> ok =
+      internal::GetTimestamp(acc, vd, vc, vdso::kVdsoBaseAux, &sec, &ns);
+  if (!ok) return std::nullopt;
+  if (!*ok) return acc.Fallback(clock);
+  return ClockResult::Ok(internal::SetTimespec(sec, ns));
+}
+
+inline const variants::Variant& NoAuxRetryVariant() {
+  static const variants::Variant* variant = BrokenUpstream(
+      "test-no-aux-retry",
+      "the upstream reader without do_aux()'s seq retry (tests only)",
+      variants::MakeStateless<NoAuxRetryClockGettime<vdso::HookedAccess>,
+                              NoAuxRetryClockGettime<vdso::QuietAccess>>);
+  return *variant;
+}
+
 // How a broken vread_pvclock() departs from the kernel's.
 enum class PvclockFlaw {
   kNoVersionRecheck,  // pvclock_read_retry() dropped: one pass, unchecked.

@@ -19,6 +19,7 @@
 #include "sim/run.h"
 #include "sim/scenario.h"
 #include "tests/broken_readers.h"
+#include "timekeeper/timex.h"
 #include "variants/registry.h"
 #include "variants/upstream.h"
 
@@ -184,6 +185,64 @@ TEST(KvmClock, ACyclesOkThatTakesUnstableForACounterIsInexact) {
     named |= v.why.find("without reading the counter") != std::string::npos;
   }
   EXPECT_TRUE(named);
+}
+
+// A broken aux clock reader on kvm-clock, on CPUs whose TSCs agree: what
+// it gets wrong are defects, none excused as cross-CPU skew (the aux
+// record's kvm-clock read is judged as kvm-clock, not as a TSC value).
+TEST(KvmClock, AnAuxReaderWithoutItsSeqRetryIsADefectNotSkew) {
+  Scenario s = KvmRacing(1, false);
+  s.kernel.aux_clocks = true;
+  EventSpec enable;
+  enable.kind = EventKind::kAuxEnable;
+  enable.at_ns = 1000000;
+  enable.aux = 2;
+  EventSpec steer;
+  steer.kind = EventKind::kAdjtimex;
+  steer.at_ns = 2000000;
+  steer.clock = kClockAux + 2;
+  steer.modes = timekeeper::kAdjFrequency;
+  steer.freq = 300ll << 16;
+  s.events.push_back(enable);
+  s.events.push_back(steer);
+  for (ReaderSpec& r : s.readers) r.clocks = {kClockAux + 2, kClockMonotonic};
+  absl::StatusOr<RunResult> r = RunRandom(s, testing::NoAuxRetryVariant(), {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  uint64_t preconditions = 0;
+  for (const PropertyStats& st : r->stats) preconditions += st.preconditions;
+  std::printf("%llu defects, %llu preconditions\n",
+              static_cast<unsigned long long>(Defects(*r)),
+              static_cast<unsigned long long>(preconditions));
+  EXPECT_GT(Defects(*r), 0u);
+  EXPECT_EQ(preconditions, 0u);
+}
+
+// The hypervisor keeps what the checker needs and no more, however long
+// the run: through a NO_HZ idle (no ticks, the rewrites go on) and a
+// day-long VM pause (no rewrites, skipped in one step).
+TEST(KvmClock, RewriteStatesStayBoundedThroughIdleAndPauses) {
+  Scenario s = KvmRacing(1, false);
+  s.machine.pvclock_period_ns = 100000;
+  s.events.clear();
+  EventSpec idle;
+  idle.kind = EventKind::kIdle;
+  idle.at_ns = 10000000;
+  idle.duration_ns = 4000000000;
+  EventSpec pause;
+  pause.kind = EventKind::kPause;
+  pause.at_ns = 4100000000;
+  pause.duration_ns = 86400ull * 1000000000;
+  s.events = {idle, pause};
+  for (ReaderSpec& r : s.readers) r.period_ns = 200000;
+  s.run.duration_ns = pause.at_ns + pause.duration_ns + 100000000;
+  absl::StatusOr<RunResult> r = RunRandom(s, variants::UpstreamVariant(), {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  std::printf("at most %llu pvclock states held\n",
+              static_cast<unsigned long long>(r->retained.pvclock_states));
+  EXPECT_FALSE(r->failed);
+  // A second of 100 us rewrites, and the few after it.
+  EXPECT_LE(r->retained.pvclock_states, 10100u);
+  EXPECT_GT(r->retained.pvclock_states, 0u);
 }
 
 // One MONOTONIC call against the next two updates, from a point where the

@@ -42,7 +42,9 @@ struct PublishContext {
   uint32_t tsc_khz = 0;         // The calibrated TSC frequency in kHz.
   bool has_rdtscp = true;       // static_cpu_has(X86_FEATURE_RDTSCP).
   bool counters_synced = true;  // All CPUs' counters agree (TSC sync).
-  uint64_t boot_counter = 0;    // The counter at timekeeping_init().
+  // The machine's counter (the TSC) at timekeeping_init(): what
+  // user-space clocks calibrate from (on kvm-clock, not the clocksource's).
+  uint64_t boot_counter = 0;
   // The history tests' 5.3 BOOTTIME arithmetic in the upstream writer
   // (timekeeper::TimekeepingDefects::vsyscall_boottime_shift_overflow).
   bool boottime_shift_overflow = false;

@@ -17,7 +17,8 @@
 // not modelled and reads as U64_MAX, which sends the caller to the syscall
 // as for mode NONE. The PVCLOCK counter (kvm-clock) is modelled:
 // vread_pvclock() over the pvclock page of the vvar area, which the kernel
-// reaches RIP-relative and the model from the time data page it reads.
+// reaches RIP-relative and the model from the start of the vvar area as
+// the task maps it.
 //
 // Example:
 //   vdso::NativeAccess native;
