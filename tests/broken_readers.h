@@ -169,6 +169,7 @@ inline const variants::Variant& NoAuxRetryVariant() {
 enum class PvclockFlaw {
   kNoVersionRecheck,  // pvclock_read_retry() dropped: one pass, unchecked.
   kNoRetryBarrier,    // pvclock_read_retry() without its virt_rmb().
+  kNoBeginBarrier,    // pvclock_read_begin() without its virt_rmb().
   // arch_vdso_cycles_ok() as `cycles != 0`: vread_pvclock()'s U64_MAX
   // (no PVCLOCK_TSC_STABLE_BIT) is taken for a counter.
   kCyclesOkNonZero,
@@ -180,7 +181,7 @@ std::optional<uint64_t> FlawedVreadPvclock(A& acc, const uint8_t* pvti) {
   for (;;) {
     const uint32_t version =
         acc.template Load<uint32_t>(pvti + vdso::kPvtiVersion) & ~1u;
-    acc.Rmb();
+    if constexpr (kFlaw != PvclockFlaw::kNoBeginBarrier) acc.Rmb();
     if ((acc.template Load<uint8_t>(pvti + vdso::kPvtiFlags) &
          vdso::kPvclockTscStableBit) == 0) {
       return kU64Max;
@@ -196,6 +197,7 @@ std::optional<uint64_t> FlawedVreadPvclock(A& acc, const uint8_t* pvti) {
         acc.template Load<uint64_t>(pvti + vdso::kPvtiSystemTime) +
         vdso::upstream::upstream_internal::PvclockScaleDelta(delta, mul, shift);
     if constexpr (kFlaw == PvclockFlaw::kNoVersionRecheck) return ret & kS64Max;
+    if constexpr (kFlaw != PvclockFlaw::kNoRetryBarrier) acc.Rmb();
     if (version == acc.template Load<uint32_t>(pvti + vdso::kPvtiVersion)) {
       return ret & kS64Max;
     }
@@ -262,6 +264,13 @@ inline const variants::Variant& NoPvclockBarrierVariant() {
       "test-no-pvclock-barrier",
       "the upstream reader whose vread_pvclock() re-checks the pvti version "
       "without virt_rmb() first (tests only)");
+}
+
+inline const variants::Variant& NoPvclockBeginBarrierVariant() {
+  return FlawedPvclockVariant<PvclockFlaw::kNoBeginBarrier>(
+      "test-no-pvclock-begin-barrier",
+      "the upstream reader whose vread_pvclock() has no virt_rmb() after "
+      "its first version load (tests only)");
 }
 
 inline const variants::Variant& CyclesOkNonZeroVariant() {

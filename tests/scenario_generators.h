@@ -427,8 +427,14 @@ inline rc::Gen<sim::Scenario> GenScenario(ScenarioShape shape) {
     }
     if (shape.relaxed) {
       // Reordering needs stores landing mid-call: frequent calls, long
-      // preemptions and a writer that stalls between its stores.
-      s.faults.reorder_ppm = 1000000;
+      // preemptions and a writer that stalls between its stores. Every
+      // load reordered, or some: a load that is always reordered never sees
+      // the newest state, and a missing barrier after a begin load (the
+      // version or seq) tears only when that load sees it and a later one
+      // does not.
+      s.faults.reorder_ppm = *rc::gen::weightedOneOf<uint32_t>(
+          {{1, rc::gen::just<uint32_t>(1000000)},
+           {1, rc::gen::inRange<uint32_t>(100000, 900000)}});
       s.timing.preempt_ppm = *rc::gen::inRange<uint32_t>(50000, 300000);
       s.timing.preempt_max_ns = *rc::gen::inRange<uint64_t>(100, 5000);
       s.timing.writer_stall_ppm = *rc::gen::inRange<uint32_t>(50000, 300000);
