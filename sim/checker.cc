@@ -152,7 +152,9 @@ void Checker::OnAuxCall(const CallRecord& call, PerReader& reader) {
   // An aux clock reads the counter in its record's clock mode.
   seen.source =
       call.pvclock_read ? CounterSource::kKvmClock : CounterSource::kMachine;
-  const KvmSkew skew = KvmSkewOf(call, seen.source);
+  const KvmSkew skew = seen.source == CounterSource::kKvmClock
+                           ? KvmSkewOf(call, seen.source)
+                           : KvmSkew{};
   seen.kvm_skew_cpu = skew.cpu;
   seen.kvm_skew_cycles = skew.cycles;
   PropertyStats& sane = stats_[static_cast<int>(Property::kSane) - 1];
@@ -175,17 +177,16 @@ void Checker::OnAuxCall(const CallRecord& call, PerReader& reader) {
 // properties (causality) compare namespace and initial readers on one
 // timeline. An answer that is not a normalised timespec is left as it is,
 // so that property 4 reports it.
-CallRecord Checker::Unshift(const CallRecord& call) const {
-  CallRecord out = call;
-  ClockResult& r = *out.result;
-  if (r.ts.tv_nsec < 0 || r.ts.tv_nsec >= static_cast<int64_t>(kNsecPerSec)) {
-    return out;
+void Checker::UnshiftResult(ClockId clock, ClockResult* r) const {
+  if (r->ret != 0 || r->ts.tv_nsec < 0 ||
+      r->ts.tv_nsec >= static_cast<int64_t>(kNsecPerSec)) {
+    return;
   }
   const timekeeper::TimensOffsets offsets{scenario_.kernel.timens_monotonic,
                                           scenario_.kernel.timens_boottime};
   const Timespec64 off =
-      timekeeper::TimensAdd(call.clock, offsets, Timespec64{0, 0});
-  const __int128 ns = ToNs(r.ts) - ToNs(off);
+      timekeeper::TimensAdd(clock, offsets, Timespec64{0, 0});
+  const __int128 ns = ToNs(r->ts) - ToNs(off);
   const __int128 nsec_per_sec = kNsecPerSec;
   __int128 sec = ns / nsec_per_sec;
   __int128 rem = ns % nsec_per_sec;
@@ -193,13 +194,22 @@ CallRecord Checker::Unshift(const CallRecord& call) const {
     rem += nsec_per_sec;
     --sec;
   }
-  r.ts = Timespec64{static_cast<int64_t>(sec), static_cast<int64_t>(rem)};
+  r->ts = Timespec64{static_cast<int64_t>(sec), static_cast<int64_t>(rem)};
+}
+
+CallRecord Checker::Unshift(const CallRecord& call) const {
+  CallRecord out = call;
+  // Judged on the initial namespace's timeline from here on, whatever
+  // the answer (an unnormalised one is left as it is, for property 4).
   out.timens = false;
+  UnshiftResult(call.clock, &*out.result);
+  // The syscall's answer held the offsets too.
+  UnshiftResult(call.clock, &out.fallback_result);
   return out;
 }
 
 void Checker::CheckFallbackAnswer(const CallRecord& call) {
-  if (!call.fell_back || !call.result || !scenario_.checks.exact) return;
+  if (!call.result || !scenario_.checks.exact) return;
   ++stats_[static_cast<int>(Property::kExact) - 1].checked;
   if (*call.result == call.fallback_result) return;
   Report(Property::kExact, Verdict::kDefect,
@@ -211,18 +221,12 @@ void Checker::CheckFallbackAnswer(const CallRecord& call) {
 }
 
 void Checker::OnCall(const CallRecord& call) {
-  // Before a namespace reader's answer is unshifted: the syscall's answer
-  // holds the namespace's offsets too.
-  CheckFallbackAnswer(call);
-  OnCallChecked(call);
-}
-
-void Checker::OnCallChecked(const CallRecord& call) {
   if (call.timens && call.result && call.result->ret == 0) {
     ++coverage_.timens_calls;
-    OnCallChecked(Unshift(call));
+    OnCall(Unshift(call));
     return;
   }
+  if (call.fell_back) CheckFallbackAnswer(call);
   ++coverage_.calls;
   if (call.iterations > 1) ++coverage_.retries;
   if (call.stores_during > 0) ++coverage_.raced;
@@ -355,7 +359,8 @@ void Checker::OnCallChecked(const CallRecord& call) {
       : own_def != nullptr && state->source == CounterSource::kKvmClock
           ? CounterSource::kMachine
           : state->source;
-  const KvmSkew skew = KvmSkewOf(call, source);
+  const KvmSkew skew =
+      source == CounterSource::kKvmClock ? KvmSkewOf(call, source) : KvmSkew{};
   // Every field given: a default-initialised Seen is zeroed first, a
   // string instruction that cost more than the fields' own stores.
   const Seen seen{

@@ -202,8 +202,8 @@ class Checker {
               const CallRecord& call);
   void OnAuxCall(const CallRecord& call, PerReader& reader);
   CallRecord Unshift(const CallRecord& call) const;
-  // OnCall() after the checks on the call as the reader made it.
-  void OnCallChecked(const CallRecord& call);
+  // The namespace's offset for `clock` taken off a normalised answer.
+  void UnshiftResult(ClockId clock, ClockResult* r) const;
   // 1: a call that fell back returns what the syscall answered it.
   void CheckFallbackAnswer(const CallRecord& call);
   void CheckExactAndTorn(const CallRecord& call, const ClockFacts& facts,

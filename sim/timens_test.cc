@@ -76,6 +76,31 @@ TEST(Timens, AReaderThatDropsTheOffsetsIsCaught) {
   EXPECT_TRUE(monotonic_named);
 }
 
+// A namespace reader whose answer is not a normalised timespec (tv_nsec
+// one second past its range): the checker leaves it unshifted and the
+// sane property reports it, rather than unshifting it again and again.
+std::optional<ClockResult> UnnormalisedInTheNamespace(
+    vdso::HookedAccess& access, const uint8_t* page, ClockId clock) {
+  std::optional<ClockResult> r =
+      vdso::upstream::ClockGettime(access, page, clock);
+  if (r && r->ret == 0 && clock == kClockMonotonic) {
+    r->ts.tv_nsec += 1000000000;
+  }
+  return r;
+}
+
+TEST(Timens, AnUnnormalisedAnswerInTheNamespaceIsReported) {
+  variants::Variant broken = variants::UpstreamVariant();
+  broken.make_sim_reader = variants::MakeStateless<UnnormalisedInTheNamespace>;
+  Scenario s = InNamespace();
+  s.run.duration_ns = 20000000;
+  s.events.clear();
+  auto r = RunRandom(s, broken);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->failed);
+  EXPECT_GT(r->stats[static_cast<int>(Property::kSane) - 1].defects, 0u);
+}
+
 TEST(Timens, AVariantWithoutTheTimensPathIsRefusedNotMisjudged) {
   absl::StatusOr<const variants::Variant*> era = variants::FindVariant("6.1");
   ASSERT_TRUE(era.ok());
