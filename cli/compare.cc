@@ -79,7 +79,23 @@ struct VariantResult {
   // The largest |divergence| in any scenario, and where.
   std::map<ClockId, std::pair<__int128, std::string>> worst_divergence;
   std::vector<std::string> incomplete;  // Scenarios stopped at a budget.
+  // Scenarios whose namespace readers ran in the initial namespace: the
+  // variant has no VDSO_CLOCKMODE_TIMENS path (Variant::timens).
+  std::vector<std::string> outside_namespace;
 };
+
+// A variant without the time namespace path cannot be run with readers in
+// one (sim/engine.cc refuses): compare runs them in the initial namespace
+// instead and says so. Returns whether it moved any.
+bool MoveOutOfNamespace(const variants::Variant& v, sim::Scenario* s) {
+  if (v.timens && v.build_timens_page != nullptr) return false;
+  bool moved = false;
+  for (sim::ReaderSpec& r : s->readers) {
+    moved = moved || r.timens;
+    r.timens = false;
+  }
+  return moved;
+}
 
 absl::StatusOr<std::vector<std::pair<std::string, sim::Scenario>>>
 LoadScenarios(const std::string& dir) {
@@ -256,11 +272,16 @@ std::string FormatJson(const std::vector<VariantResult>& results,
         "{\"name\": %s, \"provenance\": %s, \"properties\": {%s}, "
         "\"vdso_answers\": %d, \"syscalls\": %d, \"page_errors\": %d, "
         "\"failures\": [%s], "
-        "\"divergence_vs_raw\": {%s}, \"incomplete\": [%s]}",
+        "\"divergence_vs_raw\": {%s}, \"incomplete\": [%s], "
+        "\"outside_namespace\": [%s]}",
         JsonQuote(r.variant->name), JsonQuote(r.variant->provenance),
         absl::StrJoin(props, ", "), r.vdso_answers, r.syscalls, r.page_errors,
         absl::StrJoin(fails, ", "), absl::StrJoin(divs, ", "),
         absl::StrJoin(r.incomplete, ", ",
+                      [](std::string* out, const std::string& s) {
+                        out->append(JsonQuote(s));
+                      }),
+        absl::StrJoin(r.outside_namespace, ", ",
                       [](std::string* out, const std::string& s) {
                         out->append(JsonQuote(s));
                       })));
@@ -363,6 +384,12 @@ std::string FormatTable(const std::vector<VariantResult>& results,
   for (const VariantResult& r : results) {
     absl::StrAppendFormat(&o, "- **%s**: %s. *%s*\n", r.variant->name,
                           r.variant->summary, r.variant->provenance);
+    if (!r.outside_namespace.empty()) {
+      absl::StrAppendFormat(&o,
+                            "  No time namespace path: the namespace readers "
+                            "of %s ran in the initial namespace.\n",
+                            absl::StrJoin(r.outside_namespace, ", "));
+    }
   }
   absl::StrAppendFormat(&o, "\n## First failure per variant and property\n\n");
   bool any = false;
@@ -413,6 +440,12 @@ std::string FormatTap(const std::vector<VariantResult>& results,
       absl::StrAppendFormat(&o, "%s %d - %s: %s (%s)\n",
                             fails ? "not ok" : "ok", n, r.variant->name,
                             property, CellText(c));
+      if (i == 0 && !r.outside_namespace.empty()) {
+        absl::StrAppendFormat(&o,
+                              "#   no time namespace path: the namespace "
+                              "readers of %s ran in the initial namespace\n",
+                              absl::StrJoin(r.outside_namespace, ", "));
+      }
       if (!fails) continue;
       for (const FailureNote& note : r.failures) {
         if (note.property != property) continue;
@@ -480,6 +513,7 @@ int Compare(const CompareOptions& options) {
       if (StopFlag().load()) break;
       sim::Scenario s = scenario;
       UseVariant(*v, &s);
+      if (MoveOutOfNamespace(*v, &s)) r.outside_namespace.push_back(name);
       s.replay = sim::ReplaySpec{};
       ++runs;
       std::function<void(const sim::Progress&)> progress;

@@ -69,6 +69,14 @@ for kind in no-seq-retry base-before-seq-loop; do
   done
 done
 
+# The time namespace path: the tree's own do_hres_timens() runs for the
+# namespace readers of compare's time-namespace scenario.
+expect timens_clean_612 0 "time namespace: " -- \
+  run "$scen/time-namespace.toml" --kernel-tree="$t612"
+patch=$("$make_patch" "$t612" timens-no-nsec-offset "$tmp")
+expect timens_no_nsec_offset_612 1 "FAIL: " -- \
+  run "$scen/time-namespace.toml" --kernel-tree="$t612" --patch="$patch"
+
 # The negative-motion clamp removed: a reader on a CPU whose TSC is behind
 # the timekeeping CPU's (6.1: time steps back; 6.12: a huge delta, whose
 # normalisation loop the watchdog stops).

@@ -53,6 +53,7 @@ std::string SemanticsWords(uint32_t counter, uint32_t flags) {
   if (flags & VDSOLAB_SEM_COARSE_FROM_COARSE_NSEC) {
     s += ", coarse clocks from coarse_nsec";
   }
+  if (flags & VDSOLAB_SEM_TIME_NAMESPACE) s += ", time namespaces";
   return s;
 }
 

@@ -3,7 +3,8 @@
 // tree: "6.1"; 6.12 tree: "6.10"): a tree shows no defect anywhere, and a
 // documented kernel behaviour only where the built-in reader of its era
 // shows the same one (the era semantics come from the tree). Every
-// scenario is printed with both tables.
+// scenario is printed with both tables. Namespace readers are the tree's
+// own do_hres_timens(); the built-in reader's run outside the namespace.
 
 #include <dirent.h>
 #include <gtest/gtest.h>
@@ -78,6 +79,11 @@ TEST_P(EveryScenario, TreeIsCleanWhereItsEraIs) {
     for_tree.run.reader = std::string(tree->name);
     sim::Scenario for_builtin = *s;
     for_builtin.run.reader = pair.builtin;
+    // The built-in era readers have no TIMENS path (the trees run their
+    // own): theirs read in the initial namespace, as compare runs them.
+    if (!(*builtin)->timens) {
+      for (sim::ReaderSpec& r : for_builtin.readers) r.timens = false;
+    }
     absl::StatusOr<sim::Outcome> t = sim::Run(for_tree, *tree, options);
     absl::StatusOr<sim::Outcome> b = sim::Run(for_builtin, **builtin, options);
     ASSERT_TRUE(t.ok() && b.ok()) << s->name;

@@ -566,7 +566,7 @@ absl::StatusOr<RunResult> RunRandom(const Scenario& scenario,
                                     const RandomOptions& options) {
   if (absl::Status s = ValidateScenario(scenario); !s.ok()) return s;
   const bool timens = UsesTimens(scenario);
-  if (timens && !variant.timens) {
+  if (timens && (!variant.timens || variant.build_timens_page == nullptr)) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "variant %s does not model time namespaces (VDSO_CLOCKMODE_TIMENS): "
         "it cannot run this scenario's readers with timens = true",
@@ -584,8 +584,7 @@ absl::StatusOr<RunResult> RunRandom(const Scenario& scenario,
   if (timens) {
     // timens_set_vvar_page(): the namespace's page, once, before its
     // first task runs.
-    page->ApplyTimens(timekeeper::BuildTimensPage(
-        offsets, variant.build_aux_update != nullptr));
+    page->ApplyTimens(variant.build_timens_page(offsets));
   }
   absl::StatusOr<std::unique_ptr<Writer>> writer_or =
       Writer::Create(scenario, &machine, page.get(), &variant);

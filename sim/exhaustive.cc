@@ -4,6 +4,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -27,18 +28,25 @@ bool Overlaps(const vdso::VvarStore& s, uint32_t offset, uint32_t size) {
 // A clock's whole seconds at the start of update `id`'s state: its base,
 // the value at cycle_last (what the page's basetime sec holds for a
 // fine clock, and the coarse clocks' whole value).
-std::optional<int64_t> SecondsOf(const UpdateRecord& u, ClockId clock) {
+// `timens`: in that namespace (its offsets move the second boundaries of
+// the clocks they shift), or nullptr.
+std::optional<int64_t> SecondsOf(const UpdateRecord& u, ClockId clock,
+                                 const timekeeper::TimensOffsets* timens) {
   timekeeper::SyscallContext ctx;
   ctx.cycles = u.tk.tkr_mono.cycle_last;
+  ctx.timens = timens;
   const ClockResult r = timekeeper::SysClockGettime(u.tk, clock, ctx);
   if (r.ret != 0) return std::nullopt;
   return r.ts.tv_sec;
 }
 
+// A clock a reader reads, in its namespace (nullptr: the initial one).
+using ReadClock = std::pair<ClockId, const timekeeper::TimensOffsets*>;
+
 // Whether one of the first `want` pending updates moves a clock of
 // `clocks` into another second than the state before it.
 bool WindowCrossesSecond(const Writer& writer, uint32_t want,
-                         const std::vector<ClockId>& clocks) {
+                         const std::vector<ReadClock>& clocks) {
   std::set<uint32_t> ids;
   for (const TimedStore& ts : writer.pending()) {
     if (ids.size() == want && ids.count(ts.update) == 0) break;
@@ -46,9 +54,9 @@ bool WindowCrossesSecond(const Writer& writer, uint32_t want,
     const UpdateRecord* before = writer.Update(ts.update - 1);
     const UpdateRecord* after = writer.Update(ts.update);
     if (before == nullptr || after == nullptr) continue;
-    for (ClockId c : clocks) {
-      const std::optional<int64_t> a = SecondsOf(*before, c);
-      const std::optional<int64_t> b = SecondsOf(*after, c);
+    for (const auto& [c, ns] : clocks) {
+      const std::optional<int64_t> a = SecondsOf(*before, c, ns);
+      const std::optional<int64_t> b = SecondsOf(*after, c, ns);
       if (a && b && *a != *b) return true;
     }
   }
@@ -62,6 +70,8 @@ struct Setup {
   std::unique_ptr<vdso::VvarPage> page;
   std::unique_ptr<Writer> writer;
   std::unique_ptr<PageView> view;
+  // The namespace of readers with timens = true (kernel.timens_*).
+  timekeeper::TimensOffsets timens;
   uint64_t start_ns = 0;
   size_t stores = 0;  // How many pending stores the explored updates have.
   uint32_t updates = 0;
@@ -72,10 +82,22 @@ absl::StatusOr<Setup> MakeSetup(const Scenario& s,
   if (absl::Status v = ValidateScenario(s); !v.ok()) return v;
   Setup w;
   w.machine = std::make_unique<Machine>(s.machine, s.run.seed);
+  const bool timens = std::any_of(s.readers.begin(), s.readers.end(),
+                                  [](const ReaderSpec& r) { return r.timens; });
+  if (timens && (!variant.timens || variant.build_timens_page == nullptr)) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "variant %s does not model time namespaces (VDSO_CLOCKMODE_TIMENS): "
+        "it cannot run this scenario's readers with timens = true",
+        variant.name));
+  }
   absl::StatusOr<std::unique_ptr<vdso::VvarPage>> page =
-      vdso::VvarPage::Create();
+      timens ? vdso::VvarPage::CreateWithTimensView()
+             : vdso::VvarPage::Create();
   if (!page.ok()) return page.status();
   w.page = std::move(*page);
+  w.timens = {s.kernel.timens_monotonic, s.kernel.timens_boottime};
+  // timens_set_vvar_page(): once, before the namespace's first task.
+  if (timens) w.page->ApplyTimens(variant.build_timens_page(w.timens));
   absl::StatusOr<std::unique_ptr<Writer>> writer =
       Writer::Create(s, w.machine.get(), w.page.get(), &variant);
   if (!writer.ok()) return writer.status();
@@ -104,7 +126,7 @@ absl::StatusOr<Setup> MakeSetup(const Scenario& s,
   if (s.run.exhaustive_rollover) {
     // A variant's own clocks (user-space TSC clocks) have no basetime the
     // syscall model knows: they do not slide the window.
-    std::vector<ClockId> clocks;
+    std::vector<ReadClock> clocks;
     // The first pending update of the timekeeper's (not a hypervisor's
     // pvclock rewrite, which moves no basetime).
     const UpdateRecord* now = nullptr;
@@ -114,8 +136,9 @@ absl::StatusOr<Setup> MakeSetup(const Scenario& s,
       break;
     }
     for (const ReaderSpec& r : s.readers) {
+      const timekeeper::TimensOffsets* ns = r.timens ? &w.timens : nullptr;
       for (ClockId c : ClocksFor(r, variant)) {
-        if (now != nullptr && SecondsOf(*now, c)) clocks.push_back(c);
+        if (now != nullptr && SecondsOf(*now, c, ns)) clocks.push_back({c, ns});
       }
     }
     while (!clocks.empty() && !WindowCrossesSecond(*w.writer, want, clocks)) {
@@ -254,6 +277,7 @@ class ScriptedHooks : public vdso::AccessHooks {
         run_(run),
         tracing_(tracing),
         cpu_(s.readers[reader].cpu),
+        timens_(s.readers[reader].timens),
         start_ns_(start_ns),
         loads_(variant.layout) {
     history_.Add(entry);
@@ -349,6 +373,7 @@ class ScriptedHooks : public vdso::AccessHooks {
     ctx.cycles = w_->writer->SyscallCounter(u, cpu_, Now());
     ctx.has_rtc = s_.kernel.has_rtc;
     ctx.aux_timekeepers = w_->writer->AuxStatesAt(Now());
+    ctx.timens = timens_ ? &w_->timens : nullptr;
     rec_->read_counter = true;
     rec_->counter = ctx.cycles;
     rec_->counter_cpu = cpu_;
@@ -468,6 +493,7 @@ class ScriptedHooks : public vdso::AccessHooks {
   ScriptRun* run_;
   bool tracing_;
   int cpu_;
+  bool timens_;  // The reader is in the namespace.
   uint64_t start_ns_;
   internal::LoadObserver loads_;
   Fold history_;
@@ -518,8 +544,14 @@ std::string RunCall(const Scenario& s, const variants::Variant& variant,
   rec->start_ns = start_ns;
   rec->cpu_start = rec->cpu_end = s.readers[r].cpu;
   ScriptedHooks hooks(s, variant, w, rec, run, tracing, r, start_ns, entry);
-  vdso::HookedAccess access(w->page->data(), &hooks);
-  rec->result = reader->Call(access, w->page->data(), rec->clock);
+  // A reader in the namespace enters through its view (sim/engine.cc).
+  rec->timens = s.readers[r].timens;
+  const uint8_t* page = rec->timens ? w->page->timens_data() : w->page->data();
+  vdso::HookedAccess access =
+      rec->timens
+          ? vdso::HookedAccess(w->page->data(), &hooks, page, w->page->size())
+          : vdso::HookedAccess(w->page->data(), &hooks);
+  rec->result = reader->Call(access, page, rec->clock);
   rec->end_ns = hooks.Now();
   internal::ResolveKvmClock(*w->writer, variant, rec);
   *history = hooks.history();

@@ -272,14 +272,6 @@ absl::Status ValidateTimens(const Scenario& s) {
           FormatTimespec(k.boot_offset)));
     }
   }
-  for (size_t i = 0; i < s.readers.size(); ++i) {
-    if (s.readers[i].timens && s.run.strategy == Strategy::kExhaustive) {
-      return Bad(absl::StrFormat(
-          "reader[%d].timens: the exhaustive strategy reads the initial "
-          "namespace's page only; use strategy = \"random\"",
-          i));
-    }
-  }
   if (s.faults.reorder_ppm != 0 && s.run.strategy == Strategy::kExhaustive) {
     return Bad(
         "faults.reorder_ppm: the exhaustive strategy runs loads and stores in "

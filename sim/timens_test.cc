@@ -10,6 +10,7 @@
 
 #include "absl/strings/match.h"
 #include "sim/engine.h"
+#include "sim/exhaustive.h"
 #include "sim/scenario.h"
 #include "sim/scenario_toml.h"
 #include "variants/registry.h"
@@ -125,10 +126,33 @@ TEST(Timens, OffsetsOutsideTheKernelsDomainAreBadInput) {
   s.kernel.timens_monotonic = {-51, 0};  // MONOTONIC -1 s at boot
   st = ValidateScenario(s);
   EXPECT_TRUE(absl::StrContains(st.message(), "-ERANGE")) << st;
-  s = InNamespace();
+}
+
+// The exhaustive strategy runs a namespace reader through the namespace's
+// view too: every interleaving of one call with the pending updates, the
+// namespace's page written before; the upstream reader passes all of
+// them, a reader that never adds the offsets fails.
+TEST(Timens, ExhaustiveExploresANamespaceReader) {
+  Scenario s;
   s.run.strategy = Strategy::kExhaustive;
-  st = ValidateScenario(s);
-  EXPECT_TRUE(absl::StrContains(st.message(), "reader[0].timens")) << st;
+  s.kernel.boot_offset = {50, 0};
+  s.kernel.timens_monotonic = {-49, 250000000};
+  s.readers[0].clocks = {kClockMonotonic};
+  s.readers[0].timens = true;
+  absl::StatusOr<ExploreResult> ok = Explore(s, variants::UpstreamVariant());
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_TRUE(ok->complete);
+  EXPECT_GT(ok->interleavings, 10u);
+  EXPECT_EQ(ok->failing, 0u);
+  variants::Variant broken = variants::UpstreamVariant();
+  broken.make_sim_reader = variants::MakeStateless<SkipsTheNamespacePage>;
+  absl::StatusOr<ExploreResult> bad = Explore(s, broken);
+  ASSERT_TRUE(bad.ok()) << bad.status();
+  EXPECT_EQ(bad->failing, bad->interleavings);
+  // A variant without the namespace path is refused here too.
+  absl::StatusOr<const variants::Variant*> era = variants::FindVariant("6.1");
+  ASSERT_TRUE(era.ok());
+  EXPECT_FALSE(Explore(s, **era).ok());
 }
 
 TEST(Timens, KeysRoundTripAndStayOutOfOtherScenarios) {

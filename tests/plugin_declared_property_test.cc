@@ -30,14 +30,15 @@ using plugin_internal::DeclaredEra;
 rc::Gen<uint32_t> GenField(std::vector<uint32_t> defined) {
   return rc::gen::weightedOneOf<uint32_t>(
       {{4, rc::gen::elementOf(defined)},
-       {2, rc::gen::element<uint32_t>(2, 3, 4, 7, 8, 0x80000000u, UINT32_MAX)},
+       {2,
+        rc::gen::element<uint32_t>(2, 3, 4, 7, 8, 15, 0x80000000u, UINT32_MAX)},
        {1, rc::gen::arbitrary<uint32_t>()}});
 }
 
 RC_GTEST_PROP(PluginDeclared, AcceptsExactlyWhatTheAbiDefines, ()) {
   DeclaredEra d;
   d.counter_semantics = *GenField({0, 1});
-  d.semantics_flags = *GenField({0, 1, 2, 3});
+  d.semantics_flags = *GenField({0, 1, 2, 3, 4, 5, 6, 7});
   d.counter_read = *GenField({0, 1, 2});
   const std::vector<int32_t> clocks =
       *rc::gen::container<std::vector<int32_t>>(rc::gen::weightedOneOf<int32_t>(
@@ -50,7 +51,7 @@ RC_GTEST_PROP(PluginDeclared, AcceptsExactlyWhatTheAbiDefines, ()) {
   const bool semantics_ok =
       d.counter_semantics == VDSOLAB_COUNTER_MASKED63 ||
       d.counter_semantics == VDSOLAB_COUNTER_CLAMP_TO_LAST;
-  const bool flags_ok = (d.semantics_flags & ~0x3u) == 0;
+  const bool flags_ok = (d.semantics_flags & ~0x7u) == 0;
   const bool read_ok = d.counter_read == VDSOLAB_RDTSC_ORDERED ||
                        d.counter_read == VDSOLAB_RDTSCP ||
                        d.counter_read == VDSOLAB_RDTSC;
@@ -86,7 +87,9 @@ RC_GTEST_PROP(PluginDeclared, AcceptsExactlyWhatTheAbiDefines, ()) {
 }
 
 // The variant a plugin becomes, on every built-in layout a plugin may read:
-// the base's layout, writer and time-namespace support, the record's name,
+// the base's layout and writers (the namespace page's too), its
+// time-namespace support or, declared in version 2, the reader's own where
+// the layout has a namespace page, the record's name,
 // text and clocks, the era the record declares (version 2) or the base's
 // (version 1), and never the base's own clocks or their syscall (a
 // plugin on trace-clock's layout answers CLOCK_TRACE with its own code,
@@ -106,7 +109,7 @@ RC_GTEST_PROP(PluginDeclared, PluginVariantsTakeOnlyTheLayoutFromTheirBase,
   r.summary = *rc::gen::arbitrary<bool>() ? "what it is" : nullptr;
   r.declares_semantics = *rc::gen::arbitrary<bool>();
   r.era.counter_semantics = *rc::gen::inRange<uint32_t>(0, 2);
-  r.era.semantics_flags = *rc::gen::inRange<uint32_t>(0, 4);
+  r.era.semantics_flags = *rc::gen::inRange<uint32_t>(0, 8);
   r.era.counter_read = *rc::gen::inRange<uint32_t>(0, 3);
   r.era.clocks = clocks.data();
   r.era.n_clocks = static_cast<uint32_t>(clocks.size());
@@ -120,7 +123,15 @@ RC_GTEST_PROP(PluginDeclared, PluginVariantsTakeOnlyTheLayoutFromTheirBase,
   RC_ASSERT(v.layout == base.layout);
   RC_ASSERT(v.build_update == base.build_update);
   RC_ASSERT(v.build_aux_update == base.build_aux_update);
-  RC_ASSERT(v.timens == base.timens);
+  RC_ASSERT(v.build_timens_page == base.build_timens_page);
+  const bool declares_timens =
+      r.declares_semantics &&
+      (r.era.semantics_flags & VDSOLAB_SEM_TIME_NAMESPACE) != 0;
+  RC_CLASSIFY(
+      declares_timens && base.build_timens_page != nullptr && !base.timens,
+      "namespace path declared on a layout whose reader lacks it");
+  RC_ASSERT(v.timens == (base.timens || (declares_timens &&
+                                         base.build_timens_page != nullptr)));
   RC_ASSERT(v.vdso_clocks ==
             std::vector<ClockId>(clocks.begin(), clocks.end()));
   RC_ASSERT(v.own_clocks.empty());

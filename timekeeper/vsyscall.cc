@@ -160,39 +160,47 @@ vdso::VvarUpdate BuildUpdateAux(const Timekeeper& tk, uint32_t seq) {
   return out.Take();
 }
 
-namespace {
-
-// timens_setup_vdso_clock_data() for the record at `vc`.
-void TimensClockData(StoreList& out, uint32_t vc, const TimensOffsets& o) {
-  out.U32(vc + vdso::kVcSeq, 1);
-  out.U32(vc + vdso::kVcClockMode, static_cast<uint32_t>(kVdsoClockmodeTimens));
-  auto offset = [&](ClockId clk, const Timespec64& ts) {
-    // offset_from_ts(): sec as s64, nsec as u64.
-    out.U64(vc + vdso::VcOffsetSec(clk), static_cast<uint64_t>(ts.tv_sec));
-    out.U64(vc + vdso::VcOffsetNsec(clk), static_cast<uint64_t>(ts.tv_nsec));
-  };
-  offset(kClockMonotonic, o.monotonic);
-  offset(kClockMonotonicRaw, o.monotonic);
-  offset(kClockMonotonicCoarse, o.monotonic);
-  offset(kClockBoottime, o.boottime);
-  offset(kClockBoottimeAlarm, o.boottime);
+// timens_setup_vdso_clock_data() (timens_setup_vdso_data() before 6.15)
+// for each record base.
+vdso::VvarUpdate BuildTimensRecords(const TimensOffsets& o,
+                                    const std::vector<uint32_t>& records,
+                                    const TimensRecordShape& shape) {
+  StoreList out;
+  for (const uint32_t vc : records) {
+    out.U32(vc + shape.seq, 1);
+    out.U32(vc + shape.clock_mode, static_cast<uint32_t>(kVdsoClockmodeTimens));
+    auto offset = [&](ClockId clk, const Timespec64& ts) {
+      // offset_from_ts(): sec as s64, nsec as u64; struct timens_offset
+      // is 16 bytes, in the union with basetime[].
+      const uint32_t at = vc + shape.offset + 16 * static_cast<uint32_t>(clk);
+      out.U64(at, static_cast<uint64_t>(ts.tv_sec));
+      out.U64(at + 8, static_cast<uint64_t>(ts.tv_nsec));
+    };
+    offset(kClockMonotonic, o.monotonic);
+    offset(kClockMonotonicRaw, o.monotonic);
+    offset(kClockMonotonicCoarse, o.monotonic);
+    offset(kClockBoottime, o.boottime);
+    offset(kClockBoottimeAlarm, o.boottime);
+  }
+  return out.Take();
 }
-
-}  // namespace
 
 // Models timens_set_vvar_page() (kernel/time/namespace.c, 6.17+).
 vdso::VvarUpdate BuildTimensPage(const TimensOffsets& offsets,
                                  bool aux_clocks) {
-  StoreList out;
+  std::vector<uint32_t> records;
   for (int cs = 0; cs < vdso::kCsBases; ++cs) {
-    TimensClockData(out, ClockDataOffset(cs), offsets);
+    records.push_back(ClockDataOffset(cs));
   }
   if (aux_clocks) {
     for (int i = 0; i < kMaxAuxClocks; ++i) {
-      TimensClockData(out, vdso::AuxClockDataOffset(i), offsets);
+      records.push_back(vdso::AuxClockDataOffset(i));
     }
   }
-  return out.Take();
+  return BuildTimensRecords(
+      offsets, records,
+      TimensRecordShape{vdso::kVcSeq, vdso::kVcClockMode,
+                        vdso::VcOffsetSec(kClockRealtime)});
 }
 
 VvarPublisher::VvarPublisher(vdso::VvarPage* page, uint32_t hrtimer_res,

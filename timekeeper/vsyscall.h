@@ -8,6 +8,7 @@
 #define VDSOLAB_TIMEKEEPER_VSYSCALL_H_
 
 #include <cstdint>
+#include <vector>
 
 #include "common/clockid.h"
 #include "timekeeper/timekeeper.h"
@@ -46,6 +47,19 @@ vdso::VvarUpdate BuildUpdateAux(const Timekeeper& tk, uint32_t seq);
 // zeroed). Offsets relative to the namespace page.
 vdso::VvarUpdate BuildTimensPage(const TimensOffsets& offsets,
                                  bool aux_clocks = true);
+
+// Where a record keeps what a namespace page sets: seq, clock_mode and
+// offset[0] (the union with basetime[]), from the record's start.
+struct TimensRecordShape {
+  uint32_t seq;
+  uint32_t clock_mode;
+  uint32_t offset;
+};
+// The namespace page of any era's layout: BuildTimensPage()'s stores for
+// records at `records` (page offsets) of shape `shape`.
+vdso::VvarUpdate BuildTimensRecords(const TimensOffsets& offsets,
+                                    const std::vector<uint32_t>& records,
+                                    const TimensRecordShape& shape);
 
 // A VsyscallSink that applies each update_vsyscall() to one page at once,
 // continuing the seq the page holds. (The simulation, which lands stores

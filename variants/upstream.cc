@@ -83,6 +83,9 @@ const Variant& UpstreamVariant() {
         MakeStateless<Read<vdso::HookedAccess>, Read<vdso::QuietAccess>>;
     v->native_loop = NativeLoop<Read<vdso::NativeAccess>>;
     v->timens = true;
+    v->build_timens_page = [](const timekeeper::TimensOffsets& offsets) {
+      return timekeeper::BuildTimensPage(offsets, /*aux_clocks=*/true);
+    };
     v->vdso_clocks.assign(std::begin(kVdsoServedClocks),
                           std::end(kVdsoServedClocks));
     return v;

@@ -27,6 +27,7 @@
 #include "common/clockid.h"
 #include "timekeeper/posix_clocks.h"
 #include "timekeeper/timekeeper.h"
+#include "timekeeper/timens.h"
 #include "variants/foreign_timekeeping.h"
 #include "variants/layout.h"
 #include "variants/semantics.h"
@@ -60,6 +61,11 @@ using BuildUpdateFn = vdso::VvarUpdate (*)(const timekeeper::Timekeeper& tk,
 // record's own seq `seq` (even; the update leaves it at seq + 2).
 using BuildAuxUpdateFn = vdso::VvarUpdate (*)(const timekeeper::Timekeeper& tk,
                                               uint32_t seq);
+// Builds a time namespace's page in the layout (timens_set_vvar_page():
+// every record seq 1, clock_mode TIMENS, the offsets where the time page
+// keeps basetime[]), written once before the namespace's first task.
+using BuildTimensPageFn =
+    vdso::VvarUpdate (*)(const timekeeper::TimensOffsets& offsets);
 
 // A reader instance in the simulation. One instance serves every simulated
 // thread of a run (state a variant keeps, like the seed's static
@@ -200,6 +206,9 @@ struct Variant {
   // run is refused (sim/engine.cc), never answered from a page it would
   // misread (docs/scenarios.md, "Time namespaces").
   bool timens = false;
+  // The namespace's page in this layout (nullptr: the layout has none;
+  // then `timens` is false).
+  BuildTimensPageFn build_timens_page = nullptr;
   // Not the model but this timekeeper publishes the page (a kernel tree's
   // kernel/time, --kernel-time); the model still runs beside it as the
   // oracle (variants/foreign_timekeeping.h). nullptr: the model publishes

@@ -231,6 +231,8 @@ class HookedAccess {
   uint64_t ReadTsc() { return hooks_->ReadCounter(CounterRead::kOrdered); }
   uint64_t ReadTscp() { return hooks_->ReadCounter(CounterRead::kRdtscp); }
   uint64_t ReadTscPlain() { return hooks_->ReadCounter(CounterRead::kPlain); }
+  // The namespace's view this access was made for, or nullptr.
+  const uint8_t* timens_view() const { return timens_view_; }
   void Rmb() { hooks_->NoteBarrier(); }
   void CpuRelax() { hooks_->NoteBarrier(); }
   bool MayRetry() { return hooks_->MayRetry(); }

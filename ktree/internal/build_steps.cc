@@ -12,7 +12,8 @@ namespace {
 
 // Bumped whenever a build step changes what it produces.
 // 2: the cache meta holds code_sha256.
-constexpr char kBuildStepsVersion[] = "ktree build steps 2";
+// 3: semantics_flags declare time namespaces (5.6+).
+constexpr char kBuildStepsVersion[] = "ktree build steps 3";
 
 // The translation unit: the tree's vclock_gettime.c, compiled as the
 // kernel compiles it (it includes ../../../../lib/vdso/gettimeofday.c

@@ -20,7 +20,9 @@
  *   -mno-red-zone, so the call's push cannot clobber live data).
  * - The vvar symbols the x86 vDSO reaches RIP-relative (pvclock_page,
  *   timens__vdso_data, ...): defined here. Loads from the pvclock shadow
- *   are forwarded to the simulated pvclock page and copied in first.
+ *   are forwarded to the simulated pvclock page and copied in first; loads
+ *   from the time namespace shadow (before 6.13: the time page a namespace
+ *   task sees at timens_page), in a namespace call, to the time page.
  *
  * Kernel code never calls may_retry(), so the glue calls it where the
  * built-in readers do: before a seq word is loaded again after an odd value
@@ -65,6 +67,9 @@ struct call {
   struct vdsolab_quiet* quiet; /* ops->quiet, looked up once */
   const uint8_t* page;
   const uint8_t* end;
+  /* ops->time_page_offset: 0, or in a time namespace's view where the
+   * time page is (page 0 is then the namespace's page). */
+  uint64_t time_page;
   struct call* saved;
   uint64_t loads;
   uint32_t seq_offset; /* the seq word the state refers to */
@@ -85,8 +90,12 @@ static const uint32_t kSeqOffsets[] = VDSOLAB_TREE_SEQ_OFFSETS;
  * not reference cost 4 KiB of .bss each. */
 VDSOLAB_HIDDEN __attribute__((aligned(4096))) uint8_t pvclock_page[4096];
 VDSOLAB_HIDDEN __attribute__((aligned(4096))) uint8_t hvclock_page[4096];
-/* A time namespace page the simulation never publishes: zeroed, so a
- * TIMENS page (odd seq, clock_mode TIMENS) ends in the syscall. */
+/* Where the x86 vDSO before 6.13 finds the time page from a namespace's
+ * page (x86 vdso-layout.lds.S: timens_page + the _vdso_data offset):
+ * in a namespace call, loads here are the time page's bytes at
+ * VDSOLAB_TREE_DATA_OFFSET + their offset (timens_load()); outside one it
+ * stays as the kernel leaves it to a task in the initial namespace,
+ * unreadable in effect (zeroed here). */
 VDSOLAB_HIDDEN __attribute__((aligned(4096))) uint8_t timens__vdso_data[4096];
 /* Reached only by __cvdso_clock_gettime(), which the plugin never calls
  * (it passes the simulated page to __cvdso_clock_gettime_data()). */
@@ -156,8 +165,17 @@ static inline __attribute__((always_inline)) void quiet_load(
 }
 
 static void page_load(struct call* c, const uint8_t* p, uint32_t size) {
-  const uint32_t offset = (uint32_t)(p - c->page);
+  uint32_t offset = (uint32_t)(p - c->page);
   if (++c->loads > VDSOLAB_LOAD_BUDGET) ask_may_retry(c);
+  if (c->time_page != 0) {
+    /* A namespace's view. Its own page is written once, before the
+     * namespace's first task (no store can land between its loads), and
+     * its seq (1 for good) is not the time page's: no preemption point,
+     * nothing for the seq protocol. The time page's seq words are where
+     * they are in the time page. */
+    if (offset < c->time_page) return;
+    if (offset < 2 * c->time_page) offset -= (uint32_t)c->time_page;
+  }
   if (c->quiet != NULL) {
     /* Nothing changes the page during a quiet call: a seq word reads the
      * same at every load, so the retry protocol below has nothing to see
@@ -199,6 +217,23 @@ static void pvclock_load(struct call* c, const uint8_t* p, size_t size) {
   copy_bytes((uint8_t*)p, src, size);
 }
 
+/* A load from the time namespace shadow: in a namespace call, the time
+ * page's bytes there, made current by page_load() (a load of the time
+ * page like any other) and copied into the shadow, which the kernel's load
+ * then reads. Per process, like the pvclock shadow. */
+static void timens_load(struct call* c, const uint8_t* p, size_t size) {
+  if (c->time_page == 0) return;
+  const size_t off = (size_t)(p - timens__vdso_data);
+  if (off + size > sizeof(timens__vdso_data)) {
+    size = sizeof(timens__vdso_data) - off;
+  }
+  const uint8_t* src =
+      c->page + c->time_page + VDSOLAB_TREE_DATA_OFFSET + off;
+  if (src + size > c->end) return;
+  page_load(c, src, (uint32_t)size);
+  copy_bytes((uint8_t*)p, src, size);
+}
+
 static inline void on_load(const void* addr, size_t size) {
   struct call* c = cur;
   const uint8_t* p = (const uint8_t*)addr;
@@ -214,6 +249,9 @@ static inline void on_load(const void* addr, size_t size) {
     page_load(c, p, (uint32_t)size);
   } else if (p >= pvclock_page && p < pvclock_page + sizeof(pvclock_page)) {
     pvclock_load(c, p, size);
+  } else if (p >= timens__vdso_data &&
+             p < timens__vdso_data + sizeof(timens__vdso_data)) {
+    timens_load(c, p, size);
   }
 }
 
@@ -448,6 +486,7 @@ static int32_t tree_clock_gettime(const struct vdsolab_ops* ops,
   c.quiet = ops->quiet;
   c.page = page;
   c.end = page + ops->area_bytes;
+  c.time_page = ops->time_page_offset;
   c.saved = cur;
   c.loads = 0;
   c.seq_offset = UINT32_MAX;

@@ -291,6 +291,10 @@ absl::StatusOr<LayoutMatch> MatchLayout(
   const bool masked63 = version.AtLeast(6, 5);
   const bool overflow = version.AtLeast(6, 10);
   const bool coarse_nsec = version.AtLeast(6, 15);
+  // 5.6+: do_hres_timens() and do_coarse_timens() (the build sets
+  // CONFIG_TIME_NS), which the simulation runs on the layout's namespace
+  // page.
+  const bool time_namespace = version.AtLeast(5, 6);
   // Cross-check with the structure: the era's struct must be the tree's.
   const bool want_time_data = version.AtLeast(6, 15);
   if (attempt.time_data != want_time_data ||
@@ -349,7 +353,8 @@ absl::StatusOr<LayoutMatch> MatchLayout(
   m.counter_semantics =
       masked63 ? VDSOLAB_COUNTER_MASKED63 : VDSOLAB_COUNTER_CLAMP_TO_LAST;
   m.semantics_flags = (overflow ? VDSOLAB_SEM_OVERFLOW_PROTECTED : 0u) |
-                      (coarse_nsec ? VDSOLAB_SEM_COARSE_FROM_COARSE_NSEC : 0u);
+                      (coarse_nsec ? VDSOLAB_SEM_COARSE_FROM_COARSE_NSEC : 0u) |
+                      (time_namespace ? VDSOLAB_SEM_TIME_NAMESPACE : 0u);
   const uint64_t size =
       Get(probe, attempt.time_data ? "vdso_time_data.size" : "vdso_data.size")
           .value_or(0);

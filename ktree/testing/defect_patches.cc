@@ -13,6 +13,8 @@ using internal::JoinPath;
 constexpr char kGeneric[] = "lib/vdso/gettimeofday.c";
 constexpr char kX86[] = "arch/x86/include/asm/vdso/gettimeofday.h";
 constexpr char kDoHres[] = "static __always_inline int do_hres(";
+// The first definition is CONFIG_TIME_NS's (the stub follows its #else).
+constexpr char kDoHresTimens[] = "static __always_inline int do_hres_timens(";
 
 absl::Status Missing(const std::string& file, const std::string& what) {
   return absl::FailedPreconditionError(absl::StrFormat(
@@ -101,6 +103,24 @@ absl::StatusOr<std::string> Edit(const std::string& tree_root, Defect d,
       }
       break;
     }
+    case Defect::kTimensNoNsecOffset: {
+      const size_t f = text.find(kDoHresTimens);
+      if (f == std::string::npos) return Missing(*rel, "do_hres_timens()");
+      if (!ReplaceAfter(text, f, "\tns += offs->nsec;\n", "")) {
+        return Missing(*rel, "do_hres_timens()'s ns += offs->nsec");
+      }
+      break;
+    }
+    case Defect::kTimensNoSeqRetry: {
+      const size_t f = text.find(kDoHresTimens);
+      if (f == std::string::npos) return Missing(*rel, "do_hres_timens()");
+      if (!ReplaceAfter(text, f,
+                        "} while (unlikely(vdso_read_retry(vd, seq)));",
+                        "} while (0);")) {
+        return Missing(*rel, "do_hres_timens()'s vdso_read_retry() loop");
+      }
+      break;
+    }
   }
   return text;
 }
@@ -112,6 +132,10 @@ std::vector<Defect> AllDefects() {
           Defect::kBaseBeforeSeqLoop};
 }
 
+std::vector<Defect> TimensDefects() {
+  return {Defect::kTimensNoNsecOffset, Defect::kTimensNoSeqRetry};
+}
+
 const char* DefectName(Defect d) {
   switch (d) {
     case Defect::kNoSeqRetry:
@@ -120,6 +144,10 @@ const char* DefectName(Defect d) {
       return "no-negative-motion-clamp";
     case Defect::kBaseBeforeSeqLoop:
       return "base-before-seq-loop";
+    case Defect::kTimensNoNsecOffset:
+      return "timens-no-nsec-offset";
+    case Defect::kTimensNoSeqRetry:
+      return "timens-no-seq-retry";
   }
   return "?";
 }

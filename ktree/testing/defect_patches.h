@@ -16,6 +16,9 @@
 //                         cycle_last converts as a huge delta.
 //   base-before-seq-loop  do_hres() reads the base time's nsec before the
 //                         seq loop, outside the section the seq protects.
+//   timens-no-nsec-offset do_hres_timens() adds the namespace's seconds
+//                         but not its nanoseconds.
+//   timens-no-seq-retry   do_hres_timens()'s seq loop ends after one pass.
 
 #ifndef VDSOLAB_KTREE_TESTING_DEFECT_PATCHES_H_
 #define VDSOLAB_KTREE_TESTING_DEFECT_PATCHES_H_
@@ -27,9 +30,18 @@
 
 namespace vdsolab::ktree::testing {
 
-enum class Defect { kNoSeqRetry, kNoNegativeMotionClamp, kBaseBeforeSeqLoop };
+enum class Defect {
+  kNoSeqRetry,
+  kNoNegativeMotionClamp,
+  kBaseBeforeSeqLoop,
+  kTimensNoNsecOffset,
+  kTimensNoSeqRetry,
+};
 
+// The defects of the initial namespace's paths.
 std::vector<Defect> AllDefects();
+// The defects of the time namespace path (do_hres_timens()).
+std::vector<Defect> TimensDefects();
 const char* DefectName(Defect d);  // "no-seq-retry", ...
 
 // Writes `dir`/<name>.diff against the tree at `tree_root` (its files are

@@ -6,11 +6,13 @@
 //
 // TREE is a source directory or a tarball (extracted into the test's
 // cache); KIND is a defect name (no-seq-retry, no-negative-motion-clamp,
-// base-before-seq-loop), comment (a comment appended: no code changes) or
-// compile-error (then the line the compiler must name is printed too).
+// base-before-seq-loop, timens-no-nsec-offset, timens-no-seq-retry), comment (a
+// comment appended: no code changes) or compile-error (then the line the
+// compiler must name is printed too).
 
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "ktree/testing/defect_patches.h"
 #include "ktree/testing/test_trees.h"
@@ -47,7 +49,9 @@ int main(int argc, char** argv) {
     std::printf("%s\n", p->c_str());
     return 0;
   }
-  for (Defect d : AllDefects()) {
+  std::vector<Defect> defects = AllDefects();
+  for (Defect d : TimensDefects()) defects.push_back(d);
+  for (Defect d : defects) {
     if (kind != DefectName(d)) continue;
     absl::StatusOr<std::string> p = WriteDefectPatch(*root, d, argv[3]);
     if (!p.ok()) {

@@ -241,4 +241,31 @@ vdso::VvarUpdate BuildUpdateVsyscall615(const Timekeeper& tk, uint32_t seq,
   return update;
 }
 
+namespace {
+
+vdso::VvarUpdate TimensOn(const RecordOffsets& r,
+                          const timekeeper::TimensOffsets& offsets) {
+  return timekeeper::BuildTimensRecords(
+      offsets,
+      {VdsoDataOffset(r, vdso::kCsHresCoarse), VdsoDataOffset(r, vdso::kCsRaw)},
+      timekeeper::TimensRecordShape{r.seq, r.clock_mode, r.basetime});
+}
+
+}  // namespace
+
+// Models timens_set_vvar_page() of 5.6-6.9: the records at vvar+128.
+vdso::VvarUpdate BuildTimensPage53(const timekeeper::TimensOffsets& offsets) {
+  return TimensOn(kVdsoData53, offsets);
+}
+
+// Models timens_set_vvar_page() of 6.10-6.12.
+vdso::VvarUpdate BuildTimensPage610(const timekeeper::TimensOffsets& offsets) {
+  return TimensOn(kVdsoData610, offsets);
+}
+
+// Models timens_set_vvar_page() of 6.15/6.16: 6.17's without aux records.
+vdso::VvarUpdate BuildTimensPage615(const timekeeper::TimensOffsets& offsets) {
+  return timekeeper::BuildTimensPage(offsets, /*aux_clocks=*/false);
+}
+
 }  // namespace vdsolab::variants::eras

@@ -54,6 +54,12 @@ vdso::VvarUpdate BuildUpdateVsyscall615(const timekeeper::Timekeeper& tk,
                                         uint32_t seq,
                                         const PublishContext& ctx);
 
+// timens_set_vvar_page() of each era: the namespace's page in the era's
+// layout (its two records; timens_setup_vdso_data() before 6.15).
+vdso::VvarUpdate BuildTimensPage53(const timekeeper::TimensOffsets& offsets);
+vdso::VvarUpdate BuildTimensPage610(const timekeeper::TimensOffsets& offsets);
+vdso::VvarUpdate BuildTimensPage615(const timekeeper::TimensOffsets& offsets);
+
 }  // namespace vdsolab::variants::eras
 
 #endif  // VDSOLAB_VARIANTS_ERAS_ERA_WRITERS_H_

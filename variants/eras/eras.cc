@@ -70,6 +70,7 @@ const Variant* Era53() {
         eras::VdsoDataLayout53(), eras::BuildUpdateVsyscall53,
         MakeSemantics(CounterSemantics::kClampToLast, false, false));
     SetReader<eras::Era53>(v);
+    v->build_timens_page = eras::BuildTimensPage53;
     return v;
   }();
   return variant;
@@ -88,6 +89,7 @@ const Variant* Era61() {
                eras::VdsoDataLayout53(), eras::BuildUpdateVsyscall61,
                MakeSemantics(CounterSemantics::kClampToLast, false, false));
     SetReader<eras::Era61>(v);
+    v->build_timens_page = eras::BuildTimensPage53;
     return v;
   }();
   return variant;
@@ -105,6 +107,7 @@ const Variant* Era65() {
         eras::VdsoDataLayout53(), eras::BuildUpdateVsyscall61,
         MakeSemantics(CounterSemantics::kMasked63, false, false));
     SetReader<eras::Era65>(v);
+    v->build_timens_page = eras::BuildTimensPage53;
     return v;
   }();
   return variant;
@@ -122,6 +125,7 @@ const Variant* Era610() {
         eras::VdsoDataLayout610(), eras::BuildUpdateVsyscall610,
         MakeSemantics(CounterSemantics::kMasked63, true, false));
     SetReader<eras::Era610>(v);
+    v->build_timens_page = eras::BuildTimensPage610;
     return v;
   }();
   return variant;
@@ -142,6 +146,7 @@ const Variant* Era615() {
     v->make_sim_reader =
         MakeStateless<Read615<vdso::HookedAccess>, Read615<vdso::QuietAccess>>;
     v->native_loop = NativeLoop<Read615<vdso::NativeAccess>>;
+    v->build_timens_page = eras::BuildTimensPage615;
     return v;
   }();
   return variant;

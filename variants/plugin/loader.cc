@@ -137,7 +137,7 @@ struct OpsFor {
     if (r.ret == 0) *ts = vdsolab_timespec{r.ts.tv_sec, r.ts.tv_nsec};
     return r.ret;
   }
-  static vdsolab_ops Make(Ctx<A>* ctx) {
+  static vdsolab_ops Make(Ctx<A>* ctx, uint64_t time_page_offset) {
     return vdsolab_ops{ctx,
                        Load32,
                        Load64,
@@ -149,7 +149,8 @@ struct OpsFor {
                        BeforeLoad,
                        vdso::VvarPage::kPages * 4096,
                        vdso::kPvclockPageOffset,
-                       ctx->quiet};
+                       ctx->quiet,
+                       time_page_offset};
   }
 };
 
@@ -176,7 +177,15 @@ std::optional<ClockResult> CallPlugin(ClockGettimeFn clock_gettime, A& access,
       ctx.quiet = &quiet;
     }
   }
-  const vdsolab_ops ops = OpsFor<A>::Make(&ctx);
+  // A reader in a time namespace gets the namespace's view, whose page 1
+  // is the time page (HookedAccess: only the simulation has namespaces).
+  uint64_t time_page_offset = 0;
+  if constexpr (std::is_same_v<A, vdso::HookedAccess>) {
+    if (page != nullptr && page == access.timens_view()) {
+      time_page_offset = vdso::kPageSize;
+    }
+  }
+  const vdsolab_ops ops = OpsFor<A>::Make(&ctx, time_page_offset);
   vdsolab_timespec ts{0, 0};
   int32_t ret = 0;
   if constexpr (std::is_same_v<A, vdso::NativeAccess>) {

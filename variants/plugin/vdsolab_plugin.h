@@ -106,6 +106,13 @@ struct vdsolab_ops {
    * builds from kernel trees, whose code keeps no state between calls
    * (such a call may be run again from its start). */
   struct vdsolab_quiet* quiet;
+  /* Version 2, added after `quiet`: where the time data page is, from
+   * `page`: 0; or 4096 in a call of a reader in a time namespace, whose
+   * `page` is then the namespace's view of the area (vvar_fault() in a
+   * namespace): page 0 the namespace's page (written once, before the
+   * namespace's first task: its loads are no preemption points), page 1
+   * the time page, the pages after it where they always are. */
+  uint64_t time_page_offset;
 };
 
 struct vdsolab_plugin {
@@ -144,6 +151,14 @@ enum vdsolab_counter_semantics {
 #define VDSOLAB_SEM_OVERFLOW_PROTECTED 0x1u
 /* 6.15+: the coarse clocks come from coarse_nsec. */
 #define VDSOLAB_SEM_COARSE_FROM_COARSE_NSEC 0x2u
+/* The reader follows VDSO_CLOCKMODE_TIMENS (5.6+): on a time namespace's
+ * page (seq 1, clock_mode TIMENS) it reads the time page and adds the
+ * namespace's offsets. vdsolab then runs it with readers in a namespace
+ * too, if the layout's variant can write a namespace page
+ * (vdsolab_ops.time_page_offset says where the time page is). A plugin
+ * on a layout whose built-in reader follows it ("upstream") is run there
+ * whatever it declares. */
+#define VDSOLAB_SEM_TIME_NAMESPACE 0x4u
 
 /* A version-2 plugin: the version-1 fields in the same order, then the
  * semantics it declares instead of borrowing them from `layout`. */

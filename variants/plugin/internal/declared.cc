@@ -23,8 +23,9 @@ absl::Status CheckDeclared(const DeclaredEra& r, const std::string& path) {
                                      "vdsolab_counter_semantics value",
                                      r.counter_semantics));
   }
-  constexpr uint32_t kKnownFlags =
-      VDSOLAB_SEM_OVERFLOW_PROTECTED | VDSOLAB_SEM_COARSE_FROM_COARSE_NSEC;
+  constexpr uint32_t kKnownFlags = VDSOLAB_SEM_OVERFLOW_PROTECTED |
+                                   VDSOLAB_SEM_COARSE_FROM_COARSE_NSEC |
+                                   VDSOLAB_SEM_TIME_NAMESPACE;
   if ((r.semantics_flags & ~kKnownFlags) != 0) {
     return Bad(path, absl::StrFormat("semantics_flags %#x has bits no "
                                      "VDSOLAB_SEM_* flag defines (%#x)",
@@ -82,6 +83,12 @@ Variant PluginVariantFrom(const Variant& base, const DeclaredRecord& r) {
   if (r.declares_semantics) {
     v.semantics = DeclaredSemantics(r.era);
     v.counter_read = DeclaredCounterRead(r.era);
+    // A reader that follows TIMENS runs in a namespace where the layout
+    // has a namespace page to give it.
+    if ((r.era.semantics_flags & VDSOLAB_SEM_TIME_NAMESPACE) != 0 &&
+        base.build_timens_page != nullptr) {
+      v.timens = true;
+    }
   }
   return v;
 }
