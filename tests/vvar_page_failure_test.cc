@@ -122,6 +122,19 @@ TEST(VvarPageFailure, TimensViewLeaksNothingWhicheverStepFails) {
   CheckEveryFailure(&VvarPage::CreateWithTimensView, "CreateWithTimensView()");
 }
 
+// A process whose standard input is closed (a daemon's): the area's first
+// descriptor is then 0, which every failure path must close too.
+TEST(VvarPageFailure, LeaksNothingWhenItsDescriptorIsZero) {
+  const int saved = dup(0);
+  ASSERT_GE(saved, 0);
+  ASSERT_EQ(close(0), 0);
+  CheckEveryFailure(&VvarPage::Create, "Create() on fd 0");
+  CheckEveryFailure(&VvarPage::CreateWithTimensView,
+                    "CreateWithTimensView() on fd 0");
+  ASSERT_EQ(dup2(saved, 0), 0);
+  close(saved);
+}
+
 // Created and destroyed, many times: the destructor returns everything.
 TEST(VvarPageFailure, DestroyedPagesLeaveNothing) {
   for (Factory make : {&VvarPage::Create, &VvarPage::CreateWithTimensView}) {
