@@ -103,7 +103,11 @@ void VariantPublisher::UpdateVsyscall(const timekeeper::Timekeeper& tk) {
 
 void VariantPublisher::UpdateAux(const timekeeper::Timekeeper& tk) {
   if (variant_->build_aux_update == nullptr) return;
-  const int aux = tk.id - timekeeper::kTimekeeperAuxFirst;
+  // Only the sim's own aux timekeepers come here; the guard mirrors
+  // timekeeper::VvarPublisher::UpdateAux so no id can index past aux_seq_.
+  const int64_t aux64 = int64_t{tk.id} - timekeeper::kTimekeeperAuxFirst;
+  if (aux64 < 0 || aux64 >= kMaxAuxClocks) return;
+  const int aux = static_cast<int>(aux64);
   uint32_t& seq = aux_seq_[aux];
   pending_.push_back(BuiltUpdate{aux, variant_->build_aux_update(tk, seq), tk});
   seq += 2;

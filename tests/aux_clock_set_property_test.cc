@@ -146,11 +146,13 @@ RC_GTEST_PROP(AuxClockSet, AnUpdateWritesOnlyItsOwnAuxRecord, ()) {
   const std::vector<uint8_t> before((*page)->data(),
                                     (*page)->data() + (*page)->size());
   publisher.UpdateAux(t);
-  const int index = t.id - tk::kTimekeeperAuxFirst;
-  const bool aux = t.id >= tk::kTimekeeperAuxFirst && index < kMaxAuxClocks;
+  const int64_t index = int64_t{t.id} - tk::kTimekeeperAuxFirst;
+  const bool aux = index >= 0 && index < kMaxAuxClocks;
   RC_CLASSIFY(aux, "an aux clock's timekeeper");
-  const uint32_t lo = aux ? vdso::AuxClockDataOffset(index) : 0;
-  const uint32_t hi = aux ? vdso::AuxClockDataOffset(index + 1) : 0;
+  const uint32_t lo =
+      aux ? vdso::AuxClockDataOffset(static_cast<int>(index)) : 0;
+  const uint32_t hi =
+      aux ? vdso::AuxClockDataOffset(static_cast<int>(index) + 1) : 0;
   for (size_t i = 0; i < before.size(); ++i) {
     if (i >= lo && i < hi) continue;
     if ((*page)->data()[i] != before[i]) {

@@ -219,7 +219,8 @@ VvarPublisher::VvarPublisher(vdso::VvarPage* page, uint32_t hrtimer_res,
 }
 
 void VvarPublisher::UpdateAux(const Timekeeper& tk) {
-  const int index = tk.id - kTimekeeperAuxFirst;
+  // In 64 bits: an id near INT_MIN must not overflow on its way to "not aux".
+  const int64_t index = int64_t{tk.id} - kTimekeeperAuxFirst;
   if (index < 0 || index >= kMaxAuxClocks) return;
   uint32_t& seq = aux_seq_[index];
   page_->Apply(BuildUpdateAux(tk, seq));
