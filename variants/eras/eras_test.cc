@@ -25,6 +25,7 @@
 #include "timekeeper/posix_clocks.h"
 #include "timekeeper/timekeeper.h"
 #include "timekeeper/timekeeping.h"
+#include "variants/era_oracle.h"
 #include "variants/eras/datapage.h"
 #include "variants/eras/era_layouts.h"
 #include "variants/layout.h"
@@ -270,6 +271,72 @@ TEST_P(EraTest, DeltaPastMaxCycles) {
             Wrapped(tk().raw_sec, raw.xtime_nsec, delta, raw.mult, raw.shift));
   EXPECT_TRUE(h1.fallbacks().empty());
   EXPECT_TRUE(h2.fallbacks().empty());
+}
+
+// The era oracle (what the checker expects of this era) against the era's
+// own reader, over counters on every side of the era's counter rules:
+// behind cycle_last, the top bit set ahead of and behind it, bit 62 of the
+// delta, around max_cycles, near 2^64. Where EraValue() names a wrapped
+// answer the reader must give it from the page; where it names none the
+// reader must give the syscall's answer at the counter the era uses,
+// written out here from the era's facts, and Expected() must agree.
+TEST_P(EraTest, TheOracleNamesExactlyTheWrapsTheReaderGives) {
+  const EraOracle oracle(*variant_, PublishContext{}, CounterFacts{});
+  const uint64_t last = cycle_last();
+  const uint64_t m = max_cycles();
+  const uint64_t counters[] = {last - 1,
+                               last - 1000000,
+                               last,
+                               last + 1,
+                               last + m,
+                               last + m + 1,
+                               last + m + m / 2,
+                               last + 3 * m,
+                               last + (1ull << 40),
+                               last + (1ull << 62) - 1,
+                               last + (1ull << 62) + 5,
+                               (1ull << 63) + last + 1000,
+                               (1ull << 63) + last - 1000,
+                               (1ull << 63) - 1,
+                               ~0ull};
+  int wraps = 0;
+  for (uint64_t counter : counters) {
+    for (ClockId id : kHresIds) {
+      FixedCounterHooks hooks = Hooks(counter);
+      const std::optional<ClockResult> got = Read(id, hooks);
+      ASSERT_TRUE(got.has_value());
+      const std::optional<ClockResult> era = oracle.EraValue(tk(), id, counter);
+      const std::string at = absl::StrFormat(
+          "%s at counter %#x (cycle_last %#x): got %s", ClockName(id), counter,
+          last, FormatClockResult(*got));
+      if (era.has_value()) {
+        ++wraps;
+        EXPECT_EQ(*got, *era) << at << ", oracle " << FormatClockResult(*era);
+        EXPECT_TRUE(hooks.fallbacks().empty()) << at;
+        continue;
+      }
+      uint64_t used = counter;  // The counter the era's arithmetic uses.
+      bool fallback = false;
+      if (facts_.masked_counter) {
+        const uint64_t delta = (counter - last) & kS64Max;
+        used = (delta >> 62) != 0 ? last : last + delta;
+      } else if ((counter >> 63) != 0) {
+        fallback = true;  // (s64)cycles < 0: the syscall at the counter.
+      } else if (counter <= last) {
+        used = last;
+      }
+      const ClockResult want = Syscall(id, used);
+      EXPECT_EQ(*got, want) << at << ", want " << FormatClockResult(want);
+      EXPECT_EQ(oracle.Expected(tk(), id, counter), *got) << at;
+      EXPECT_EQ(hooks.fallbacks().size(), fallback ? 1u : 0u) << at;
+    }
+  }
+  // Only the eras before 6.10 wrap, and these counters reach their wraps.
+  if (facts_.overflow_protected) {
+    EXPECT_EQ(wraps, 0);
+  } else {
+    EXPECT_GT(wraps, 0);
+  }
 }
 
 TEST_P(EraTest, CounterWithBitSixtyThreeSet) {
