@@ -387,24 +387,32 @@ void Run::NtpDaemon() {
 // then five seconds of ticks: once the state machine starts from TIME_OK,
 // REALTIME must step by exactly one second against MONOTONIC.
 void Run::LeapSecond() {
-  const int64_t day = 1 + static_cast<int64_t>(in_.Take(2));
+  // do_settimeofday64() refuses a REALTIME below MONOTONIC: the days start
+  // at the first midnight past MONOTONIC (long pauses may have run it past
+  // any fixed day), and a refused set arms nothing.
+  const tk::Timekeeper& before = t_.timekeeper();
+  const int64_t mono_sec =
+      static_cast<int64_t>(before.xtime_sec) + before.wall_to_monotonic.tv_sec;
+  const int64_t day = std::max<int64_t>(0, mono_sec / 86400) + 1 +
+                      static_cast<int64_t>(in_.Take(2));
   const Timespec64 ts{day * 86400 - 3,
                       static_cast<int64_t>(in_.Take(4) % kNsPerSec)};
-  t_.SetTimeOfDay(ts, m_.Counter());
+  const int set = t_.SetTimeOfDay(ts, m_.Counter());
   const bool insert = (in_.Take(1) & 1) != 0;
   tk::Timex txc;
   txc.modes = tk::kAdjStatus;
   txc.status = insert ? tk::kStaIns : tk::kStaDel;
   const int ret = t_.Adjtimex(&txc, m_.Counter());
-  absl::StrAppendFormat(&history_, "leap %s at %d.%09d: %d\n",
+  absl::StrAppendFormat(&history_, "leap %s at %d.%09d: settime %d, %d\n",
                         insert ? "insert" : "delete", ts.tv_sec, ts.tv_nsec,
-                        ret);
+                        set, ret);
   // A settime does not clear skip_second_overflow (only
   // tk_setup_internals() does): after an xtime_nsec underflow in
   // timekeeping_adjust() the next second_overflow() is skipped even though
   // the time was set since, and a deletion armed at 23:59:58 would be
   // armed at 23:59:59 for the next day (docs/findings.md).
-  const bool armed = ret >= 0 && t_.ntp().data().time_state == tk::kTimeOk &&
+  const bool armed = set == 0 && ret >= 0 &&
+                     t_.ntp().data().time_state == tk::kTimeOk &&
                      t_.timekeeper().skip_second_overflow == 0;
   const int64_t wtm_before =
       static_cast<int64_t>(t_.timekeeper().wall_to_monotonic.tv_sec);
