@@ -22,7 +22,9 @@
 // for ADJ_TAI, or when ADJ_STATUS asks for STA_PPSFREQ or STA_PPSTIME (no
 // PPS).
 //
-// The fields are drawn at those edges, the time field in every request.
+// The fields are drawn at those edges, the time field in every request;
+// half the requests are valid but for one field drawn at its limit, so
+// that no other field's refusal hides which side of it the model takes.
 
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
@@ -90,6 +92,44 @@ tk::Timex GenTimex() {
   return t;
 }
 
+// A request every field of which is valid but one, drawn at one of its
+// limits (just inside, on it, just outside): the other fields cannot refuse
+// it for their own reasons, so that limit alone decides the answer.
+tk::Timex GenTimexAtOneLimit() {
+  tk::Timex t;
+  static constexpr uint32_t kBits[] = {
+      tk::kAdjOffset, tk::kAdjFrequency, tk::kAdjMaxerror, tk::kAdjEsterror,
+      tk::kAdjStatus, tk::kAdjTimeconst, tk::kAdjTai,      tk::kAdjSetoffset,
+      tk::kAdjMicro,  tk::kAdjNano,      tk::kAdjTick};
+  for (uint32_t b : kBits) {
+    if (*rc::gen::element(0, 1) == 0) t.modes |= b;
+  }
+  t.offset = *rc::gen::inRange<int64_t>(-500000, 500001);
+  t.freq = *rc::gen::inRange<int64_t>(-(600ll << 16), 600ll << 16);
+  t.tick = *rc::gen::inRange<int64_t>(900000 / kUserHz, 1100000 / kUserHz + 1);
+  t.time.tv_sec = *rc::gen::inRange<int64_t>(-3, 4);
+  const int64_t second = (t.modes & tk::kAdjNano) != 0 ? kNsec : kUsec;
+  t.time.tv_usec = *rc::gen::inRange<int64_t>(0, second);
+  t.constant = *rc::gen::inRange<int64_t>(-1, 12);
+  switch (*rc::gen::inRange(0, 3)) {
+    case 0:
+      t.modes |= tk::kAdjTick;
+      t.tick =
+          *rc::gen::oneOf(Around(900000 / kUserHz), Around(1100000 / kUserHz));
+      break;
+    case 1:
+      t.modes |= tk::kAdjFrequency;
+      t.freq =
+          *rc::gen::oneOf(Around(LLONG_MIN / kPpm), Around(LLONG_MAX / kPpm));
+      break;
+    default:
+      t.modes |= tk::kAdjSetoffset;
+      t.time.tv_usec = *rc::gen::oneOf(Around(0), Around(second));
+      break;
+  }
+  return t;
+}
+
 // timekeeping_validate_timex() for the system clock, without permissions.
 bool Valid(const tk::Timex& t) {
   if ((t.modes & tk::kAdjAdjtime) != 0) {
@@ -144,9 +184,12 @@ RC_GTEST_PROP(AdjtimexValidation, RefusesExactlyWhatTheKernelRefuses, ()) {
   }
   now = (now + *rc::gen::inRange<uint64_t>(0, ci)) & tsc->mask;
 
-  tk::Timex txc = GenTimex();
+  const bool one_limit = *rc::gen::element(false, true);
+  tk::Timex txc = one_limit ? GenTimexAtOneLimit() : GenTimex();
   const tk::Timex request = txc;
   const bool valid = Valid(request);
+  RC_CLASSIFY(one_limit && valid, "one field at its limit, taken");
+  RC_CLASSIFY(one_limit && !valid, "one field past its limit, refused");
   const __int128 before = testing::RealMinusMono(k, now);
   const int ret = k.Adjtimex(&txc, now);
   const __int128 after = testing::RealMinusMono(k, now);
