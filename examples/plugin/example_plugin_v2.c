@@ -5,8 +5,12 @@
  * reader of example_plugin.c, written the way compiled code reaches the
  * page: a before_load() preemption point, then its own plain load (this is
  * how a kernel tree's unmodified vDSO code is run, docs/kernel-trees.md).
- * It declares its era semantics instead of borrowing the layout's.
+ * It declares its era semantics instead of borrowing the layout's, time
+ * namespaces among them: a reader in one enters through the namespace's
+ * page (do_hres_timens(), do_coarse_timens()) and finds the time page at
+ * ops->time_page_offset.
  */
+#include <stddef.h>
 #include <stdint.h>
 
 #include "vdsolab_plugin.h"
@@ -26,6 +30,7 @@ enum {
 #define NSEC_PER_SEC 1000000000ULL
 #define BIT(n) (1u << (n))
 #define USE_SYSCALL 1
+#define VDSO_CLOCKMODE_TIMENS 0x7fffffff
 
 /* A load as compiled code makes it: the hook, then the load itself. */
 static uint32_t ld32(const struct vdsolab_ops *ops, const uint8_t *p) {
@@ -37,10 +42,18 @@ static uint64_t ld64(const struct vdsolab_ops *ops, const uint8_t *p) {
   return *(const volatile uint64_t *)p;
 }
 
+/* vdso_read_begin_timens(): the seq to re-check, after waiting out an odd
+ * one; or, when `timens` is given and the odd seq is a time namespace's
+ * record (seq 1 for good, VDSO_CLOCKMODE_TIMENS), *timens = 1 at once. */
 static uint32_t begin(const struct vdsolab_ops *ops, const uint8_t *vc,
-                      int *abandoned) {
+                      int *abandoned, int *timens) {
   uint32_t seq;
   while ((seq = ld32(ops, vc + kVcSeq)) & 1) {
+    if (timens != NULL &&
+        (int32_t)ld32(ops, vc + kVcClockMode) == VDSO_CLOCKMODE_TIMENS) {
+      *timens = 1;
+      return seq;
+    }
     if (!ops->may_retry(ops->ctx)) {
       *abandoned = 1;
       return 0;
@@ -49,35 +62,36 @@ static uint32_t begin(const struct vdsolab_ops *ops, const uint8_t *vc,
   return seq;
 }
 
-static int32_t do_hres(const struct vdsolab_ops *ops, const uint8_t *vc,
-                       int32_t clk, struct vdsolab_timespec *ts) {
+/* The body of do_hres()'s loop: base time and counter delta of record
+ * `vc`, in *sec and *ns (not yet normalised); USE_SYSCALL if the clock mode
+ * is not the TSC. */
+static int32_t hres_body(const struct vdsolab_ops *ops, const uint8_t *vc,
+                         int32_t clk, uint64_t *sec, uint64_t *ns) {
   const uint8_t *base = vc + kVcBasetime + 16 * clk;
-  uint64_t sec, ns;
-  int abandoned = 0;
-  for (;;) {
-    const uint32_t seq = begin(ops, vc, &abandoned);
-    if (abandoned) return VDSOLAB_ABANDONED;
-    if ((int32_t)ld32(ops, vc + kVcClockMode) != 1) return USE_SYSCALL;
-    const uint64_t cycles =
-        ops->read_counter(ops->ctx, VDSOLAB_RDTSC_ORDERED) & S64_MAX;
-    const uint64_t delta = cycles - ld64(ops, vc + kVcCycleLast);
-    const uint64_t max_cycles = ld64(ops, vc + kVcMaxCycles);
-    const uint32_t mult = ld32(ops, vc + kVcMult);
-    const uint32_t shift = ld32(ops, vc + kVcShift);
-    ns = ld64(ops, base + 8);
-    sec = ld64(ops, base);
-    if (delta > max_cycles) {
-      ns = (delta & (1ULL << 62))
-               ? ns >> shift
-               : (uint64_t)((((unsigned __int128)(delta & S64_MAX) * mult) +
-                             ns) >>
-                            shift);
-    } else {
-      ns = (delta * mult + ns) >> shift;
-    }
-    if (ld32(ops, vc + kVcSeq) == seq) break;
-    if (!ops->may_retry(ops->ctx)) return VDSOLAB_ABANDONED;
+  if ((int32_t)ld32(ops, vc + kVcClockMode) != 1) return USE_SYSCALL;
+  const uint64_t cycles =
+      ops->read_counter(ops->ctx, VDSOLAB_RDTSC_ORDERED) & S64_MAX;
+  const uint64_t delta = cycles - ld64(ops, vc + kVcCycleLast);
+  const uint64_t max_cycles = ld64(ops, vc + kVcMaxCycles);
+  const uint32_t mult = ld32(ops, vc + kVcMult);
+  const uint32_t shift = ld32(ops, vc + kVcShift);
+  uint64_t n = ld64(ops, base + 8);
+  *sec = ld64(ops, base);
+  if (delta > max_cycles) {
+    n = (delta & (1ULL << 62))
+            ? n >> shift
+            : (uint64_t)((((unsigned __int128)(delta & S64_MAX) * mult) + n) >>
+                         shift);
+  } else {
+    n = (delta * mult + n) >> shift;
   }
+  *ns = n;
+  return 0;
+}
+
+/* vdso_set_timespec(): ns may hold whole seconds. */
+static int32_t set_timespec(struct vdsolab_timespec *ts, uint64_t sec,
+                            uint64_t ns) {
   while (ns >= NSEC_PER_SEC) {
     ns -= NSEC_PER_SEC;
     ++sec;
@@ -87,13 +101,80 @@ static int32_t do_hres(const struct vdsolab_ops *ops, const uint8_t *vc,
   return 0;
 }
 
+/* struct timens_offset at offset[clk] of the namespace's record `vcns`
+ * (where basetime[clk] is in a time page's record): s64 sec, u64 nsec,
+ * added in u64 as the kernel adds them. */
+static void add_timens_offset(const struct vdsolab_ops *ops,
+                              const uint8_t *vcns, int32_t clk, uint64_t *sec,
+                              uint64_t *ns) {
+  *sec += ld64(ops, vcns + kVcBasetime + 16 * clk);
+  *ns += ld64(ops, vcns + kVcBasetime + 16 * clk + 8);
+}
+
+/* do_hres_timens(): the time page is ops->time_page_offset bytes after the
+ * namespace's page (__arch_get_vdso_u_timens_data()), and the clock's
+ * record there where `vcns` is in the namespace's page. */
+static int32_t do_hres_timens(const struct vdsolab_ops *ops,
+                              const uint8_t *vcns, int32_t clk,
+                              struct vdsolab_timespec *ts) {
+  const uint8_t *vc = vcns + ops->time_page_offset;
+  uint64_t sec = 0, ns = 0;
+  int abandoned = 0;
+  for (;;) {
+    const uint32_t seq = begin(ops, vc, &abandoned, NULL);
+    if (abandoned) return VDSOLAB_ABANDONED;
+    if (hres_body(ops, vc, clk, &sec, &ns) == USE_SYSCALL) return USE_SYSCALL;
+    if (ld32(ops, vc + kVcSeq) == seq) break;
+    if (!ops->may_retry(ops->ctx)) return VDSOLAB_ABANDONED;
+  }
+  add_timens_offset(ops, vcns, clk, &sec, &ns);
+  return set_timespec(ts, sec, ns);
+}
+
+static int32_t do_hres(const struct vdsolab_ops *ops, const uint8_t *vc,
+                       int32_t clk, struct vdsolab_timespec *ts) {
+  uint64_t sec = 0, ns = 0;
+  int abandoned = 0, timens = 0;
+  for (;;) {
+    const uint32_t seq = begin(ops, vc, &abandoned, &timens);
+    if (abandoned) return VDSOLAB_ABANDONED;
+    if (timens) return do_hres_timens(ops, vc, clk, ts);
+    if (hres_body(ops, vc, clk, &sec, &ns) == USE_SYSCALL) return USE_SYSCALL;
+    if (ld32(ops, vc + kVcSeq) == seq) break;
+    if (!ops->may_retry(ops->ctx)) return VDSOLAB_ABANDONED;
+  }
+  return set_timespec(ts, sec, ns);
+}
+
+/* do_coarse_timens(): the time page's coarse base under its seq, plus the
+ * namespace's offset. */
+static int32_t do_coarse_timens(const struct vdsolab_ops *ops,
+                                const uint8_t *vcns, int32_t clk,
+                                struct vdsolab_timespec *ts) {
+  const uint8_t *vc = vcns + ops->time_page_offset;
+  const uint8_t *base = vc + kVcBasetime + 16 * clk;
+  uint64_t sec = 0, ns = 0;
+  int abandoned = 0;
+  for (;;) {
+    const uint32_t seq = begin(ops, vc, &abandoned, NULL);
+    if (abandoned) return VDSOLAB_ABANDONED;
+    sec = ld64(ops, base);
+    ns = ld64(ops, base + 8);
+    if (ld32(ops, vc + kVcSeq) == seq) break;
+    if (!ops->may_retry(ops->ctx)) return VDSOLAB_ABANDONED;
+  }
+  add_timens_offset(ops, vcns, clk, &sec, &ns);
+  return set_timespec(ts, sec, ns);
+}
+
 static int32_t do_coarse(const struct vdsolab_ops *ops, const uint8_t *vc,
                          int32_t clk, struct vdsolab_timespec *ts) {
   const uint8_t *base = vc + kVcBasetime + 16 * clk;
-  int abandoned = 0;
+  int abandoned = 0, timens = 0;
   for (;;) {
-    const uint32_t seq = begin(ops, vc, &abandoned);
+    const uint32_t seq = begin(ops, vc, &abandoned, &timens);
     if (abandoned) return VDSOLAB_ABANDONED;
+    if (timens) return do_coarse_timens(ops, vc, clk, ts);
     ts->tv_sec = (int64_t)ld64(ops, base);
     ts->tv_nsec = (int64_t)ld64(ops, base + 8);
     if (ld32(ops, vc + kVcSeq) == seq) return 0;
@@ -139,7 +220,8 @@ static const struct vdsolab_plugin2 kPlugin = {
     VDSOLAB_V2_CASE == 2 ? 7u : (uint32_t)VDSOLAB_COUNTER_MASKED63,
     VDSOLAB_V2_CASE == 3
         ? 0x10u
-        : (VDSOLAB_SEM_OVERFLOW_PROTECTED | VDSOLAB_SEM_COARSE_FROM_COARSE_NSEC),
+        : (VDSOLAB_SEM_OVERFLOW_PROTECTED | VDSOLAB_SEM_COARSE_FROM_COARSE_NSEC |
+           VDSOLAB_SEM_TIME_NAMESPACE),
     VDSOLAB_V2_CASE == 4 ? 9u : (uint32_t)VDSOLAB_RDTSC_ORDERED,
     "Linux 6.18",
     "examples/plugin/example_plugin_v2.c",
