@@ -60,13 +60,15 @@ rc::Gen<int64_t> Around(int64_t at) {
                       [at](int64_t d) { return at + d; });
 }
 
+// The mode bits a request may carry (ADJ_ADJTIME's forms aside).
+constexpr uint32_t kModeBits[] = {
+    tk::kAdjOffset, tk::kAdjFrequency, tk::kAdjMaxerror, tk::kAdjEsterror,
+    tk::kAdjStatus, tk::kAdjTimeconst, tk::kAdjTai,      tk::kAdjSetoffset,
+    tk::kAdjMicro,  tk::kAdjNano,      tk::kAdjTick};
+
 tk::Timex GenTimex() {
   tk::Timex t;
-  static constexpr uint32_t kBits[] = {
-      tk::kAdjOffset, tk::kAdjFrequency, tk::kAdjMaxerror, tk::kAdjEsterror,
-      tk::kAdjStatus, tk::kAdjTimeconst, tk::kAdjTai,      tk::kAdjSetoffset,
-      tk::kAdjMicro,  tk::kAdjNano,      tk::kAdjTick};
-  for (uint32_t b : kBits) {
+  for (uint32_t b : kModeBits) {
     if (*rc::gen::element(0, 1, 2) == 0) t.modes |= b;
   }
   // adjtime(): ADJ_ADJTIME with all, some or none of the singleshot bits.
@@ -97,11 +99,7 @@ tk::Timex GenTimex() {
 // it for their own reasons, so that limit alone decides the answer.
 tk::Timex GenTimexAtOneLimit() {
   tk::Timex t;
-  static constexpr uint32_t kBits[] = {
-      tk::kAdjOffset, tk::kAdjFrequency, tk::kAdjMaxerror, tk::kAdjEsterror,
-      tk::kAdjStatus, tk::kAdjTimeconst, tk::kAdjTai,      tk::kAdjSetoffset,
-      tk::kAdjMicro,  tk::kAdjNano,      tk::kAdjTick};
-  for (uint32_t b : kBits) {
+  for (uint32_t b : kModeBits) {
     if (*rc::gen::element(0, 1) == 0) t.modes |= b;
   }
   t.offset = *rc::gen::inRange<int64_t>(-500000, 500001);
