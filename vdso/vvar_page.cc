@@ -223,10 +223,6 @@ uint64_t VvarPage::Load(uint32_t offset, uint8_t size) const {
   return LoadSized(base_ + offset, size);
 }
 
-std::vector<uint8_t> VvarPage::Snapshot() const {
-  return std::vector<uint8_t>(base_, base_ + kPages * kPageSize);
-}
-
 namespace {
 
 constexpr uint32_t kClockSize = sizeof(VdsoClock);

@@ -95,9 +95,6 @@ class VvarPage {
   // Writer-side reads (the writer reads its own seq, for example).
   uint64_t Load(uint32_t offset, uint8_t size) const;
 
-  // Copy of the bytes, for reports and replays.
-  std::vector<uint8_t> Snapshot() const;
-
  private:
   VvarPage(uint8_t* base, uint8_t* write, int fd, uint64_t id)
       : base_(base), write_(write), fd_(fd), id_(id) {}

@@ -15,7 +15,9 @@ TEST(VvarPage, IsPageAlignedAndZeroed) {
   auto page = VvarPage::Create();
   ASSERT_TRUE(page.ok());
   EXPECT_EQ(reinterpret_cast<uintptr_t>((*page)->data()) % kPageSize, 0u);
-  for (uint8_t byte : (*page)->Snapshot()) ASSERT_EQ(byte, 0);
+  for (size_t i = 0; i < (*page)->size(); ++i) {
+    ASSERT_EQ((*page)->data()[i], 0) << "byte " << i;
+  }
 }
 
 TEST(VvarPage, StoresAreLittleEndianAtTheirOffset) {
