@@ -4,14 +4,18 @@
 // where time code breaks: counter starts near 2^32, 2^62, 2^63 and the wrap;
 // tick gaps on time, early, idle and beyond max_cycles; probe deltas around
 // cycle_last, max_cycles and the 2^62/2^63 sign bits; operations on the
-// 6.17+ aux clocks (enable, disable, clock_settime(), a frequency).
+// 6.17+ aux clocks (enable, disable, clock_settime(), a frequency); time
+// namespace offsets at the edges of their domain.
 
 #ifndef VDSOLAB_TESTS_GENERATORS_H_
 #define VDSOLAB_TESTS_GENERATORS_H_
 
 #include <rapidcheck.h>
 
+#include <algorithm>
 #include <cstdint>
+
+#include "common/timespec.h"
 
 namespace vdsolab::testing {
 
@@ -110,6 +114,22 @@ inline rc::Gen<AuxOp> GenAuxOp() {
          {1, rc::gen::element<int64_t>(-(500ll << 16), 500ll << 16)}});
     return op;
   });
+}
+
+// A time namespace offset with whole seconds in [lo_sec, hi_sec] (the
+// caller's share of proc_timens_set_offset()'s domain, which keeps the
+// clock plus the offset in [0, KTIME_SEC_MAX / 2)): small ones of both
+// signs most often, then negative ones down to lo_sec, its edges and 0,
+// and anything in between; the nanoseconds at 0, at their end or anywhere.
+inline Timespec64 GenTimensOffset(int64_t lo_sec, int64_t hi_sec) {
+  const int64_t drawn = *rc::gen::weightedOneOf<int64_t>(
+      {{3, rc::gen::inRange<int64_t>(-1000, 1000000)},
+       {1, rc::gen::inRange<int64_t>(lo_sec, 1)},
+       {1, rc::gen::element(lo_sec, hi_sec, int64_t{0})},
+       {1, rc::gen::inRange<int64_t>(lo_sec, hi_sec)}});
+  const int64_t nsec = *rc::gen::element<int64_t>(
+      0, 999999999, *rc::gen::inRange<int64_t>(0, 1000000000));
+  return Timespec64{std::clamp(drawn, lo_sec, hi_sec), nsec};
 }
 
 }  // namespace vdsolab::testing

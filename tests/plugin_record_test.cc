@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "testing/runfile.h"
 #include "variants/plugin/loader.h"
 #include "variants/plugin/vdsolab_plugin.h"
 #include "variants/variant.h"
@@ -25,10 +26,7 @@
 namespace vdsolab::variants {
 namespace {
 
-std::string Runfile(const std::string& path) {
-  const char* dir = std::getenv("TEST_SRCDIR");
-  return std::string(dir != nullptr ? dir : ".") + "/vdsolab/" + path;
-}
+using ::vdsolab::testing::Runfile;
 
 // The fields both versions share, as the plugin declares them.
 struct Declared {
@@ -128,8 +126,7 @@ TEST(PluginRecord, AFileDlopenRefusesIsRefusedWithTheLoadersReason) {
     const std::string reason = why;
     absl::StatusOr<const Variant*> v = LoadPluginVariant(path);
     ASSERT_FALSE(v.ok()) << path;
-    EXPECT_NE(std::string(v.status().message()).find(reason),
-              std::string::npos)
+    EXPECT_NE(std::string(v.status().message()).find(reason), std::string::npos)
         << path << ": " << v.status().message() << "\nwanted: " << reason;
   }
 }

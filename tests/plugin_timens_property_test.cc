@@ -16,7 +16,6 @@
 #include <rapidcheck/gtest.h>
 
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 
 #include "absl/strings/str_format.h"
@@ -25,16 +24,15 @@
 #include "sim/engine.h"
 #include "sim/run_report.h"
 #include "sim/scenario.h"
+#include "testing/runfile.h"
+#include "tests/generators.h"
 #include "variants/plugin/loader.h"
 #include "variants/variant.h"
 
 namespace vdsolab {
 namespace {
 
-std::string Runfile(const std::string& path) {
-  const char* dir = std::getenv("TEST_SRCDIR");
-  return std::string(dir != nullptr ? dir : ".") + "/vdsolab/" + path;
-}
+using testing::Runfile;
 
 const variants::Variant& ExamplePluginV2() {
   static const variants::Variant* v = [] {
@@ -51,20 +49,11 @@ const variants::Variant& ExamplePluginV2() {
   return *v;
 }
 
-// An offset for a clock at most `now_s` seconds into the run: where
+// An offset for a clock at most `now_s` seconds into the run, where
 // proc_timens_set_offset() takes it (now + offset stays in [0,
-// KTIME_SEC_MAX / 2)), small ones most often, its edges too.
+// KTIME_SEC_MAX / 2)), with a second's and ten seconds' margin.
 Timespec64 GenOffset(int64_t now_s) {
-  const int64_t lo = -now_s + 1;
-  const int64_t hi = kKtimeSecMax / 2 - now_s - 10;
-  const int64_t sec = *rc::gen::weightedOneOf<int64_t>(
-      {{3, rc::gen::inRange<int64_t>(lo, 100000)},
-       {2, rc::gen::inRange<int64_t>(lo, 1)},
-       {1, rc::gen::element(lo, hi, int64_t{0})},
-       {1, rc::gen::inRange<int64_t>(lo, hi)}});
-  const int64_t nsec = *rc::gen::element<int64_t>(
-      0, 999999999, *rc::gen::inRange<int64_t>(0, 1000000000));
-  return Timespec64{sec, nsec};
+  return testing::GenTimensOffset(-now_s + 1, kKtimeSecMax / 2 - now_s - 10);
 }
 
 RC_GTEST_PROP(PluginTimens, NamespaceReadersAnswerTheSyscallPlusOffsets, ()) {

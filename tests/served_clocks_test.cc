@@ -55,7 +55,7 @@ TEST(ServedClocks, EveryVariantServesFromThePageExactlyWhatItDeclares) {
       ASSERT_NE(it, r->coverage.per_clock.end())
           << v->name << " " << ClockName(c);
       const auto& [page, syscall, errors] = it->second;
-      ASSERT_GT(page + syscall + errors, 100u / 3)
+      ASSERT_GT(page + syscall + errors, 100u)
           << v->name << " " << ClockName(c);
       if (variants::ServesFromPage(*v, c)) {
         EXPECT_EQ(syscall + errors, 0u)

@@ -12,7 +12,6 @@
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
 
-#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -40,16 +39,8 @@ using timekeeper::TimensOffsets;
 // An offset for a clock that reads `now`: anywhere proc_timens_set_offset()
 // accepts, its edges included.
 Timespec64 GenOffset(const Timespec64& now) {
-  const int64_t lo = -now.tv_sec;                        // now + val >= 0 s
-  const int64_t hi = kKtimeSecMax / 2 - now.tv_sec - 1;  // stays below /2
-  const int64_t drawn = *rc::gen::weightedOneOf<int64_t>(
-      {{4, rc::gen::inRange<int64_t>(-1000, 1000000)},
-       {1, rc::gen::element(lo, hi, int64_t{0})},
-       {1, rc::gen::inRange<int64_t>(lo, hi)}});
-  const int64_t sec = std::clamp(drawn, lo, hi);
-  const int64_t nsec = *rc::gen::element<int64_t>(
-      0, 999999999, *rc::gen::inRange<int64_t>(0, 1000000000));
-  return Timespec64{sec, nsec};
+  return testing::GenTimensOffset(-now.tv_sec,  // now + val >= 0 s
+                                  kKtimeSecMax / 2 - now.tv_sec - 1);
 }
 
 RC_GTEST_PROP(TimensReader, MatchesTheSyscallPlusOffsets, ()) {

@@ -11,16 +11,14 @@
 #include <string>
 
 #include "sim/run.h"
+#include "testing/runfile.h"
 #include "variants/plugin/call_guard.h"
 #include "variants/plugin/loader.h"
 
 namespace vdsolab::variants {
 namespace {
 
-std::string Runfile(const std::string& path) {
-  const char* dir = std::getenv("TEST_SRCDIR");
-  return std::string(dir != nullptr ? dir : ".") + "/vdsolab/" + path;
-}
+using ::vdsolab::testing::Runfile;
 
 // One reader alternating MONOTONIC (which misbehaves) and REALTIME (which
 // the plugin answers through the syscall), a few dozen calls.

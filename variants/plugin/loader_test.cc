@@ -7,20 +7,17 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <string>
 
 #include "sim/engine.h"
 #include "sim/exhaustive.h"
+#include "testing/runfile.h"
 #include "variants/registry.h"
 
 namespace vdsolab::variants {
 namespace {
 
-std::string Runfile(const std::string& path) {
-  const char* dir = std::getenv("TEST_SRCDIR");
-  return std::string(dir != nullptr ? dir : ".") + "/vdsolab/" + path;
-}
+using ::vdsolab::testing::Runfile;
 
 sim::Scenario Racy() {
   sim::Scenario s;
