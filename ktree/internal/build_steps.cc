@@ -13,7 +13,8 @@ namespace {
 // Bumped whenever a build step changes what it produces.
 // 2: the cache meta holds code_sha256.
 // 3: semantics_flags declare time namespaces (5.6+).
-constexpr char kBuildStepsVersion[] = "ktree build steps 3";
+// 4: the kernel's no-FP flags; thunks without vector saves.
+constexpr char kBuildStepsVersion[] = "ktree build steps 4";
 
 // The translation unit: the tree's vclock_gettime.c, compiled as the
 // kernel compiles it (it includes ../../../../lib/vdso/gettimeofday.c
@@ -294,11 +295,13 @@ absl::Status LinkPlugin(const StepContext& ctx, const std::string& assembly,
       !s.ok()) {
     return s;
   }
-  if (absl::Status s = Run(ctx,
-                           {ctx.cc.cc, "-O2", "-fPIC", "-fvisibility=hidden",
-                            "-fno-stack-protector", "-std=gnu11", "-Wall",
-                            "-I" + glue_dir, "-c", "-o", glue_o, glue_c},
-                           "compiling the glue");
+  if (absl::Status s = Run(
+          ctx,
+          {ctx.cc.cc, "-O2", "-fPIC", "-fvisibility=hidden",
+           "-fno-stack-protector", "-std=gnu11", "-Wall",
+           // No vector copies (the timespec's two words).
+           "-fno-tree-vectorize", "-I" + glue_dir, "-c", "-o", glue_o, glue_c},
+          "compiling the glue");
       !s.ok()) {
     return s;
   }

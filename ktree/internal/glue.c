@@ -315,7 +315,8 @@ VDSOLAB_HIDDEN void* __tsan_memset(void* dst, int v, size_t n) {
  * simulation as the reader's barrier. */
 VDSOLAB_HIDDEN void smp_rmb(void) {
   struct call* c = cur;
-  if (c != NULL) c->ops->rmb(c->ops->ctx);
+  /* A quiet call has no loads to order (QuietAccess::Rmb() is empty). */
+  if (c != NULL && c->quiet == NULL) c->ops->rmb(c->ops->ctx);
 }
 VDSOLAB_HIDDEN void smp_wmb(void) {}
 
@@ -327,7 +328,8 @@ VDSOLAB_HIDDEN void smp_wmb(void) {}
  * release order only stores, which a reader's loads do not care about. */
 VDSOLAB_HIDDEN void __tsan_atomic_signal_fence(int mo) {
   struct call* c = cur;
-  if (c != NULL && (mo == __ATOMIC_ACQUIRE || mo == __ATOMIC_SEQ_CST)) {
+  if (c != NULL && c->quiet == NULL &&
+      (mo == __ATOMIC_ACQUIRE || mo == __ATOMIC_SEQ_CST)) {
     c->ops->rmb(c->ops->ctx);
   }
 }
@@ -348,34 +350,14 @@ VDSOLAB_HIDDEN int64_t vdsolab_glue_syscall(int64_t nr, int64_t a1, int64_t a2,
                           (struct vdsolab_timespec*)(uintptr_t)a2);
 }
 
-/* xmm0-15 to and from a 256-byte, 16-aligned area at (%rsp): the C
- * callee may use any of them; the kernel code around the site expects them
- * unchanged. */
-#define SAVE_XMM                                                          \
-  "  movdqa %xmm0, 0(%rsp)\n  movdqa %xmm1, 16(%rsp)\n"                  \
-  "  movdqa %xmm2, 32(%rsp)\n  movdqa %xmm3, 48(%rsp)\n"                 \
-  "  movdqa %xmm4, 64(%rsp)\n  movdqa %xmm5, 80(%rsp)\n"                 \
-  "  movdqa %xmm6, 96(%rsp)\n  movdqa %xmm7, 112(%rsp)\n"                \
-  "  movdqa %xmm8, 128(%rsp)\n  movdqa %xmm9, 144(%rsp)\n"               \
-  "  movdqa %xmm10, 160(%rsp)\n  movdqa %xmm11, 176(%rsp)\n"             \
-  "  movdqa %xmm12, 192(%rsp)\n  movdqa %xmm13, 208(%rsp)\n"             \
-  "  movdqa %xmm14, 224(%rsp)\n  movdqa %xmm15, 240(%rsp)\n"
-#define RESTORE_XMM                                                       \
-  "  movdqa 0(%rsp), %xmm0\n  movdqa 16(%rsp), %xmm1\n"                  \
-  "  movdqa 32(%rsp), %xmm2\n  movdqa 48(%rsp), %xmm3\n"                 \
-  "  movdqa 64(%rsp), %xmm4\n  movdqa 80(%rsp), %xmm5\n"                 \
-  "  movdqa 96(%rsp), %xmm6\n  movdqa 112(%rsp), %xmm7\n"                \
-  "  movdqa 128(%rsp), %xmm8\n  movdqa 144(%rsp), %xmm9\n"               \
-  "  movdqa 160(%rsp), %xmm10\n  movdqa 176(%rsp), %xmm11\n"             \
-  "  movdqa 192(%rsp), %xmm12\n  movdqa 208(%rsp), %xmm13\n"             \
-  "  movdqa 224(%rsp), %xmm14\n  movdqa 240(%rsp), %xmm15\n"
-
 /* The thunks the rewritten rdtsc / rdtscp / rdtsc_ordered() / syscall
- * sites call. Each saves every register the instruction does not define
- * (and the flags, which a compiler may keep live across an intrinsic's
- * rdtsc), realigns the stack for the C call, saves xmm0-15 (the C side may
- * use them; the kernel object is compiled with SSE allowed) and restores
- * all of it. Counter thunks return EDX:EAX with the upper halves clear;
+ * sites call. Each saves every general register the instruction does not
+ * define (and the arithmetic flags, which a compiler may keep live across
+ * an intrinsic's rdtsc), realigns the stack for the C call and restores all
+ * of it. Vector and x87 registers are not saved: the kernel object is
+ * compiled with the kernel's -mno-sse -mno-mmx -mno-80387 (shims.cc's
+ * CommonFlags()), so none is live at a site, whatever the C side
+ * clobbers. Counter thunks return EDX:EAX with the upper halves clear;
  * rdtscp also sets ECX (TSC_AUX, 0 here). The syscall thunk takes RAX and
  * RDI/RSI/RDX, returns RAX and clobbers RCX/R11 as the instruction does. */
 __asm__(
@@ -401,8 +383,14 @@ __asm__(
     "  jmp vdsolab_thunk_counter\n"
     "  .type vdsolab_thunk_counter,@function\n"
     "vdsolab_thunk_counter:\n"
-    /* 0(%rbp) saved rbp, 8 flags, 16 kind, 24 return address */
-    "  pushfq\n"
+    /* 0(%rbp) saved rbp, 8 the arithmetic flags, 16 kind, 24 return
+     * address. The flags as lahf (AH: SF ZF AF PF CF) and seto (AL: OF)
+     * save them and sahf restores them: popfq, which also reloads the
+     * system flags, cost more than the rest of the thunk. RAX is free: the
+     * instruction defines it. */
+    "  lahf\n"
+    "  seto %al\n"
+    "  pushq %rax\n"
     "  pushq %rbp\n"
     "  movq %rsp, %rbp\n"
     "  pushq %rcx\n"
@@ -413,15 +401,9 @@ __asm__(
     "  pushq %r10\n"
     "  pushq %r11\n"
     "  andq $-16, %rsp\n"
-    "  subq $256, %rsp\n"
-    SAVE_XMM
     "  movq 16(%rbp), %rdi\n"
     "  cld\n"
     "  call vdsolab_glue_counter\n"
-    RESTORE_XMM
-    "  movq %rax, %rdx\n"
-    "  shrq $32, %rdx\n"
-    "  movl %eax, %eax\n"
     "  leaq -56(%rbp), %rsp\n"
     "  popq %r11\n"
     "  popq %r10\n"
@@ -434,9 +416,16 @@ __asm__(
     "  jne 1f\n"
     "  xorl %ecx, %ecx\n"
     "1:\n"
+    /* The value over the kind, then the flags back, then EDX:EAX from the
+     * value with moves, which leave the flags alone. */
+    "  movq %rax, 16(%rbp)\n"
+    "  movq 8(%rbp), %rax\n"
+    "  addb $0x7f, %al\n" /* OF = (AL == 1); sahf leaves OF alone */
+    "  sahf\n"
+    "  movl 16(%rbp), %eax\n"
+    "  movl 20(%rbp), %edx\n"
     "  popq %rbp\n"
-    "  popfq\n"
-    "  leaq 8(%rsp), %rsp\n" /* drop the kind; lea leaves the flags alone */
+    "  leaq 16(%rsp), %rsp\n" /* drop the flags and the value */
     "  ret\n"
     "  .size vdsolab_thunk_counter, .-vdsolab_thunk_counter\n"
     "\n"
@@ -455,15 +444,12 @@ __asm__(
     "  pushq %r9\n"
     "  pushq %r10\n"
     "  andq $-16, %rsp\n"
-    "  subq $256, %rsp\n"
-    SAVE_XMM
     "  movq %rdx, %rcx\n" /* (nr, a1, a2, a3) <- (rax, rdi, rsi, rdx) */
     "  movq %rsi, %rdx\n"
     "  movq %rdi, %rsi\n"
     "  movq %rax, %rdi\n"
     "  cld\n"
     "  call vdsolab_glue_syscall\n"
-    RESTORE_XMM
     "  leaq -48(%rbp), %rsp\n"
     "  popq %r10\n"
     "  popq %r9\n"
@@ -503,7 +489,13 @@ static int32_t tree_clock_gettime(const struct vdsolab_ops* ops,
   const int r =
       vdsolab_tree_clock_gettime(page + VDSOLAB_TREE_DATA_OFFSET, clock, &kts);
   cur = c.saved;
-  if (r == 0) *ts = kts;
+  if (r == 0) {
+    /* Field by field: the kernel code stored them as two 8-byte words, and
+     * one 16-byte load of both (what a struct copy compiles to) cannot be
+     * forwarded from those stores: a stall on every call. */
+    ts->tv_sec = kts.tv_sec;
+    ts->tv_nsec = kts.tv_nsec;
+  }
   return r;
 }
 

@@ -77,6 +77,10 @@ const std::vector<std::string>& CommonFlags() {
       "-fno-stack-protector", "-fno-omit-frame-pointer",
       "-foptimize-sibling-calls", "-fasynchronous-unwind-tables",
       "-mcmodel=small", "-m64", "-O2",
+      // arch/x86/Makefile's: no FP or vector code, so no such register is
+      // live at a rewritten site (the glue's thunks do not save them).
+      "-mno-sse", "-mno-mmx", "-mno-sse2", "-mno-3dnow", "-mno-avx",
+      "-mno-80387",
       // vdsolab's: position-independent (a shared object), no red zone (a
       // rewritten counter or syscall site pushes a return address), and
       // a call before every load.
