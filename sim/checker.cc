@@ -376,9 +376,9 @@ void Checker::OnCall(const CallRecord& call) {
           (state != nullptr && facts.settable) ? state->clock_was_set_seq : 0,
       .coarse_off = state != nullptr &&
                     oracle_.ShowsCoarseOffBySecond(state->coarse_off_by_second),
-      .read_counter = call.read_counter,
       .counter = call.counter,
       .counter_cpu = call.counter_cpu,
+      .read_counter = call.read_counter,
       .counter_ns = call.counter_ns,
       .counter_step_ns = call.counter_step_ns,
       .negative_motion = negative_motion,

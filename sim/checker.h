@@ -95,10 +95,13 @@ class Checker {
     uint64_t reader_call = 0;
     uint64_t end_ns = 0;
     uint32_t generation = 0;
+    // The bools apart: side by side, GCC 12 built them in a stack slot
+    // byte by byte and copied them with one 2-byte load, which stalled on
+    // store forwarding in every call.
     bool coarse_off = false;
-    bool read_counter = false;
     uint64_t counter = 0;
     int counter_cpu = 0;
+    bool read_counter = false;
     uint64_t counter_ns = 0;
     uint64_t counter_step_ns = 0;   // CallRecord::counter_step_ns.
     bool negative_motion = false;   // The counter was behind cycle_last.

@@ -43,6 +43,9 @@
 
 #define VDSOLAB_HIDDEN __attribute__((visibility("hidden")))
 #define VDSOLAB_EXPORT __attribute__((visibility("default")))
+/* The hooks' rare paths, out of line: the common one (a quiet call's load,
+ * or an address outside the area) then needs no saved registers. */
+#define VDSOLAB_SLOW __attribute__((noinline, cold))
 
 /* clock_gettime on x86-64 (arch/x86/entry/syscalls/syscall_64.tbl). */
 #define VDSOLAB_NR_CLOCK_GETTIME 228
@@ -164,7 +167,8 @@ static inline __attribute__((always_inline)) void quiet_load(
   }
 }
 
-static void page_load(struct call* c, const uint8_t* p, uint32_t size) {
+static VDSOLAB_SLOW void page_load(struct call* c, const uint8_t* p,
+                                   uint32_t size) {
   uint32_t offset = (uint32_t)(p - c->page);
   if (++c->loads > VDSOLAB_LOAD_BUDGET) ask_may_retry(c);
   if (c->time_page != 0) {
@@ -203,7 +207,8 @@ static void page_load(struct call* c, const uint8_t* p, uint32_t size) {
  * kernel's load then reads. The shadow is per process: two threads running
  * tree code on kvm-clock pages at once would race on it (vdsolab's
  * simulation runs one call at a time). */
-static void pvclock_load(struct call* c, const uint8_t* p, size_t size) {
+static VDSOLAB_SLOW void pvclock_load(struct call* c, const uint8_t* p,
+                                      size_t size) {
   const size_t off = (size_t)(p - pvclock_page);
   if (off + size > sizeof(pvclock_page)) size = sizeof(pvclock_page) - off;
   const uint8_t* src = c->page + c->ops->pvclock_offset + off;
@@ -221,14 +226,14 @@ static void pvclock_load(struct call* c, const uint8_t* p, size_t size) {
  * page's bytes there, made current by page_load() (a load of the time
  * page like any other) and copied into the shadow, which the kernel's load
  * then reads. Per process, like the pvclock shadow. */
-static void timens_load(struct call* c, const uint8_t* p, size_t size) {
+static VDSOLAB_SLOW void timens_load(struct call* c, const uint8_t* p,
+                                     size_t size) {
   if (c->time_page == 0) return;
   const size_t off = (size_t)(p - timens__vdso_data);
   if (off + size > sizeof(timens__vdso_data)) {
     size = sizeof(timens__vdso_data) - off;
   }
-  const uint8_t* src =
-      c->page + c->time_page + VDSOLAB_TREE_DATA_OFFSET + off;
+  const uint8_t* src = c->page + c->time_page + VDSOLAB_TREE_DATA_OFFSET + off;
   if (src + size > c->end) return;
   page_load(c, src, (uint32_t)size);
   copy_bytes((uint8_t*)p, src, size);
