@@ -22,6 +22,7 @@
 
 #include "common/clock_result.h"
 #include "common/clockid.h"
+#include "common/math64.h"
 #include "timekeeper/timekeeper.h"
 #include "variants/variant.h"
 
@@ -97,15 +98,24 @@ class EraOracle {
   }
 
  private:
-  // Whether ExplainAnswer() can return anything: the era's multiply can
-  // wrap (EraValue()), or its counter rule can freeze time at the base
-  // (a counter numerically behind cycle_last).
+  // Whether ExplainAnswer() can return anything: the era's multiply
+  // wraps at this counter (EraValue()), or its counter rule can freeze
+  // time at the base (a counter numerically behind cycle_last).
   bool MayExplain(const timekeeper::Timekeeper& tk, ClockId clock,
                   uint64_t counter) const {
-    return may_wrap_ ||
-           (clamps_to_last_ &&
-            counter < (clock == kClockMonotonicRaw ? tk.tkr_raw.cycle_last
-                                                   : tk.tkr_mono.cycle_last));
+    const timekeeper::TkReadBase& tkr =
+        clock == kClockMonotonicRaw ? tk.tkr_raw : tk.tkr_mono;
+    // The delta EraValue() multiplies is this one under every counter rule
+    // where it multiplies at all (masked to 63 bits, or a counter ahead of
+    // cycle_last below 2^63): no 64-bit overflow here, no era value. Asked
+    // on every call, so kept inline and without the rest of EraValue().
+    if (may_wrap_) {
+      const unsigned __int128 product =
+          static_cast<unsigned __int128>((counter - tkr.cycle_last) & kS64Max) *
+          tkr.mult;
+      if ((product >> 64) != 0) return true;
+    }
+    return clamps_to_last_ && counter < tkr.cycle_last;
   }
   const char* ExplainOddAnswer(const timekeeper::Timekeeper& tk, ClockId clock,
                                uint64_t counter, const ClockResult& got) const;
