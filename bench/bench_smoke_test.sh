@@ -38,6 +38,28 @@ elif grep -qF "/nonexistent-dir/x.md" "$out.err2"; then
 "$bin" --report_out= >/dev/null 2>&1
 if [ $? -eq 2 ]; then echo "ok   empty report path refused"; else
   echo "FAIL empty report path not refused with 2"; failures=$((failures + 1)); fi
+# A kernel tree against its era's reader: the table row with the paired
+# ratio, and the target judged by it (a figure, not "not measured").
+tree=/usr/src/linux-source-6.12.tar.xz
+if [ -r "$tree" ]; then
+  tout="${TEST_TMPDIR:-/tmp}/trees.md"
+  if XDG_CACHE_HOME="${TEST_TMPDIR:-/tmp}/cache" "$bin" --quick \
+       --kernel-tree="$tree" --report_out="$tout" \
+       --benchmark_filter='host_vdso/CLOCK_MONOTONIC$|sim/tree' \
+       >/dev/null 2>"$tout.err"; then
+    if grep -E '^\| 6\.12\.[0-9]+ \| [0-9.]+M \| 6\.10 \| [0-9.]+M \| [0-9.]+× \| [0-9]+\.[0-9]{2}× \|$' "$tout" >/dev/null; then
+      echo "ok   tree row has a paired ratio"; else
+      echo "FAIL tree row: $(grep -F '| 6.12.' "$tout")"; failures=$((failures + 1)); fi
+    if grep -E '^\| kernel tree 6\.12\.[0-9]+@6\.10 simulated ÷ its era.s built-in reader \| [0-9]+\.[0-9]{2}× \|' "$tout" >/dev/null; then
+      echo "ok   tree target judged"; else
+      echo "FAIL tree target: $(grep -F 'kernel tree' "$tout")"; failures=$((failures + 1)); fi
+  else
+    echo "FAIL bench with a kernel tree exited non-zero"; tail -5 "$tout.err"
+    failures=$((failures + 1))
+  fi
+else
+  echo "skip no $tree: the kernel-tree rows are not checked"
+fi
 # Bad flags are refused.
 if "$bin" --benchmark_nosuchflag=1 >/dev/null 2>&1; then
   echo "FAIL unknown flag accepted"; failures=$((failures + 1)); else

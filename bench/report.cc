@@ -431,20 +431,29 @@ std::string FormatReport(const MachineInfo& machine,
     const double tree = CounterOf(r, name, "reads_per_s");
     const double builtin = CounterOf(r, TreeBuiltinBench(era), "reads_per_s");
     if (tree <= 0 || builtin <= 0) continue;
+    // The target's figure: the alternating runs' ratio where measured.
+    const double paired =
+        CounterOf(r, TreePairBench(rest.substr(0, at), era), "ratio");
     if (tree_ratios.empty()) {
       absl::StrAppendFormat(
           &o,
           "\n### Kernel trees' own vDSO code in the simulation\n\nThe "
           "scenario of the no-injection row, with a kernel tree's own "
           "lib/vdso compiled as a variant (docs/kernel-trees.md) and with "
-          "the built-in reader of its era.\n\n| tree | reads per second | "
-          "built-in | reads per second | tree ÷ built-in (time per read) |\n"
-          "|---|---|---|---|---|\n");
+          "the built-in reader of its era. Paired: the two run in "
+          "alternation, each run timed alone, the median over the pairs of "
+          "tree ÷ built-in time (then the median over the repetitions); "
+          "the target's figure, as the machine's speed drifts between "
+          "benchmarks run seconds apart.\n\n| tree | reads per second | "
+          "built-in | reads per second | tree ÷ built-in (time per read) | "
+          "paired |\n|---|---|---|---|---|---|\n");
     }
-    absl::StrAppendFormat(&o, "| %s | %.2fM | %s | %.2fM | %s× |\n",
+    absl::StrAppendFormat(&o, "| %s | %.2fM | %s | %.2fM | %s× | %s |\n",
                           rest.substr(0, at), tree / 1e6, era, builtin / 1e6,
-                          Ratio(builtin, tree));
-    tree_ratios.emplace_back(rest, builtin / tree);
+                          Ratio(builtin, tree),
+                          paired > 0 ? absl::StrFormat("%.2f×", paired)
+                                     : std::string("not measured"));
+    tree_ratios.emplace_back(rest, paired > 0 ? paired : builtin / tree);
   }
 
   // The targets.

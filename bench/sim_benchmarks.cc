@@ -2,6 +2,11 @@
 
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <chrono>
+#include <string>
+#include <vector>
+
 #include "absl/strings/str_format.h"
 #include "bench/counters.h"
 #include "ktree/load.h"
@@ -83,6 +88,39 @@ void RunScenario(
                                                   benchmark::Counter::kIsRate);
 }
 
+// The same scenario through two variants in alternation, each run timed
+// alone: per iteration the ratio of `first`'s time to `second`'s (their
+// order swapped every iteration), and as the counter "ratio" the median
+// of those ratios. On these VMs the machine's speed drifts by tens of
+// percent from one second to the next (docs/benchmarks.md); two
+// benchmarks seconds apart measure different machines, two runs
+// milliseconds apart the same one.
+void RunPair(benchmark::State& st, const sim::Scenario& s,
+             const variants::Variant& first, const variants::Variant& second) {
+  std::vector<double> ratios;
+  bool first_first = true;
+  for (auto _ : st) {
+    double ns[2] = {0, 0};
+    for (int k = 0; k < 2; ++k) {
+      const int which = (k == 0) == first_first ? 0 : 1;
+      const auto t0 = std::chrono::steady_clock::now();
+      absl::StatusOr<sim::RunResult> r =
+          sim::RunRandom(s, which == 0 ? first : second);
+      const auto t1 = std::chrono::steady_clock::now();
+      if (!r.ok()) {
+        st.SkipWithError(std::string(r.status().message()).c_str());
+        return;
+      }
+      ns[which] = std::chrono::duration<double, std::nano>(t1 - t0).count();
+    }
+    if (ns[1] > 0) ratios.push_back(ns[0] / ns[1]);
+    first_first = !first_first;
+  }
+  if (ratios.empty()) return;
+  std::sort(ratios.begin(), ratios.end());
+  st.counters["ratio"] = ratios[(ratios.size() - 1) / 2];
+}
+
 void Explore(benchmark::State& st, int updates) {
   sim::Scenario s;
   s.run.strategy = sim::Strategy::kExhaustive;
@@ -148,6 +186,10 @@ std::string TreeBuiltinBench(const std::string& era) {
   return absl::StrFormat("sim/tree-builtin/%s", era);
 }
 
+std::string TreePairBench(const std::string& version, const std::string& era) {
+  return absl::StrFormat("sim/tree-pair/%s@%s", version, era);
+}
+
 std::vector<std::string> RegisterTreeBenchmarks(
     bool quick, const std::vector<std::string>& trees) {
   std::vector<std::string> errors;
@@ -177,6 +219,13 @@ std::vector<std::string> RegisterTreeBenchmarks(
     benchmark::RegisterBenchmark(
         TreeBuiltinBench(built.layout).c_str(),
         [plain, era](benchmark::State& st) { RunScenario(st, plain, *era); })
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(
+        TreePairBench(built.version, built.layout).c_str(),
+        [plain, tree_variant, era](benchmark::State& st) {
+          RunPair(st, plain, *tree_variant, *era);
+        })
         ->UseRealTime()
         ->Unit(benchmark::kMillisecond);
   }

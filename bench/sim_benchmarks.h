@@ -27,14 +27,17 @@ std::string ExhaustiveShapeBench(sim::ExhaustiveShape shape,
 void RegisterSimBenchmarks(bool quick, const uint8_t* upstream_page);
 
 // A kernel tree's own vDSO code (ktree) against the built-in reader of its
-// era, in the same random scenario as sim/random_no_injection: one pair of
-// benchmarks per tree (a source directory or tarball), named by
-// TreeBench(version, era) and TreeBuiltinBench(era). Returns one line per
-// tree that could not be built or loaded.
+// era, in the same random scenario as sim/random_no_injection: per tree (a
+// source directory or tarball) one benchmark of each, named by
+// TreeBench(version, era) and TreeBuiltinBench(era), and one that runs the
+// two in alternation, TreePairBench(version, era), whose counter "ratio"
+// is the median of tree ÷ built-in time per pair of runs. Returns one line
+// per tree that could not be built or loaded.
 std::vector<std::string> RegisterTreeBenchmarks(
     bool quick, const std::vector<std::string>& trees);
 std::string TreeBench(const std::string& version, const std::string& era);
 std::string TreeBuiltinBench(const std::string& era);
+std::string TreePairBench(const std::string& version, const std::string& era);
 
 }  // namespace vdsolab::bench
 
