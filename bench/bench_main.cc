@@ -62,7 +62,7 @@ uint64_t HostSyscall(ClockId clock) {
 
 // __vdso_clock_gettime itself, called through its address as glibc does
 // after its own dispatch: the figure vdsolab's inlined readers compare with.
-using VdsoClockGettime = int (*)(clockid_t, struct timespec*);
+using VdsoClockGettime = HostClockGettime;
 
 VdsoClockGettime FindHostVdso() {
   absl::StatusOr<host::VdsoMappings> maps = host::FindVdsoMappings();
@@ -338,9 +338,10 @@ int main(int argc, char** argv) {
   RegisterHost(pages);
   RegisterReaders(pages, machine.tsc_khz);
   const auto upstream = pages.variant.find("upstream");
-  RegisterSimBenchmarks(options.quick, upstream == pages.variant.end()
-                                           ? nullptr
-                                           : upstream->second->data());
+  RegisterSimBenchmarks(
+      options.quick,
+      upstream == pages.variant.end() ? nullptr : upstream->second->data(),
+      FindHostVdso());
   if (!trees_given && !options.quick) trees = DefaultTrees();
   for (const std::string& e : RegisterTreeBenchmarks(options.quick, trees)) {
     std::fprintf(stderr, "bench: no kernel-tree benchmark for %s\n", e.c_str());

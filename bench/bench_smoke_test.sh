@@ -27,6 +27,13 @@ if grep -E '^\| upstream \| CLOCK_MONOTONIC \| [0-9]+(\.[0-9])? \|' "$out" >/dev
   echo "ok   upstream has a figure"; else
   echo "FAIL upstream row: $(grep -F '| upstream | CLOCK_MONOTONIC |' "$out")"
   failures=$((failures + 1)); fi
+# The simulated read's ratios to the host vDSO, paired (the targets' figures).
+for row in "no injection" "random injection"; do
+  if grep -F "| simulated reads per second, $row" "$out" | grep -E 'paired: [0-9]+\.[0-9]{2}×\) \|$' >/dev/null &&
+     grep -E "^\| simulated read \($row\) ÷ host vDSO MONOTONIC \| [0-9]+\.[0-9]{2}× \|" "$out" >/dev/null; then
+    echo "ok   $row: paired ratio and target"; else
+    echo "FAIL $row: $(grep -F "$row" "$out")"; failures=$((failures + 1)); fi
+done
 # A report that cannot be written fails with the path named; an empty
 # path is refused.
 if "$bin" --quick --report_out=/nonexistent-dir/x.md \

@@ -1,6 +1,7 @@
 #include "bench/sim_benchmarks.h"
 
 #include <benchmark/benchmark.h>
+#include <time.h>
 
 #include <algorithm>
 #include <chrono>
@@ -115,6 +116,52 @@ void RunPair(benchmark::State& st, const sim::Scenario& s,
     }
     if (ns[1] > 0) ratios.push_back(ns[0] / ns[1]);
     first_first = !first_first;
+  }
+  if (ratios.empty()) return;
+  std::sort(ratios.begin(), ratios.end());
+  st.counters["ratio"] = ratios[(ratios.size() - 1) / 2];
+}
+
+// A run of `s` and as many calls of the host vDSO's MONOTONIC as it made
+// reads, in alternation (order swapped every pair), each timed alone: the
+// median over the pairs of simulated ÷ host time per read, as the counter
+// "ratio" (RunPair()'s reason: the machine drifts between benchmarks).
+void RunPairWithHost(benchmark::State& st, const sim::Scenario& s,
+                     HostClockGettime host) {
+  std::vector<double> ratios;
+  bool sim_first = true;
+  uint64_t reads = 0;  // Every run of `s` makes the same reads.
+  for (auto _ : st) {
+    double sim_ns = 0;
+    double host_ns = 0;
+    for (int k = 0; k < 2; ++k) {
+      if ((k == 0) == sim_first) {
+        const auto t0 = std::chrono::steady_clock::now();
+        absl::StatusOr<sim::RunResult> r =
+            sim::RunRandom(s, variants::UpstreamVariant());
+        const auto t1 = std::chrono::steady_clock::now();
+        if (!r.ok()) {
+          st.SkipWithError(std::string(r.status().message()).c_str());
+          return;
+        }
+        sim_ns = std::chrono::duration<double, std::nano>(t1 - t0).count();
+        reads = r->coverage.calls;
+      } else {
+        // The first run's read count sizes every host batch: the first
+        // pair runs the simulation first.
+        if (reads == 0) continue;
+        struct timespec ts;
+        const auto t0 = std::chrono::steady_clock::now();
+        for (uint64_t i = 0; i < reads; ++i) {
+          host(CLOCK_MONOTONIC, &ts);
+          benchmark::DoNotOptimize(ts);
+        }
+        const auto t1 = std::chrono::steady_clock::now();
+        host_ns = std::chrono::duration<double, std::nano>(t1 - t0).count();
+      }
+    }
+    if (host_ns > 0) ratios.push_back(sim_ns / host_ns);
+    sim_first = !sim_first;
   }
   if (ratios.empty()) return;
   std::sort(ratios.begin(), ratios.end());
@@ -239,9 +286,25 @@ std::string ExhaustiveShapeBench(sim::ExhaustiveShape shape,
                          sim::ReductionName(reduction));
 }
 
-void RegisterSimBenchmarks(bool quick, const uint8_t* upstream_page) {
+void RegisterSimBenchmarks(bool quick, const uint8_t* upstream_page,
+                           HostClockGettime host_vdso) {
   const sim::Scenario plain = Plain(quick);
   const sim::Scenario unchecked = Unchecked(quick);
+  if (host_vdso != nullptr) {
+    benchmark::RegisterBenchmark(kPairedNoInjection,
+                                 [plain, host_vdso](benchmark::State& st) {
+                                   RunPairWithHost(st, plain, host_vdso);
+                                 })
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond);
+    const sim::Scenario injected = Injected(quick);
+    benchmark::RegisterBenchmark(kPairedInjection,
+                                 [injected, host_vdso](benchmark::State& st) {
+                                   RunPairWithHost(st, injected, host_vdso);
+                                 })
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond);
+  }
   if (upstream_page != nullptr) {
     benchmark::RegisterBenchmark(
         "sim/hooked_read", [upstream_page](benchmark::State& st) {

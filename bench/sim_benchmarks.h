@@ -12,6 +12,8 @@
 #ifndef VDSOLAB_BENCH_SIM_BENCHMARKS_H_
 #define VDSOLAB_BENCH_SIM_BENCHMARKS_H_
 
+#include <time.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -24,7 +26,18 @@ namespace vdsolab::bench {
 std::string ExhaustiveShapeBench(sim::ExhaustiveShape shape,
                                  sim::Reduction reduction, int updates);
 
-void RegisterSimBenchmarks(bool quick, const uint8_t* upstream_page);
+// The host's __vdso_clock_gettime, called through its address.
+using HostClockGettime = int (*)(clockid_t, struct timespec*);
+
+// With `host_vdso` (nullptr: not registered), the no-injection and the
+// injection scenarios also run in alternation with as many host MONOTONIC
+// calls as they make reads: the counter "ratio" of kPairedNoInjection and
+// kPairedInjection is the median over those pairs of simulated ÷ host time
+// per read.
+inline constexpr char kPairedNoInjection[] = "sim/paired_host/no_injection";
+inline constexpr char kPairedInjection[] = "sim/paired_host/injection";
+void RegisterSimBenchmarks(bool quick, const uint8_t* upstream_page,
+                           HostClockGettime host_vdso);
 
 // A kernel tree's own vDSO code (ktree) against the built-in reader of its
 // era, in the same random scenario as sim/random_no_injection: per tree (a
