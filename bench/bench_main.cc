@@ -62,15 +62,13 @@ uint64_t HostSyscall(ClockId clock) {
 
 // __vdso_clock_gettime itself, called through its address as glibc does
 // after its own dispatch: the figure vdsolab's inlined readers compare with.
-using VdsoClockGettime = HostClockGettime;
-
-VdsoClockGettime FindHostVdso() {
+HostClockGettime FindHostVdso() {
   absl::StatusOr<host::VdsoMappings> maps = host::FindVdsoMappings();
   if (!maps.ok() || !maps->vdso) return nullptr;
   absl::StatusOr<host::VdsoSymbol> fn = host::FindVdsoSymbol(
       "__vdso_clock_gettime", maps->vdso->end - maps->vdso->start);
   if (!fn.ok()) return nullptr;
-  return reinterpret_cast<VdsoClockGettime>(fn->address);
+  return reinterpret_cast<HostClockGettime>(fn->address);
 }
 
 struct Pages {
@@ -80,7 +78,7 @@ struct Pages {
 };
 
 void RegisterHost(Pages& pages) {
-  const VdsoClockGettime direct = FindHostVdso();
+  const HostClockGettime direct = FindHostVdso();
   for (ClockId c : kVdsoServedClocks) {
     if (direct != nullptr) {
       benchmark::RegisterBenchmark(

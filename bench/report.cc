@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "bench/median.h"
 #include "bench/sim_benchmarks.h"
 #include "common/clockid.h"
 #include "variants/registry.h"
@@ -112,17 +113,6 @@ void CollectingReporter::ReportRuns(const std::vector<Run>& runs) {
     repetitions_[name].push_back(m);
   }
 }
-
-namespace {
-
-// The median of the values (the lower middle one for an even count).
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[(v.size() - 1) / 2];
-}
-
-}  // namespace
 
 std::map<std::string, Measured> CollectingReporter::results() const {
   std::map<std::string, Measured> out;

@@ -3,13 +3,14 @@
 #include <benchmark/benchmark.h>
 #include <time.h>
 
-#include <algorithm>
 #include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_format.h"
 #include "bench/counters.h"
+#include "bench/median.h"
 #include "ktree/load.h"
 #include "sim/engine.h"
 #include "sim/exhaustive.h"
@@ -89,83 +90,79 @@ void RunScenario(
                                                   benchmark::Counter::kIsRate);
 }
 
-// The same scenario through two variants in alternation, each run timed
-// alone: per iteration the ratio of `first`'s time to `second`'s (their
-// order swapped every iteration), and as the counter "ratio" the median
-// of those ratios. On these VMs the machine's speed drifts by tens of
-// percent from one second to the next (docs/benchmarks.md); two
-// benchmarks seconds apart measure different machines, two runs
-// milliseconds apart the same one.
-void RunPair(benchmark::State& st, const sim::Scenario& s,
-             const variants::Variant& first, const variants::Variant& second) {
-  std::vector<double> ratios;
-  bool first_first = true;
-  for (auto _ : st) {
-    double ns[2] = {0, 0};
-    for (int k = 0; k < 2; ++k) {
-      const int which = (k == 0) == first_first ? 0 : 1;
-      const auto t0 = std::chrono::steady_clock::now();
-      absl::StatusOr<sim::RunResult> r =
-          sim::RunRandom(s, which == 0 ? first : second);
-      const auto t1 = std::chrono::steady_clock::now();
-      if (!r.ok()) {
-        st.SkipWithError(std::string(r.status().message()).c_str());
-        return;
-      }
-      ns[which] = std::chrono::duration<double, std::nano>(t1 - t0).count();
-    }
-    if (ns[1] > 0) ratios.push_back(ns[0] / ns[1]);
-    first_first = !first_first;
-  }
-  if (ratios.empty()) return;
-  std::sort(ratios.begin(), ratios.end());
-  st.counters["ratio"] = ratios[(ratios.size() - 1) / 2];
+// The wall time of `run`, which returns false (and has skipped the
+// benchmark with an error) if it failed.
+template <class Run>
+std::optional<double> TimedNs(Run&& run) {
+  const auto t0 = std::chrono::steady_clock::now();
+  if (!run()) return std::nullopt;
+  const auto t1 = std::chrono::steady_clock::now();
+  return std::chrono::duration<double, std::nano>(t1 - t0).count();
 }
 
-// A run of `s` and as many calls of the host vDSO's MONOTONIC as it made
-// reads, in alternation (order swapped every pair), each timed alone: the
-// median over the pairs of simulated ÷ host time per read, as the counter
-// "ratio" (RunPair()'s reason: the machine drifts between benchmarks).
+// Two things compared, run in alternation (their order swapped every
+// iteration), each timed alone: as the counter "ratio", the median over the
+// iterations of `a`'s time ÷ `b`'s. On these VMs the machine's speed drifts
+// by tens of percent from one second to the next (docs/benchmarks.md): two
+// benchmarks seconds apart measure different machines, two runs
+// milliseconds apart the same one.
+template <class A, class B>
+void RunPaired(benchmark::State& st, A&& a, B&& b) {
+  std::vector<double> ratios;
+  bool a_first = true;
+  for (auto _ : st) {
+    std::optional<double> a_ns;
+    std::optional<double> b_ns;
+    if (a_first) {
+      if ((a_ns = TimedNs(a))) b_ns = TimedNs(b);
+    } else {
+      if ((b_ns = TimedNs(b))) a_ns = TimedNs(a);
+    }
+    if (!a_ns || !b_ns) return;
+    if (*b_ns > 0) ratios.push_back(*a_ns / *b_ns);
+    a_first = !a_first;
+  }
+  if (!ratios.empty()) st.counters["ratio"] = Median(ratios);
+}
+
+// One run of `s` by `v`, for RunPaired(); its read count in `*reads` if
+// asked.
+bool RunOnce(benchmark::State& st, const sim::Scenario& s,
+             const variants::Variant& v, uint64_t* reads = nullptr) {
+  absl::StatusOr<sim::RunResult> r = sim::RunRandom(s, v);
+  if (!r.ok()) {
+    st.SkipWithError(std::string(r.status().message()).c_str());
+    return false;
+  }
+  if (reads != nullptr) *reads = r->coverage.calls;
+  return true;
+}
+
+// The tree's reader ÷ its era's, in the same scenario.
+void RunPair(benchmark::State& st, const sim::Scenario& s,
+             const variants::Variant& tree, const variants::Variant& era) {
+  RunPaired(
+      st, [&] { return RunOnce(st, s, tree); },
+      [&] { return RunOnce(st, s, era); });
+}
+
+// A run of `s` ÷ as many calls of the host vDSO's MONOTONIC as it makes
+// reads (every run of `s` makes the same reads: one untimed run counts
+// them).
 void RunPairWithHost(benchmark::State& st, const sim::Scenario& s,
                      HostClockGettime host) {
-  std::vector<double> ratios;
-  bool sim_first = true;
-  uint64_t reads = 0;  // Every run of `s` makes the same reads.
-  for (auto _ : st) {
-    double sim_ns = 0;
-    double host_ns = 0;
-    for (int k = 0; k < 2; ++k) {
-      if ((k == 0) == sim_first) {
-        const auto t0 = std::chrono::steady_clock::now();
-        absl::StatusOr<sim::RunResult> r =
-            sim::RunRandom(s, variants::UpstreamVariant());
-        const auto t1 = std::chrono::steady_clock::now();
-        if (!r.ok()) {
-          st.SkipWithError(std::string(r.status().message()).c_str());
-          return;
-        }
-        sim_ns = std::chrono::duration<double, std::nano>(t1 - t0).count();
-        reads = r->coverage.calls;
-      } else {
-        // The first run's read count sizes every host batch: the first
-        // pair runs the simulation first.
-        if (reads == 0) continue;
+  uint64_t reads = 0;
+  if (!RunOnce(st, s, variants::UpstreamVariant(), &reads)) return;
+  RunPaired(
+      st, [&] { return RunOnce(st, s, variants::UpstreamVariant()); },
+      [&] {
         struct timespec ts;
-        const auto t0 = std::chrono::steady_clock::now();
         for (uint64_t i = 0; i < reads; ++i) {
           host(CLOCK_MONOTONIC, &ts);
           benchmark::DoNotOptimize(ts);
         }
-        const auto t1 = std::chrono::steady_clock::now();
-        host_ns = std::chrono::duration<double, std::nano>(t1 - t0).count();
-      }
-    }
-    if (host_ns > 0) ratios.push_back(sim_ns / host_ns);
-    sim_first = !sim_first;
-  }
-  if (ratios.empty()) return;
-  std::sort(ratios.begin(), ratios.end());
-  st.counters["ratio"] = ratios[(ratios.size() - 1) / 2];
+        return true;
+      });
 }
 
 void Explore(benchmark::State& st, int updates) {
