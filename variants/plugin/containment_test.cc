@@ -115,8 +115,11 @@ INSTANTIATE_TEST_SUITE_P(
              false},
         Case{"spin", sim::Property::kLivelock, "spun for 0."},
         // Stopped inside a load callback: the stop waits for
-        // the callback to return, then still happens.
-        Case{"spin_loads", sim::Property::kLivelock, "spun for 0.", 0.2, true},
+        // the callback to return, then still happens. A bound of
+        // 0.9 s, so that the trace reaches its cap of 200,000 steps
+        // on a slow or loaded machine too (0.2 s made 188,395 on a
+        // loaded 2-vCPU VM: ~1 µs a step).
+        Case{"spin_loads", sim::Property::kLivelock, "spun for 0.", 0.9, true},
         // Blocked: stopped by the wall-time backstop (30 times
         // the bound), and reported as spinning for the bound
         // (0.02 s), not for the wall time it waited.
