@@ -13,6 +13,9 @@
 
 namespace vdsolab::variants {
 namespace call_guard_internal {
+
+constinit thread_local GuardState* t_state = nullptr;
+
 namespace {
 
 constexpr int kCrashCode = 1;  // sigsetjmp() codes.
@@ -73,8 +76,6 @@ void Chain(int sig, siginfo_t* info, void* uctx) {
   signal(sig, SIG_DFL);
   if (sig == SIGABRT || sig == SIGTRAP || sig == kWatchdogSignal) raise(sig);
 }
-
-thread_local GuardState* t_state = nullptr;
 
 extern "C" void OnSignal(int sig, siginfo_t* info, void* uctx) {
   GuardState* g = t_state;
@@ -193,7 +194,7 @@ struct ThreadRegistration {
 
 }  // namespace
 
-GuardState& ThisThread() {
+GuardState& RegisterThisThread() {
   thread_local ThreadRegistration registration;
   return registration.state;
 }
