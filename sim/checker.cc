@@ -430,16 +430,23 @@ void Checker::OnCall(const CallRecord& call) {
     CheckRawRate(call, seen, state, reader);
   }
   if (!PaceRecentlyChecked(call.end_ns)) CheckPace(call);
-  // The reader's previous call is read, then replaced.
+  // The reader's previous call is read, then replaced. Its value's slot
+  // in `last` is looked up here, after CheckMonotonic() may have grown it.
   CheckCrossClock(call, seen, state,
-                  reader.has_previous ? &reader.previous : nullptr);
+                  reader.has_previous ? &reader.previous : nullptr,
+                  reader.has_previous ? &reader.PreviousSeen() : nullptr);
   reader.has_previous = true;
-  // In place: a pair built and then assigned is copied twice.
-  reader.previous.first =
+  reader.previous =
       PreviousCall{call.clock, call.result && call.result->ret == 0,
                    call.fell_back ? call.fallback_update : call.begin_seq / 2,
                    call.start_ns, call.end_ns};
-  reader.previous.second = seen;
+  // CheckMonotonic() stored `seen` as its clock's last value.
+  const int slot = scenario_.checks.monotonic && facts.monotonic &&
+                           call.clock >= 0 && call.clock < kFactIds
+                       ? reader.last_slot[static_cast<size_t>(call.clock)]
+                       : -1;
+  reader.previous_slot = slot;
+  if (slot < 0) reader.previous_seen = seen;
 }
 
 }  // namespace vdsolab::sim

@@ -230,13 +230,17 @@ class Checker {
                                          const Seen& prev, const Seen& seen);
   void CheckRawRate(const CallRecord& call, const Seen& seen,
                     const UpdateRecord* state, PerReader& reader);
-  // `previous`: the reader's previous call, or nullptr for its first.
+  // `prev`: the reader's previous call, or nullptr for its first;
+  // `prev_seen` its value, which is read only when the clocks differ
+  // (PerReader::previous_slot).
   void CheckCrossClock(const CallRecord& call, const Seen& seen,
-                       const UpdateRecord* state,
-                       const std::pair<PreviousCall, Seen>* previous);
-  [[gnu::noinline]] void ReportDrift(
-      const CallRecord& call, const std::pair<PreviousCall, Seen>& previous,
-      const Seen& seen, __int128 diff, __int128 want, __int128 tol);
+                       const UpdateRecord* state, const PreviousCall* prev,
+                       const Seen* prev_seen);
+  [[gnu::noinline]] void ReportDrift(const CallRecord& call,
+                                     const PreviousCall& prev,
+                                     const Seen& prev_seen, const Seen& seen,
+                                     __int128 diff, __int128 want,
+                                     __int128 tol);
   // checker_pace.cc: the timekeeper's clocks against true time at the
   // call's end, and its loops' termination.
   void CheckPace(const CallRecord& call);
@@ -330,7 +334,18 @@ struct Checker::PerReader {
   std::array<int8_t, kFactIds> last_slot;
   PerReader() { last_slot.fill(-1); }
   bool has_previous = false;
-  std::pair<PreviousCall, Seen> previous;
+  PreviousCall previous;
+  // Where the previous call's value is: last[previous_slot].second when
+  // the monotonic check stored it there (its clock's entry, which only a
+  // later call of the same clock overwrites, and the cross-clock check
+  // reads it only for a call of another clock), else previous_seen. Kept
+  // once instead of copied twice per call.
+  int previous_slot = -1;
+  Seen previous_seen;
+  const Seen& PreviousSeen() const {
+    return previous_slot >= 0 ? last[static_cast<size_t>(previous_slot)].second
+                              : previous_seen;
+  }
   bool has_rate_anchor = false;
   RateAnchor rate_anchor;
 };

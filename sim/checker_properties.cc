@@ -239,9 +239,12 @@ void Checker::CheckMonotonic(const CallRecord& call, const Seen& seen,
                     return e.first == call.clock;
                   });
   const bool first = it == last.end();
-  if (first) it = last.emplace(last.end(), call.clock, Seen{});
-  if (slot != nullptr && last.size() <= 127) {
-    *slot = static_cast<int8_t>(it - last.begin());
+  if (first) {
+    it = last.emplace(last.end(), call.clock, Seen{});
+    // A clock's entry stays where it is: its slot is set once.
+    if (slot != nullptr && last.size() <= 127) {
+      *slot = static_cast<int8_t>(it - last.begin());
+    }
   }
   if (!first && it->second.generation == seen.generation) {
     PropertyStats& s = stats_[static_cast<int>(Property::kMonotonic) - 1];
@@ -407,14 +410,15 @@ void Checker::CheckRawRate(const CallRecord& call, const Seen& seen,
 
 void Checker::CheckCrossClock(const CallRecord& call, const Seen& seen,
                               const UpdateRecord* state,
-                              const std::pair<PreviousCall, Seen>* previous) {
+                              const PreviousCall* previous,
+                              const Seen* previous_seen) {
   if (!scenario_.checks.cross_clock || state == nullptr ||
       previous == nullptr) {
     return;
   }
-  const PreviousCall& prev = previous->first;
-  const Seen& prev_seen = previous->second;
+  const PreviousCall& prev = *previous;
   if (!prev.ok || prev.clock == call.clock) return;
+  const Seen& prev_seen = *previous_seen;
   const UpdateRecord* pstate = StateOf(prev.state_id);
   if (pstate == nullptr ||
       pstate->clock_was_set_seq != state->clock_was_set_seq) {
@@ -437,7 +441,7 @@ void Checker::CheckCrossClock(const CallRecord& call, const Seen& seen,
     ++s.checked;
     const __int128 want = *b - *a;
     if (diff - want > tol || want - diff > tol) {
-      ReportDrift(call, *previous, seen, diff, want, tol);
+      ReportDrift(call, prev, prev_seen, seen, diff, want, tol);
     }
     return;
   }
@@ -464,12 +468,10 @@ void Checker::CheckCrossClock(const CallRecord& call, const Seen& seen,
   }
 }
 
-void Checker::ReportDrift(const CallRecord& call,
-                          const std::pair<PreviousCall, Seen>& previous,
-                          const Seen& seen, __int128 diff, __int128 want,
-                          __int128 tol) {
-  const PreviousCall& prev = previous.first;
-  auto why = Explain(previous.second, seen);
+void Checker::ReportDrift(const CallRecord& call, const PreviousCall& prev,
+                          const Seen& prev_seen, const Seen& seen,
+                          __int128 diff, __int128 want, __int128 tol) {
+  auto why = Explain(prev_seen, seen);
   Report(Property::kCrossClock, why ? why->first : Verdict::kDefect,
          why ? why->second : "clocks drifted apart between events",
          absl::StrFormat("%s then %s differ by %s s; the timekeeper's "

@@ -434,6 +434,10 @@ class QuietCalls {
   void Count(ClockId clock, bool completed) {
     ClockStats& c = Stats(clock);
     ++c.tries;
+    // Off once half of 64 or more tries aborted. A completed try only
+    // lowers the share, so the test can newly hold at the 64th try or
+    // after an abort (a clock that is off is not tried, nor counted).
+    if (completed && c.tries != 64) return;
     if (!completed) ++c.aborts;
     if (c.tries >= 64 && c.aborts * 2 > c.tries) c.on = false;
   }

@@ -179,6 +179,7 @@ absl::StatusOr<std::unique_ptr<Writer>> Writer::Create(
   w->raw_epoch_ideal_ = w->cycle_last_ideal_;
   w->last_tick_length_ = w->tk_->ntp().TickLength();
   w->updates_.push_back(w->MakeRecord("timekeeping_init", 0, c0));
+  w->newest_ = &w->updates_.back();
   for (int i = 0; i < kMaxAuxClocks; ++i) {
     w->aux_records_[static_cast<size_t>(i)].push_back(
         AuxRecord{i, 0, 0, 0, w->tk_->aux_timekeeper(i)});
@@ -585,6 +586,7 @@ void Writer::Publish(const std::string& cause, uint64_t start,
     if (core) {
       record.end_ns = t;
       updates_.push_back(std::move(record));
+      newest_ = &updates_.back();
       retire_from_ns_ = 0;  // A new record may be retirable at once.
     } else {
       aux_records_[static_cast<size_t>(b.aux)].push_back(AuxRecord{
@@ -622,7 +624,7 @@ const UpdateRecord* Writer::Update(uint32_t id) const {
   return &updates_[id - updates_.front().id];
 }
 
-const UpdateRecord& Writer::LatestStartedAt(uint64_t t_ns) const {
+const UpdateRecord& Writer::LatestStartedAtBefore(uint64_t t_ns) const {
   for (auto it = updates_.rbegin(); it != updates_.rend(); ++it) {
     if (it->start_ns <= t_ns) return *it;
   }

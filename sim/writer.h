@@ -152,6 +152,9 @@ class Writer {
   static absl::StatusOr<std::unique_ptr<Writer>> Create(
       const Scenario& scenario, const Machine* machine, vdso::VvarPage* page,
       const variants::Variant* variant);
+  // Not copied: newest_ points into updates_.
+  Writer(const Writer&) = delete;
+  Writer& operator=(const Writer&) = delete;
 
   // Runs every writer operation that starts at or before `t_ns`.
   void AdvanceTo(uint64_t t_ns);
@@ -170,8 +173,12 @@ class Writer {
   const UpdateRecord* Update(uint32_t id) const;
   uint32_t latest_update() const { return next_update_id_ - 1; }
   // The newest update started at or before t (what a syscall at t waits
-  // for and then reads).
-  const UpdateRecord& LatestStartedAt(uint64_t t_ns) const;
+  // for and then reads). Inline for the common case, the newest update
+  // (every checked call asks, mostly about a time after it started).
+  const UpdateRecord& LatestStartedAt(uint64_t t_ns) const {
+    if (newest_->start_ns <= t_ns) return *newest_;
+    return LatestStartedAtBefore(t_ns);
+  }
   // Forgets updates that ended before t, keeping the last one of them.
   void Retire(uint64_t t_ns);
   // How many updates Retire() has forgotten: a pointer Update() returned
@@ -236,6 +243,8 @@ class Writer {
 
  private:
   Writer(const Scenario& scenario, const Machine* machine);
+  // LatestStartedAt() for a time before the newest update started.
+  const UpdateRecord& LatestStartedAtBefore(uint64_t t_ns) const;
   void RunOperation(const std::string& cause, uint64_t t_ns,
                     const EventSpec* event);
   // The hypervisor rewrites vCPU 0's pvclock page (a kvm-clock machine's
@@ -327,6 +336,9 @@ class Writer {
   std::vector<TimedStore> pending_;
   size_t pending_head_ = 0;
   std::deque<UpdateRecord> updates_;
+  // updates_.back(): a deque's push_back() and pop_front() leave the other
+  // elements where they are, and Retire() keeps the newest.
+  const UpdateRecord* newest_ = nullptr;
   // Retire() has nothing to do at or before this time (~0: nothing ever
   // until a new record).
   uint64_t retire_from_ns_ = 0;
