@@ -34,6 +34,12 @@ for row in "no injection" "random injection"; do
     echo "ok   $row: paired ratio and target"; else
     echo "FAIL $row: $(grep -F "$row" "$out")"; failures=$((failures + 1)); fi
 done
+# A read's time split into engine and checker by the paired run (its
+# ratio a figure; the checker's share may print as a dash where --quick's
+# short runs leave it within noise).
+if grep -E '^Where a simulated read .* [0-9.]+ ns per read, so the checker .* adds ([0-9.]+|—) ns \(paired: .* [0-9]+\.[0-9]{2}×\)\.$' "$out" >/dev/null; then
+  echo "ok   engine and checker split by the paired run"; else
+  echo "FAIL split: $(grep -F 'Where a simulated read' "$out")"; failures=$((failures + 1)); fi
 # A report that cannot be written fails with the path named; an empty
 # path is refused.
 if "$bin" --quick --report_out=/nonexistent-dir/x.md \

@@ -302,6 +302,17 @@ void RegisterSimBenchmarks(bool quick, const uint8_t* upstream_page,
         ->UseRealTime()
         ->Unit(benchmark::kMillisecond);
   }
+  benchmark::RegisterBenchmark(
+      kPairedChecks,
+      [plain, unchecked](benchmark::State& st) {
+        RunPaired(
+            st, [&] { return RunOnce(st, plain, variants::UpstreamVariant()); },
+            [&] {
+              return RunOnce(st, unchecked, variants::UpstreamVariant());
+            });
+      })
+      ->UseRealTime()
+      ->Unit(benchmark::kMillisecond);
   if (upstream_page != nullptr) {
     benchmark::RegisterBenchmark(
         "sim/hooked_read", [upstream_page](benchmark::State& st) {
