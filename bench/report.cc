@@ -131,9 +131,6 @@ std::map<std::string, Measured> CollectingReporter::results() const {
   return out;
 }
 
-// The figures behind each missed target, from this run. Why they are
-// missed was measured by hand (a profiler, experiments): that analysis is
-// the hand-written part of docs/benchmarks.md, with its machine and date.
 // A simulated read's time with every property check off, for reads per
 // second `plain` with them: `plain`'s time over the paired checked ÷
 // unchecked ratio where it was measured (kPairedChecks), else the
@@ -145,6 +142,9 @@ double EngineNs(const std::map<std::string, Measured>& r, double plain) {
   return unchecked > 0 ? 1e9 / unchecked : 0;
 }
 
+// The figures behind each missed target, from this run. Why they are
+// missed was measured by hand (a profiler, experiments): that analysis is
+// the hand-written part of docs/benchmarks.md, with its machine and date.
 void AppendWhyMissed(const std::map<std::string, Measured>& r, double host_mono,
                      double plain, double exhaustive_ms, std::string* o) {
   std::string why;

@@ -417,8 +417,10 @@ void Checker::OnCall(const CallRecord& call) {
     CheckExactAndTorn(call, facts, nullptr);
   }
 
+  // Where CheckMonotonic() stored `seen` (-1: nowhere).
+  int stored_at = -1;
   if (facts.monotonic) {
-    CheckMonotonic(call, seen, reader);
+    stored_at = CheckMonotonic(call, seen, reader);
     if (causal_on_) CheckCausal(call, seen);
   }
   if (own_def != nullptr) {
@@ -440,13 +442,8 @@ void Checker::OnCall(const CallRecord& call) {
       PreviousCall{call.clock, call.result && call.result->ret == 0,
                    call.fell_back ? call.fallback_update : call.begin_seq / 2,
                    call.start_ns, call.end_ns};
-  // CheckMonotonic() stored `seen` as its clock's last value.
-  const int slot = scenario_.checks.monotonic && facts.monotonic &&
-                           call.clock >= 0 && call.clock < kFactIds
-                       ? reader.last_slot[static_cast<size_t>(call.clock)]
-                       : -1;
-  reader.previous_slot = slot;
-  if (slot < 0) reader.previous_seen = seen;
+  reader.previous_slot = stored_at;
+  if (stored_at < 0) reader.previous_seen = seen;
 }
 
 }  // namespace vdsolab::sim

@@ -211,8 +211,9 @@ class Checker {
   void CheckFallbackAnswer(const CallRecord& call);
   void CheckExactAndTorn(const CallRecord& call, const ClockFacts& facts,
                          const UpdateRecord* state);
-  void CheckMonotonic(const CallRecord& call, const Seen& seen,
-                      PerReader& reader);
+  // Returns where in reader.last it stored `seen` (-1: the check is off).
+  int CheckMonotonic(const CallRecord& call, const Seen& seen,
+                     PerReader& reader);
   void CheckCausal(const CallRecord& call, const Seen& seen);
   // The violations' reports, out of line: the checks run on every call and
   // rarely fail.

@@ -225,9 +225,9 @@ void Checker::CheckTornAmong(const CallRecord& call, uint32_t lo, uint32_t last,
   }
 }
 
-void Checker::CheckMonotonic(const CallRecord& call, const Seen& seen,
-                             PerReader& reader) {
-  if (!scenario_.checks.monotonic) return;
+int Checker::CheckMonotonic(const CallRecord& call, const Seen& seen,
+                            PerReader& reader) {
+  if (!scenario_.checks.monotonic) return -1;
   // The slot is read, then overwritten.
   std::vector<std::pair<ClockId, Seen>>& last = reader.last;
   int8_t* slot = call.clock >= 0 && call.clock < kFactIds
@@ -253,6 +253,7 @@ void Checker::CheckMonotonic(const CallRecord& call, const Seen& seen,
     if (seen.value_ns < prev.value_ns) ReportBackwards(call, prev, seen);
   }
   it->second = seen;
+  return static_cast<int>(it - last.begin());
 }
 
 void Checker::ReportBackwards(const CallRecord& call, const Seen& prev,
