@@ -40,6 +40,22 @@ done
 if grep -E '^Where a simulated read .* [0-9.]+ ns per read, so the checker .* adds ([0-9.]+|—) ns \(paired: .* [0-9]+\.[0-9]{2}×\)\.$' "$out" >/dev/null; then
   echo "ok   engine and checker split by the paired run"; else
   echo "FAIL split: $(grep -F 'Where a simulated read' "$out")"; failures=$((failures + 1)); fi
+# With repetitions, a paired figure is their median and names their range,
+# which holds it.
+rout="${TEST_TMPDIR:-/tmp}/repetitions.md"
+if "$bin" --quick --report_out="$rout" --benchmark_repetitions=5 \
+     --benchmark_filter='host_vdso/CLOCK_MONOTONIC$|sim/paired_host/no_injection|sim/random_no_injection' \
+     >/dev/null 2>"$rout.err"; then
+  line=$(grep -F "| simulated reads per second, no injection" "$rout")
+  if [[ "$line" =~ paired:\ ([0-9]+\.[0-9]{2})×\ \(repetitions\ ([0-9]+\.[0-9]{2})–([0-9]+\.[0-9]{2})\)\)\ \|$ ]] &&
+     awk -v m="${BASH_REMATCH[1]}" -v lo="${BASH_REMATCH[2]}" -v hi="${BASH_REMATCH[3]}" \
+       'BEGIN { exit !(lo <= m && m <= hi && lo < hi) }'; then
+    echo "ok   paired figure with its repetitions' range"; else
+    echo "FAIL repetitions: $line"; failures=$((failures + 1)); fi
+else
+  echo "FAIL bench with repetitions exited non-zero"; tail -5 "$rout.err"
+  failures=$((failures + 1))
+fi
 # A report that cannot be written fails with the path named; an empty
 # path is refused.
 if "$bin" --quick --report_out=/nonexistent-dir/x.md \

@@ -32,13 +32,15 @@ struct ReportOptions {
 struct Measured {
   double ns_per_op = 0;                    // Real time per iteration.
   std::map<std::string, double> counters;  // As reported (rates per s).
+  // Each counter's lowest and highest over the repetitions (results()).
+  std::map<std::string, std::pair<double, double>> counter_range;
 };
 
 // A console reporter that also keeps every run's figures by name.
 // Prints as the console reporter does and keeps every repetition of every
 // benchmark; results() gives each benchmark's median repetition (time and
 // each counter), which one slow repetition (a tick, a migration) does not
-// move.
+// move, and each counter's range over the repetitions.
 class CollectingReporter : public benchmark::ConsoleReporter {
  public:
   void ReportRuns(const std::vector<Run>& runs) override;
