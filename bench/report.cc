@@ -6,8 +6,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -50,6 +52,17 @@ std::string Ratio(double a, double b) {
   return absl::StrFormat("%.2f", a / b);
 }
 
+// A paired benchmark's ratio over its repetitions: lowest and highest, or
+// nullopt where it did not run.
+std::optional<std::pair<double, double>> RatioRange(
+    const std::map<std::string, Measured>& r, const std::string& name) {
+  const auto m = r.find(name);
+  if (m == r.end()) return std::nullopt;
+  const auto range = m->second.counter_range.find("ratio");
+  if (range == m->second.counter_range.end()) return std::nullopt;
+  return range->second;
+}
+
 // A paired ratio (RunPair() in sim_benchmarks.cc): the median over the
 // repetitions, and where they differ, their range (the machine's drift
 // moves the two things compared differently, and on some hosts by more
@@ -59,10 +72,8 @@ std::string PairedFig(const std::map<std::string, Measured>& r,
   const double ratio = CounterOf(r, name, "ratio");
   if (ratio <= 0) return "not measured";
   std::string fig = absl::StrFormat("%.2f×", ratio);
-  const auto m = r.find(name);
-  const auto range = m->second.counter_range.find("ratio");
-  if (range != m->second.counter_range.end()) {
-    const auto [lo, hi] = range->second;
+  if (const auto range = RatioRange(r, name)) {
+    const auto [lo, hi] = *range;
     if (absl::StrFormat("%.2f", lo) != absl::StrFormat("%.2f", hi)) {
       absl::StrAppendFormat(&fig, " (repetitions %.2f–%.2f)", lo, hi);
     }
@@ -461,7 +472,6 @@ std::string FormatReport(const MachineInfo& machine,
     std::string which;  // "6.12.117@6.10"
     double ratio;       // Paired where measured.
     std::string pair;   // The paired benchmark.
-    double paired;
   };
   std::vector<TreeRatio> tree_ratios;
   for (const auto& [name, m] : r) {
@@ -494,12 +504,13 @@ std::string FormatReport(const MachineInfo& machine,
                           rest.substr(0, at), tree / 1e6, era, builtin / 1e6,
                           Ratio(builtin, tree), PairedFig(r, pair));
     tree_ratios.push_back(
-        TreeRatio{rest, paired > 0 ? paired : builtin / tree, pair, paired});
+        TreeRatio{rest, paired > 0 ? paired : builtin / tree, pair});
   }
 
   // The targets.
-  // A paired figure (`paired`, a benchmark name) whose repetitions fell on
-  // both sides of the limit says so: the verdict is the median's.
+  // A paired figure (`paired`, a benchmark name; one that did not run has
+  // no range) whose repetitions fell on both sides of the limit says so:
+  // the verdict is the median's.
   const auto target = [&o, &r](const std::string& what, double measured,
                                double limit, const std::string& unit,
                                const std::string& paired = "") {
@@ -508,15 +519,13 @@ std::string FormatReport(const MachineInfo& machine,
         : measured <= limit
             ? "met"
             : absl::StrFormat("missed by %.0f%%", (measured / limit - 1) * 100);
-    if (const auto m = r.find(paired); measured > 0 && m != r.end()) {
-      if (const auto range = m->second.counter_range.find("ratio");
-          range != m->second.counter_range.end() &&
-          range->second.first <= limit && limit < range->second.second) {
-        absl::StrAppendFormat(&verdict,
-                              " (the repetitions ranged %.2f–%.2f, across "
-                              "the limit)",
-                              range->second.first, range->second.second);
-      }
+    if (const auto range = RatioRange(r, paired); measured > 0 && range &&
+                                                  range->first <= limit &&
+                                                  limit < range->second) {
+      absl::StrAppendFormat(&verdict,
+                            " (the repetitions ranged %.2f–%.2f, across the "
+                            "limit)",
+                            range->first, range->second);
     }
     absl::StrAppendFormat(&o, "| %s | %.2f%s | ≤ %.2f%s | %s |\n", what,
                           measured, unit, limit, unit, verdict);
@@ -557,7 +566,7 @@ std::string FormatReport(const MachineInfo& machine,
     target(absl::StrFormat("kernel tree %s simulated ÷ its era's built-in "
                            "reader",
                            t.which),
-           t.ratio, 1.5, "×", t.paired > 0 ? t.pair : "");
+           t.ratio, 1.5, "×", t.pair);
   }
   target("exhaustive, one call against one update (ms)", one / 1e6,
          kExhaustiveTargetMs, " ms");
