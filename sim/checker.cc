@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "sim/checker_internal.h"
 
@@ -255,6 +256,17 @@ void Checker::OnCall(const CallRecord& call) {
   ++stats_[static_cast<int>(Property::kCrash) - 1].checked;
   if (call.fault && call.fault->kind == vdso::CallFault::Kind::kCrash) {
     ++coverage_.crashes;
+    if (call.fault->called != nullptr) {
+      const std::string what = vdso::FaultCause(*call.fault);
+      Report(Property::kCrash, Verdict::kDefect,
+             absl::StrCat("the call did what a vDSO call cannot (", what, ")"),
+             absl::StrFormat("%s called %s after %d loop iteration(s); "
+                             "vdsolab stopped it (a forked child ends at "
+                             "once) and dropped the call's answer",
+                             Name(call.clock), what, call.iterations),
+             call);
+      return;
+    }
     if (call.fault->exit_status >= 0) {
       Report(Property::kCrash, Verdict::kDefect,
              absl::StrFormat("the call tried to end the process (%s)",
@@ -266,13 +278,14 @@ void Checker::OnCall(const CallRecord& call) {
              call);
       return;
     }
+    const std::string place = vdso::FaultPlace(*call.fault);
     Report(Property::kCrash, Verdict::kDefect,
            absl::StrFormat("the call crashed (%s)",
                            SignalName(call.fault->signal)),
-           absl::StrFormat("%s died of %s at address %#x after %d loop "
-                           "iteration(s)",
+           absl::StrFormat("%s died of %s%s after %d loop iteration(s)",
                            Name(call.clock), SignalName(call.fault->signal),
-                           call.fault->address, call.iterations),
+                           place.empty() ? "" : " at address " + place,
+                           call.iterations),
            call);
     return;
   }

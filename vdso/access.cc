@@ -7,6 +7,7 @@
 
 #include <cerrno>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
 namespace vdsolab::vdso {
@@ -24,7 +25,16 @@ std::string SignalName(int signal) {
                            : absl::StrFormat("signal %d", signal);
 }
 
+std::string FaultPlace(const CallFault& fault) {
+  if (!fault.has_address) return "";
+  if (fault.object != nullptr) {
+    return absl::StrFormat("%s+%#x", fault.object, fault.address);
+  }
+  return absl::StrFormat("%#x", fault.address);
+}
+
 std::string FaultCause(const CallFault& fault) {
+  if (fault.called != nullptr) return fault.called;
   if (fault.exit_status >= 0) {
     return absl::StrFormat("exit(%d)", fault.exit_status);
   }
@@ -36,11 +46,15 @@ std::string DescribeFault(const CallFault& fault) {
     return absl::StrFormat("spun for %.1f s: stopped by the watchdog",
                            fault.seconds);
   }
+  if (fault.called != nullptr) return absl::StrCat("called ", fault.called);
   if (fault.exit_status >= 0) {
     return absl::StrFormat("called exit(%d)", fault.exit_status);
   }
-  return absl::StrFormat("crashed (%s at %#x)", SignalName(fault.signal),
-                         fault.address);
+  const std::string place = FaultPlace(fault);
+  if (place.empty())
+    return absl::StrCat("crashed (", SignalName(fault.signal), ")");
+  return absl::StrCat("crashed (", SignalName(fault.signal), " at ", place,
+                      ")");
 }
 
 }  // namespace vdsolab::vdso

@@ -38,13 +38,31 @@ enum class CounterRead : uint8_t { kOrdered, kRdtscp, kPlain };
 struct CallFault {
   enum class Kind : uint8_t { kCrash, kSpin };
   Kind kind = Kind::kCrash;
-  int signal = 0;        // kCrash: the signal.
-  uint64_t address = 0;  // kCrash: the faulting address, where it has one.
-  double seconds = 0;    // kSpin: how long it ran before it was stopped.
+  int signal = 0;  // kCrash: the signal.
+  // kCrash: where, as a report can print it the same in every run (address
+  // space layout randomisation moves everything else): the faulting
+  // address when it is below kFixedAddresses (a pointer from NULL), or
+  // its offset into the loaded object named `object`. has_address false:
+  // neither (the stack, the heap, or a signal that carries no address).
+  bool has_address = false;
+  uint64_t address = 0;
+  const char* object = nullptr;  // File name, without its directory.
+  double seconds = 0;  // kSpin: how long it ran before it was stopped.
   // kCrash without a signal: the code called exit(status) (or _exit(),
   // _Exit()), which would have ended vdsolab with that status.
   int exit_status = -1;
+  // kCrash without a signal or exit status: what the code called that a
+  // vDSO call cannot, "fork()" (call_guard.h ends the child at once) or
+  // "pthread_exit()"; else nullptr.
+  const char* called = nullptr;
 };
+
+// Addresses below this are never mapped (Linux's default mmap_min_addr):
+// a fault there is a pointer from NULL, at the same address in every run.
+inline constexpr uint64_t kFixedAddresses = 65536;
+
+// "0x10", "libmine.so+0x1139", or "" (CallFault::has_address).
+std::string FaultPlace(const CallFault& fault);
 
 // "SIGSEGV", or "signal 40".
 std::string SignalName(int signal);

@@ -17,6 +17,7 @@
  * Every page load, counter read, barrier and the syscall go through `ops`:
  * that is what lets the simulation race the writer against each load.
  */
+#include <stddef.h>
 #include <stdint.h>
 
 #include "vdsolab_plugin.h"
@@ -33,7 +34,10 @@ enum {
   kVcSize = 232     /* clock_data[0] at 0 (HRES, COARSE), [1] at 232 (RAW) */
 };
 
-enum { kVdsoClockmodeTsc = 1 };
+enum { kVdsoClockmodeTsc = 1, kVdsoClockmodeTimens = 0x7fffffff };
+/* In a time namespace `page` is the namespace's page; the time page is one
+ * page on (x86 6.13+: __arch_get_vdso_u_timens_data()). */
+enum { kTimensTimePage = 4096 };
 #define S64_MAX 0x7fffffffffffffffULL
 #define NSEC_PER_SEC 1000000000ULL
 
@@ -57,9 +61,31 @@ static uint64_t mul_add_shr(uint64_t a, uint32_t mul, uint64_t b,
   return (uint64_t)((((unsigned __int128)a * mul) + b) >> shift);
 }
 
-/* do_hres(): 0, USE_SYSCALL or VDSOLAB_ABANDONED. */
+/* timens_offset offset[clk] of the namespace's record `vcns` (where
+ * basetime[clk] is): added in u64, as do_hres_timens() adds it. */
+static void add_offset(const struct vdsolab_ops *ops, const uint8_t *vcns,
+                       int32_t clk, uint64_t *sec, uint64_t *ns) {
+  *sec += ops->load64(ops->ctx, basetime(vcns, clk));
+  *ns += ops->load64(ops->ctx, basetime(vcns, clk) + 8);
+}
+
+/* vdso_set_timespec(): ns may hold whole seconds. */
+static int32_t set_timespec(struct vdsolab_timespec *ts, uint64_t sec,
+                            uint64_t ns) {
+  while (ns >= NSEC_PER_SEC) {
+    ns -= NSEC_PER_SEC;
+    ++sec;
+  }
+  ts->tv_sec = (int64_t)sec;
+  ts->tv_nsec = (int64_t)ns;
+  return 0;
+}
+
+/* do_hres() (vcns NULL) or do_hres_timens() (vcns: the namespace's record,
+ * vc the time page's): 0, USE_SYSCALL or VDSOLAB_ABANDONED. */
 static int32_t do_hres(const struct vdsolab_ops *ops, const uint8_t *vc,
-                       int32_t clk, struct vdsolab_timespec *ts) {
+                       int32_t clk, struct vdsolab_timespec *ts,
+                       const uint8_t *vcns) {
   const uint8_t *base = basetime(vc, clk);
   uint64_t sec, ns;
   uint32_t seq;
@@ -67,6 +93,10 @@ static int32_t do_hres(const struct vdsolab_ops *ops, const uint8_t *vc,
     /* vdso_read_begin(): wait out a writer; the rmb pairs with the
      * writer's smp_wmb() after its first seq increment. */
     while ((seq = ops->load32(ops->ctx, vc + kVcSeq)) & 1) {
+      if (vcns == NULL && (int32_t)ops->load32(ops->ctx, vc + kVcClockMode) ==
+                              kVdsoClockmodeTimens) {
+        return do_hres(ops, vc + kTimensTimePage, clk, ts, vc);
+      }
       if (!ops->may_retry(ops->ctx)) return VDSOLAB_ABANDONED;
       ops->cpu_relax(ops->ctx);
     }
@@ -98,33 +128,38 @@ static int32_t do_hres(const struct vdsolab_ops *ops, const uint8_t *vc,
     if (ops->load32(ops->ctx, vc + kVcSeq) == seq) break;
     if (!ops->may_retry(ops->ctx)) return VDSOLAB_ABANDONED;
   } while (1);
+  if (vcns != NULL) add_offset(ops, vcns, clk, &sec, &ns);
   /* Normalise outside the loop, as the kernel does. */
-  while (ns >= NSEC_PER_SEC) {
-    ns -= NSEC_PER_SEC;
-    ++sec;
-  }
-  ts->tv_sec = (int64_t)sec;
-  ts->tv_nsec = (int64_t)ns;
-  return 0;
+  return set_timespec(ts, sec, ns);
 }
 
-/* do_coarse(): the base time, in plain ns, under the seq. */
+/* do_coarse() (vcns NULL) or do_coarse_timens(): the base time, in plain
+ * ns, under the seq. */
 static int32_t do_coarse(const struct vdsolab_ops *ops, const uint8_t *vc,
-                         int32_t clk, struct vdsolab_timespec *ts) {
+                         int32_t clk, struct vdsolab_timespec *ts,
+                         const uint8_t *vcns) {
   const uint8_t *base = basetime(vc, clk);
+  uint64_t sec, ns;
   uint32_t seq;
   do {
     while ((seq = ops->load32(ops->ctx, vc + kVcSeq)) & 1) {
+      if (vcns == NULL && (int32_t)ops->load32(ops->ctx, vc + kVcClockMode) ==
+                              kVdsoClockmodeTimens) {
+        return do_coarse(ops, vc + kTimensTimePage, clk, ts, vc);
+      }
       if (!ops->may_retry(ops->ctx)) return VDSOLAB_ABANDONED;
       ops->cpu_relax(ops->ctx);
     }
     ops->rmb(ops->ctx);
-    ts->tv_sec = (int64_t)ops->load64(ops->ctx, base);
-    ts->tv_nsec = (int64_t)ops->load64(ops->ctx, base + 8);
+    sec = ops->load64(ops->ctx, base);
+    ns = ops->load64(ops->ctx, base + 8);
     ops->rmb(ops->ctx);
-    if (ops->load32(ops->ctx, vc + kVcSeq) == seq) return 0;
+    if (ops->load32(ops->ctx, vc + kVcSeq) == seq) break;
     if (!ops->may_retry(ops->ctx)) return VDSOLAB_ABANDONED;
   } while (1);
+  /* A coarse base is normalised; the namespace's offset may carry. */
+  if (vcns != NULL) add_offset(ops, vcns, clk, &sec, &ns);
+  return set_timespec(ts, sec, ns);
 }
 
 static int32_t example_clock_gettime(const struct vdsolab_ops *ops,
@@ -134,11 +169,11 @@ static int32_t example_clock_gettime(const struct vdsolab_ops *ops,
   if (clock >= 0 && clock < 16) {
     const uint32_t bit = 1u << clock;
     if (bit & kHres) {
-      r = do_hres(ops, page, clock, ts);
+      r = do_hres(ops, page, clock, ts, NULL);
     } else if (bit & kCoarse) {
-      r = do_coarse(ops, page, clock, ts);
+      r = do_coarse(ops, page, clock, ts, NULL);
     } else if (bit & kRaw) {
-      r = do_hres(ops, page + kVcSize, clock, ts);
+      r = do_hres(ops, page + kVcSize, clock, ts, NULL);
     }
   }
   if (r == USE_SYSCALL) return ops->fallback(ops->ctx, clock, ts);

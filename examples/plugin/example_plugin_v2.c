@@ -5,6 +5,8 @@
  * reader of example_plugin.c, written the way compiled code reaches the
  * page: a before_load() preemption point, then its own plain load (this is
  * how a kernel tree's unmodified vDSO code is run, docs/kernel-trees.md).
+ * Its smp_rmb()s still go through ops->rmb(): under relaxed ordering
+ * (faults.reorder_ppm) a load may see any page state since the last one.
  * It declares its era semantics instead of borrowing the layout's, time
  * namespaces among them: a reader in one enters through the namespace's
  * page (do_hres_timens(), do_coarse_timens()) and finds the time page at
@@ -58,7 +60,11 @@ static uint32_t begin(const struct vdsolab_ops *ops, const uint8_t *vc,
       *abandoned = 1;
       return 0;
     }
+    ops->cpu_relax(ops->ctx);
   }
+  /* vdso_read_begin()'s smp_rmb(): the data loads stay after the seq load;
+   * pairs with the writer's smp_wmb() after its opening seq store. */
+  ops->rmb(ops->ctx);
   return seq;
 }
 
@@ -124,6 +130,9 @@ static int32_t do_hres_timens(const struct vdsolab_ops *ops,
     const uint32_t seq = begin(ops, vc, &abandoned, NULL);
     if (abandoned) return VDSOLAB_ABANDONED;
     if (hres_body(ops, vc, clk, &sec, &ns) == USE_SYSCALL) return USE_SYSCALL;
+    /* vdso_read_retry()'s smp_rmb(): pairs with the writer's smp_wmb()
+     * before its closing seq store. */
+    ops->rmb(ops->ctx);
     if (ld32(ops, vc + kVcSeq) == seq) break;
     if (!ops->may_retry(ops->ctx)) return VDSOLAB_ABANDONED;
   }
@@ -140,6 +149,9 @@ static int32_t do_hres(const struct vdsolab_ops *ops, const uint8_t *vc,
     if (abandoned) return VDSOLAB_ABANDONED;
     if (timens) return do_hres_timens(ops, vc, clk, ts);
     if (hres_body(ops, vc, clk, &sec, &ns) == USE_SYSCALL) return USE_SYSCALL;
+    /* vdso_read_retry()'s smp_rmb(): pairs with the writer's smp_wmb()
+     * before its closing seq store. */
+    ops->rmb(ops->ctx);
     if (ld32(ops, vc + kVcSeq) == seq) break;
     if (!ops->may_retry(ops->ctx)) return VDSOLAB_ABANDONED;
   }
@@ -160,6 +172,9 @@ static int32_t do_coarse_timens(const struct vdsolab_ops *ops,
     if (abandoned) return VDSOLAB_ABANDONED;
     sec = ld64(ops, base);
     ns = ld64(ops, base + 8);
+    /* vdso_read_retry()'s smp_rmb(): pairs with the writer's smp_wmb()
+     * before its closing seq store. */
+    ops->rmb(ops->ctx);
     if (ld32(ops, vc + kVcSeq) == seq) break;
     if (!ops->may_retry(ops->ctx)) return VDSOLAB_ABANDONED;
   }
@@ -177,6 +192,9 @@ static int32_t do_coarse(const struct vdsolab_ops *ops, const uint8_t *vc,
     if (timens) return do_coarse_timens(ops, vc, clk, ts);
     ts->tv_sec = (int64_t)ld64(ops, base);
     ts->tv_nsec = (int64_t)ld64(ops, base + 8);
+    /* vdso_read_retry()'s smp_rmb(): pairs with the writer's smp_wmb()
+     * before its closing seq store. */
+    ops->rmb(ops->ctx);
     if (ld32(ops, vc + kVcSeq) == seq) return 0;
     if (!ops->may_retry(ops->ctx)) return VDSOLAB_ABANDONED;
   }
@@ -207,15 +225,26 @@ static const int32_t kClocks[] = {0, 1, 4, 5, 6, 7, 11};
 #define VDSOLAB_V2_CASE 0
 #endif
 
+#if VDSOLAB_V2_CASE == 5
+#define VDSOLAB_V2_NAME ((const char *)16) /* A wild pointer. */
+#elif VDSOLAB_V2_CASE == 7
+#define VDSOLAB_V2_NAME "broken-v2\xff" /* Not UTF-8. */
+#elif VDSOLAB_V2_CASE == 0
+#define VDSOLAB_V2_NAME "example-c-v2"
+#else
+#define VDSOLAB_V2_NAME "broken-v2"
+#endif
+
 static const struct vdsolab_plugin2 kPlugin = {
     VDSOLAB_V2_CASE == 1 ? 1u : VDSOLAB_PLUGIN_ABI_V2,
-    VDSOLAB_V2_CASE == 0 ? "example-c-v2" : "broken-v2",
+    VDSOLAB_V2_NAME,
     "examples/plugin/example_plugin_v2.c: the 6.17/6.18 x86-64 vDSO with "
     "its own page loads after before_load()",
     "the upstream reader in C, ABI version 2",
     "upstream",
     kClocks,
-    sizeof(kClocks) / sizeof(kClocks[0]),
+    VDSOLAB_V2_CASE == 6 ? 0xffffffffu /* Garbage. */
+                         : sizeof(kClocks) / sizeof(kClocks[0]),
     v2_clock_gettime,
     VDSOLAB_V2_CASE == 2 ? 7u : (uint32_t)VDSOLAB_COUNTER_MASKED63,
     VDSOLAB_V2_CASE == 3

@@ -23,9 +23,21 @@
  *   12 loads through vdsolab's callbacks outside the vvar area (below
  *      its start, across its end), then answers the syscall's time: the
  *      loads must be refused and the call answer -EFAULT
+ *   13 forks, and both processes return: the child, a copy of vdsolab in
+ *      mid-call, must end at once (else every copy forks again at the
+ *      same call of the rest of the run)
+ *   14 calls pthread_exit(), 15 quick_exit(4): the thread, or the process
+ *      past the interposed _exit() (libc calls its own)
+ *   16 passes the fallback a NULL timespec: vdsolab's store there is the
+ *      plugin's crash, not vdsolab's
+ *   17 loads at the top of the address space, where `p + size` wraps:
+ *      refused like any load outside the area (-EFAULT)
+ *   18 sets the watchdog's signal (SIGXCPU) to SIG_IGN and spins
  */
-#define _POSIX_C_SOURCE 199309L /* nanosleep() */
+#define _GNU_SOURCE /* nanosleep(), quick_exit() */
 
+#include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
@@ -34,7 +46,7 @@
 #include "vdsolab_plugin.h"
 
 #if !defined(MISBEHAVE) || !defined(MISBEHAVE_NAME)
-#error "build with -DMISBEHAVE=1..12 -DMISBEHAVE_NAME=\"misbehaving-...\""
+#error "build with -DMISBEHAVE=1..18 -DMISBEHAVE_NAME=\"misbehaving-...\""
 #endif
 
 #if MISBEHAVE == 11
@@ -91,6 +103,21 @@ static int32_t Misbehave(const struct vdsolab_ops *ops, const uint8_t *page,
       sink += ops->load32(ops->ctx, page - 4);
       sink += ops->load64(ops->ctx, page + ops->area_bytes - 4);
       return ops->fallback(ops->ctx, clock, ts);
+    case 13:
+      sink += (uint64_t)fork();
+      return ops->fallback(ops->ctx, clock, ts);
+    case 14:
+      pthread_exit(NULL);
+    case 15:
+      quick_exit(4);
+    case 16:
+      return ops->fallback(ops->ctx, clock, NULL);
+    case 17:
+      sink += ops->load32(ops->ctx, (const uint8_t *)(UINTPTR_MAX - 1));
+      return ops->fallback(ops->ctx, clock, ts);
+    case 18:
+      signal(SIGXCPU, SIG_IGN);
+      for (;;) sink = sink * 6364136223846793005ULL + seq;
   }
   return -22;
 }

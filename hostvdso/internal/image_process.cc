@@ -350,7 +350,12 @@ std::optional<ClockResult> ImageProcess::Call(vdso::HookedAccess& access,
       case Msg::kFault: {
         vdso::CallFault fault;
         fault.signal = mb_->signal;
-        fault.address = mb_->addr;
+        // Only an address that is the same in every run (the child's
+        // layout is randomised too).
+        if (mb_->addr < vdso::kFixedAddresses) {
+          fault.has_address = true;
+          fault.address = mb_->addr;
+        }
         died_of_ = mb_->signal;
         Kill();
         access.Fault(fault);

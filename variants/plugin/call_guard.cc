@@ -1,12 +1,16 @@
 #include "variants/plugin/call_guard.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -21,11 +25,18 @@ namespace {
 constexpr int kCrashCode = 1;  // sigsetjmp() codes.
 constexpr int kSpinCode = 2;
 constexpr int kExitCode = 3;
+constexpr int kThreadExitCode = 4;
+constexpr uint64_t kNoAddress = ~0ull;
 constexpr int kWatchdogSignal = SIGXCPU;
 constexpr int kFaultSignals[] = {SIGSEGV, SIGBUS,  SIGFPE, SIGILL,
                                  SIGABRT, SIGTRAP, SIGSYS};
 constexpr int kMaxThreads = 64;
 constexpr uint64_t kWatchdogPeriodMs = 20;
+// Wall time a signalled call gets to take the watchdog's jump (or 10 times
+// the bound, if longer) before it is signalled again, then given up on.
+constexpr uint64_t kSignalWaitMs = 5000;
+// The exit status of a child forked inside a guarded call (ended at once).
+constexpr int kForkedChildStatus = 127;
 
 std::atomic<uint64_t> g_limit_ms{1000};
 
@@ -38,7 +49,12 @@ struct Slot {
   uint64_t last_calls = 0;
   uint64_t stalled_ms = 0;    // Wall time the current call has run...
   uint64_t cpu_at_start = 0;  // ...and the thread's CPU time (ns) then.
-  uint64_t signalled_for = 0;
+  // Signals sent for the current call, and the call's CPU and wall time at
+  // the last one: a call that runs on for another bound after a signal
+  // ignores or blocks it.
+  int signals = 0;
+  uint64_t cpu_at_signal = 0;
+  uint64_t stalled_at_signal = 0;
 };
 
 // A call is stopped after the bound of the thread's own CPU time, so that
@@ -59,6 +75,8 @@ std::mutex g_slots_mu;
 // The handlers vdsolab replaced: a fault that is not in a guarded call goes
 // to them (the default action, or a sanitizer's handler).
 struct sigaction g_previous[65];
+// vdsolab's own, for the watchdog to install again.
+struct sigaction g_handler;
 
 void Chain(int sig, siginfo_t* info, void* uctx) {
   const struct sigaction& old = g_previous[sig];
@@ -89,7 +107,12 @@ extern "C" void OnSignal(int sig, siginfo_t* info, void* uctx) {
     }
     if (g->in_host.load(std::memory_order_relaxed) == 0) {
       g->signal.store(sig, std::memory_order_relaxed);
-      g->address.store(reinterpret_cast<uintptr_t>(info->si_addr),
+      // si_addr only for a signal the kernel sent for a fault (si_code >
+      // 0); a raised one (abort(): SI_TKILL) carries the sender's pid
+      // there instead.
+      g->address.store(info->si_code > 0
+                           ? reinterpret_cast<uintptr_t>(info->si_addr)
+                           : kNoAddress,
                        std::memory_order_relaxed);
       siglongjmp(g->env, kCrashCode);
     }
@@ -120,20 +143,86 @@ void Watchdog() {
         slot.last_calls = calls;
         slot.stalled_ms = 0;
         slot.cpu_at_start = CpuNs(slot.cpu_clock);
+        slot.signals = 0;
         continue;
       }
       slot.stalled_ms += kWatchdogPeriodMs;
-      const uint64_t cpu_ms =
-          (CpuNs(slot.cpu_clock) - slot.cpu_at_start) / 1000000;
-      if (limit != 0 && slot.signalled_for != calls &&
-          (cpu_ms >= limit || slot.stalled_ms >= kWallBackstop * limit)) {
-        slot.signalled_for = calls;
+      const uint64_t cpu_ns = CpuNs(slot.cpu_clock);
+      const uint64_t cpu_ms = (cpu_ns - slot.cpu_at_start) / 1000000;
+      if (limit == 0) continue;
+      if (slot.signals == 0) {
+        if (cpu_ms < limit && slot.stalled_ms < kWallBackstop * limit) {
+          continue;
+        }
         g->spun_ms.store(std::max(cpu_ms, std::min(slot.stalled_ms, limit)),
                          std::memory_order_relaxed);
-        pthread_kill(slot.thread, kWatchdogSignal);
+      } else if ((cpu_ns - slot.cpu_at_signal) / 1000000 < limit &&
+                 slot.stalled_ms - slot.stalled_at_signal <
+                     std::max(10 * limit, kSignalWaitMs)) {
+        // The last signal's jump may still be on its way: a thread that
+        // runs takes it at once, a blocked one is woken by it, one that is
+        // waiting for a CPU takes it when it gets one.
+        continue;
+      } else if (slot.signals == 1) {
+        // Ignored: foreign code replaced the handler or set SIG_IGN. The
+        // disposition is the process's, so install ours again.
+        sigaction(kWatchdogSignal, &g_handler, nullptr);
+      } else {
+        // Blocked in the thread's mask, or the jump was taken but the
+        // thread is stuck in vdsolab's callback on a lock the foreign code
+        // held when it was stopped (a spin inside malloc()): nothing can
+        // stop the call, and waiting would hang vdsolab. A check failed
+        // (exit 1); write() and exit_group only, as the stuck thread may
+        // hold any lock.
+        char msg[256];
+        const int n = snprintf(
+            msg, sizeof msg,
+            "vdsolab: a call into the code under test has run %llu ms "
+            "past its bound (--call-timeout) and does not stop: it blocks "
+            "SIGXCPU, the signal that stops it, or was stopped inside the C "
+            "library holding a lock vdsolab now waits for. Exiting with "
+            "status 1.\n",
+            static_cast<unsigned long long>(
+                std::max((cpu_ns - slot.cpu_at_signal) / 1000000,
+                         slot.stalled_ms - slot.stalled_at_signal)));
+        if (n > 0) {
+          [[maybe_unused]] ssize_t w = write(2, msg, static_cast<size_t>(n));
+        }
+        syscall(SYS_exit_group, 1);
       }
+      ++slot.signals;
+      slot.cpu_at_signal = cpu_ns;
+      slot.stalled_at_signal = slot.stalled_ms;
+      pthread_kill(slot.thread, kWatchdogSignal);
     }
   }
+}
+
+// This thread's state while it runs foreign code in a guarded call (not
+// one of vdsolab's callbacks), else nullptr.
+GuardState* InForeignCall() {
+  GuardState* g = t_state;
+  return g != nullptr && g->active.load(std::memory_order_relaxed) != 0 &&
+                 g->in_host.load(std::memory_order_relaxed) == 0
+             ? g
+             : nullptr;
+}
+
+// fork() inside a guarded call (pthread_atfork): the child is vdsolab in
+// the middle of a simulated call. Let return, it would run the rest of
+// the run, its reports and replay files, and fork again at the same call
+// of every copy; so it ends here, before fork() returns. The parent's call
+// is a finding when it returns (RunContained()). vdsolab's own forks (the
+// host variant's child, outside any guarded call) are untouched.
+void ParentAfterFork() {
+  if (GuardState* g = InForeignCall()) {
+    g->forked.store(1, std::memory_order_relaxed);
+  }
+}
+void ChildAfterFork() {
+  // The system call itself: exit()'s handlers and stdio buffers are the
+  // parent's.
+  if (InForeignCall() != nullptr) syscall(SYS_exit_group, kForkedChildStatus);
 }
 
 void InstallProcessWide() {
@@ -144,6 +233,8 @@ void InstallProcessWide() {
   // overflow in foreign code can still be handled.
   sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK;
   sigemptyset(&sa.sa_mask);
+  g_handler = sa;
+  pthread_atfork(nullptr, ParentAfterFork, ChildAfterFork);
   for (int sig : kFaultSignals) sigaction(sig, &sa, &g_previous[sig]);
   sigaction(kWatchdogSignal, &sa, &g_previous[kWatchdogSignal]);
   std::thread(Watchdog).detach();
@@ -172,7 +263,7 @@ struct ThreadRegistration {
         pthread_getcpuclockid(pthread_self(), &g_slots[i].cpu_clock);
         g_slots[i].last_calls = 0;
         g_slots[i].stalled_ms = 0;
-        g_slots[i].signalled_for = 0;
+        g_slots[i].signals = 0;
         g_slots[i].state.store(&state, std::memory_order_release);
         slot = i;
         break;
@@ -215,7 +306,9 @@ void Leave(GuardState& g) {
   g.in_host.store(0, std::memory_order_relaxed);
 }
 
-vdso::CallFault FaultFrom(int code, const GuardState& g) {
+vdso::CallFault FaultFrom(int code, GuardState& g) {
+  // A fork before the fault: the fault is the finding.
+  g.forked.store(0, std::memory_order_relaxed);
   vdso::CallFault f;
   if (code == kSpinCode) {
     f.kind = vdso::CallFault::Kind::kSpin;
@@ -223,23 +316,54 @@ vdso::CallFault FaultFrom(int code, const GuardState& g) {
     return f;
   }
   f.kind = vdso::CallFault::Kind::kCrash;
+  if (code == kThreadExitCode) {
+    f.called = "pthread_exit()";
+    return f;
+  }
   if (code == kExitCode) {
     f.exit_status = g.exit_status.load();
     return f;
   }
   f.signal = g.signal.load();
-  f.address = g.address.load();
+  const uint64_t address = g.address.load();
+  if (address < vdso::kFixedAddresses) {
+    f.has_address = true;
+    f.address = address;
+  } else if (address != kNoAddress && g.min_limit_ms.load() == 0) {
+    // In a loaded object: its offset there is the same in every run. Not
+    // while loading (RunContainedAtLeast()): a jump out of dlopen() may
+    // have left the loader's lock held, which dladdr() takes.
+    Dl_info in;
+    if (dladdr(reinterpret_cast<void*>(address), &in) != 0 &&
+        in.dli_fname != nullptr && in.dli_fbase != nullptr) {
+      const char* slash = strrchr(in.dli_fname, '/');
+      f.has_address = true;
+      f.object = slash != nullptr ? slash + 1 : in.dli_fname;
+      f.address = address - reinterpret_cast<uintptr_t>(in.dli_fbase);
+    }
+  }
+  return f;
+}
+
+vdso::CallFault ForkFault(GuardState& g) {
+  g.forked.store(0, std::memory_order_relaxed);
+  vdso::CallFault f;
+  f.kind = vdso::CallFault::Kind::kCrash;
+  f.called = "fork()";
   return f;
 }
 
 void ExitCalled(int status) {
-  GuardState* g = t_state;
-  if (g == nullptr || g->active.load(std::memory_order_relaxed) == 0 ||
-      g->in_host.load(std::memory_order_relaxed) != 0) {
-    return;
-  }
+  GuardState* g = InForeignCall();
+  if (g == nullptr) return;
   g->exit_status.store(status, std::memory_order_relaxed);
   siglongjmp(g->env, kExitCode);
+}
+
+void ThreadExitCalled() {
+  GuardState* g = InForeignCall();
+  if (g == nullptr) return;
+  siglongjmp(g->env, kThreadExitCode);
 }
 
 void AfterHostCall(GuardState& g) {

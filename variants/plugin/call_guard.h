@@ -16,12 +16,18 @@
 // jump waits until the callback returns. Handlers run on an alternate
 // stack, so runaway recursion is caught too.
 //
-// exit(), _exit() and _Exit() are interposed (exit_guard.cc): called from
-// inside a guarded call they end the call, not vdsolab, and are a crash
-// finding with the status. What cannot be contained in-process: foreign
-// code that corrupts vdsolab's memory before it faults, or makes the
-// exit_group system call itself. docs/robustness.md says what is caught
-// where.
+// exit(), _exit(), _Exit(), quick_exit() and pthread_exit() are
+// interposed (exit_guard.cc): called from inside a guarded call they end
+// the call, not vdsolab or its thread, and are a crash finding. fork() inside a
+// guarded call ends the child at once (a pthread_atfork handler: the child is
+// vdsolab in mid-call, and going on it would run the rest of the run, forking
+// again at the same call) and is a finding when the call returns. Foreign code
+// that ignores or blocks the watchdog's signal: the watchdog installs its
+// handler again and signals once more, then ends vdsolab (exit 1, one line)
+// rather than hang. What cannot be contained in-process: foreign code that
+// corrupts vdsolab's memory before it faults, makes the exit_group, fork
+// or clone system call itself, or changes the fault signals' handlers or
+// mask before it faults. docs/robustness.md says what is caught where.
 
 #ifndef VDSOLAB_VARIANTS_PLUGIN_CALL_GUARD_H_
 #define VDSOLAB_VARIANTS_PLUGIN_CALL_GUARD_H_
@@ -55,6 +61,9 @@ struct GuardState {
   std::atomic<uint64_t> address{0};
   std::atomic<uint64_t> spun_ms{0};  // How long the stopped call ran.
   std::atomic<int> exit_status{0};   // What the call passed to exit().
+  // The call called fork() (its child ended at once): a fault when the
+  // call returns. Cleared when it is reported.
+  std::atomic<int> forked{0};
   // The bound of the call running now, if it has its own (RunContained's
   // min_seconds); 0: the process-wide one.
   std::atomic<uint64_t> min_limit_ms{0};
@@ -78,13 +87,18 @@ inline GuardState& ThisThread() {
 void Enter(GuardState& g);
 // Marks the call as ended; what it ended with.
 void Leave(GuardState& g);
-vdso::CallFault FaultFrom(int code, const GuardState& g);
+vdso::CallFault FaultFrom(int code, GuardState& g);
+// The fault of a call that returned after calling fork().
+vdso::CallFault ForkFault(GuardState& g);
 // After a callback: jump out now if the watchdog asked while inside it.
 void AfterHostCall(GuardState& g);
 // exit(status) called on this thread: inside a guarded call (and not in a
 // callback), the call ends here as a fault; otherwise returns and the
 // process exits as asked.
 void ExitCalled(int status);
+// pthread_exit() called on this thread: the same. Left to end the thread
+// in a guarded call, it would leave the run waiting for it for good.
+void ThreadExitCalled();
 
 }  // namespace call_guard_internal
 
@@ -108,6 +122,9 @@ std::optional<vdso::CallFault> RunContained(call_guard_internal::GuardState& g,
     call_guard_internal::Enter(g);
     fn();
     call_guard_internal::Leave(g);
+    if (g.forked.load(std::memory_order_relaxed) != 0) [[unlikely]] {
+      return call_guard_internal::ForkFault(g);
+    }
     return std::nullopt;
   }
   call_guard_internal::Leave(g);

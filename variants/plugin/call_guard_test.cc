@@ -15,7 +15,10 @@
 #include "variants/plugin/call_guard.h"
 
 #include <gtest/gtest.h>
+#include <pthread.h>
 #include <signal.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -352,6 +355,101 @@ TEST(CallGuardLimits, ALoadRunsUnderItsOwnFloorAndCallsUnderTheirBound) {
   ASSERT_TRUE(spin.has_value());
   EXPECT_EQ(spin->kind, vdso::CallFault::Kind::kSpin);
   SetCallTimeLimit(1.0);
+}
+
+// fork() inside a guarded call: the child is vdsolab in mid-call, and
+// going on it would run the rest of the run and fork again at the same
+// call. It ends inside fork() (status 127), before the code under test
+// sees it return; the parent's call is a crash finding. A fork outside a
+// guarded call, and the next call, are untouched.
+TEST(CallGuardFork, AChildForkedInACallEndsAtOnceAndTheCallIsAFault) {
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  pid_t child = -1;
+  const std::optional<vdso::CallFault> fault =
+      RunContained(call_guard_internal::ThisThread(), [&] {
+        child = fork();
+        if (child == 0) {
+          // Reached only if the child was not ended: say so and end it
+          // without any of the test's code (exit() is interposed).
+          [[maybe_unused]] ssize_t w = write(fds[1], "x", 1);
+          syscall(SYS_exit_group, 0);
+        }
+      });
+  close(fds[1]);
+  ASSERT_GT(child, 0);
+  char byte = 0;
+  EXPECT_EQ(read(fds[0], &byte, 1), 0) << "the child ran on after fork()";
+  close(fds[0]);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 127) << status;
+  ASSERT_TRUE(fault.has_value());
+  EXPECT_EQ(fault->kind, vdso::CallFault::Kind::kCrash);
+  EXPECT_EQ(vdso::DescribeFault(*fault), "called fork()");
+
+  EXPECT_FALSE(
+      RunContained(call_guard_internal::ThisThread(), [] {}).has_value());
+  const pid_t outside = fork();
+  if (outside == 0) syscall(SYS_exit_group, 3);
+  ASSERT_GT(outside, 0);
+  ASSERT_EQ(waitpid(outside, &status, 0), outside);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 3) << status;
+  EXPECT_FALSE(
+      RunContained(call_guard_internal::ThisThread(), [] {}).has_value());
+}
+
+// pthread_exit() and quick_exit() inside a guarded call end the call, not
+// the thread (the run would wait for it for good) or the process (with a
+// status of the code's choosing: quick_exit() reaches libc's _exit() past
+// the interposed one).
+TEST(CallGuardExit, ThreadExitAndQuickExitEndOnlyTheCall) {
+  std::optional<vdso::CallFault> fault = RunContained(
+      call_guard_internal::ThisThread(), [] { pthread_exit(nullptr); });
+  ASSERT_TRUE(fault.has_value());
+  EXPECT_EQ(fault->kind, vdso::CallFault::Kind::kCrash);
+  EXPECT_EQ(vdso::DescribeFault(*fault), "called pthread_exit()");
+  fault = RunContained(call_guard_internal::ThisThread(),
+                       [] { std::quick_exit(5); });
+  ASSERT_TRUE(fault.has_value());
+  EXPECT_EQ(fault->exit_status, 5);
+  EXPECT_FALSE(
+      RunContained(call_guard_internal::ThisThread(), [] {}).has_value());
+}
+
+// Code under test that sets SIGXCPU, the watchdog's signal, to SIG_IGN
+// and spins: the watchdog installs its handler again and stops the call.
+TEST(CallGuardWatchdog, ASpinThatIgnoresTheWatchdogsSignalIsStillStopped) {
+  SetCallTimeLimit(0.05);
+  const std::optional<vdso::CallFault> fault =
+      RunContained(call_guard_internal::ThisThread(), [] {
+        signal(SIGXCPU, SIG_IGN);
+        BurnCpuMs(5000);
+      });
+  SetCallTimeLimit(1.0);
+  ASSERT_TRUE(fault.has_value());
+  EXPECT_EQ(fault->kind, vdso::CallFault::Kind::kSpin);
+}
+
+// Code under test that blocks SIGXCPU and spins cannot be stopped: vdsolab
+// ends (a check failed, exit 1) with one line saying why, not a hang.
+void BlockedSpinChild() {
+  SetCallTimeLimit(0.05);
+  RunContained(call_guard_internal::ThisThread(), [] {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGXCPU);
+    pthread_sigmask(SIG_BLOCK, &set, nullptr);
+    BurnCpuMs(20000);
+  });
+  std::fprintf(stderr, "the spin returned\n");
+  std::_Exit(0);
+}
+
+TEST(CallGuardWatchdog, ASpinThatBlocksTheWatchdogsSignalEndsVdsolab) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(BlockedSpinChild(), ::testing::ExitedWithCode(1),
+              "does not stop: it blocks SIGXCPU");
 }
 
 }  // namespace

@@ -42,6 +42,9 @@ struct Case {
   bool bounded_trace = false;
   // The call does not return normally (a crash, a spin, an exit).
   bool faults = true;
+  // In the violation's detail, if set: where a crash happened, as every
+  // run prints it (not an address the layout's randomisation moves).
+  const char* detail = nullptr;
 };
 
 class Containment : public ::testing::TestWithParam<Case> {};
@@ -72,6 +75,10 @@ TEST_P(Containment, IsAFindingWithAReplay) {
   EXPECT_EQ(first.failure.property, c.property);
   EXPECT_NE(first.failure.why.find(c.why), std::string::npos)
       << first.failure.why;
+  if (c.detail != nullptr) {
+    EXPECT_NE(first.failure.detail.find(c.detail), std::string::npos)
+        << first.failure.detail;
+  }
   ASSERT_TRUE(first.scenario.has_value()) << first.error;
   absl::StatusOr<sim::ReplayOutcome> replay = sim::Replay(*first.scenario, **v);
   ASSERT_TRUE(replay.ok()) << replay.status();
@@ -96,10 +103,17 @@ TEST_P(Containment, IsAFindingWithAReplay) {
 INSTANTIATE_TEST_SUITE_P(
     Plugins, Containment,
     ::testing::Values(
-        Case{"segv", sim::Property::kCrash, "crashed (SIGSEGV)"},
-        Case{"fpe", sim::Property::kCrash, "crashed (SIGFPE)"},
-        Case{"abort", sim::Property::kCrash, "crashed (SIGABRT)"},
-        Case{"recurse", sim::Property::kCrash, "crashed (SIGSEGV)"},
+        // A pointer from NULL: its address; an instruction's fault: its
+        // offset in the plugin; abort(): no address (its siginfo holds the
+        // sender's pid); a stack overflow: none either (the stack moves).
+        Case{"segv", sim::Property::kCrash, "crashed (SIGSEGV)", 0.2, false,
+             true, "died of SIGSEGV at address 0x1"},
+        Case{"fpe", sim::Property::kCrash, "crashed (SIGFPE)", 0.2, false, true,
+             "died of SIGFPE at address libmisbehaving_fpe.so+0x"},
+        Case{"abort", sim::Property::kCrash, "crashed (SIGABRT)", 0.2, false,
+             true, "died of SIGABRT after"},
+        Case{"recurse", sim::Property::kCrash, "crashed (SIGSEGV)", 0.2, false,
+             true, "died of SIGSEGV after"},
         // exit() and _exit() end the call, not vdsolab.
         Case{"exit", sim::Property::kCrash,
              "tried to end the process (exit(3))"},
@@ -113,7 +127,24 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"load_outside", sim::Property::kExact,
              "fell back to the syscall and returned something else", 0.2, false,
              false},
+        // A load at the top of the address space, where `p + 4` wraps.
+        Case{"load_wrap", sim::Property::kExact,
+             "fell back to the syscall and returned something else", 0.2, false,
+             false},
+        // fork(): the child ends inside fork(), so one report, one replay
+        // file and no copies of the run (a fork at every call was a fork
+        // bomb); the call is a finding when it returns.
+        Case{"fork", sim::Property::kCrash,
+             "did what a vDSO call cannot (fork())"},
+        Case{"thread_exit", sim::Property::kCrash,
+             "did what a vDSO call cannot (pthread_exit())"},
+        Case{"quick_exit", sim::Property::kCrash,
+             "tried to end the process (exit(4))"},
+        // vdsolab's store of the answer through the plugin's NULL.
+        Case{"fallback_null", sim::Property::kCrash, "crashed (SIGSEGV)"},
         Case{"spin", sim::Property::kLivelock, "spun for 0."},
+        // SIG_IGN for the watchdog's signal: installed again, then stopped.
+        Case{"ignore_watchdog", sim::Property::kLivelock, "spun for 0.", 0.05},
         // Stopped inside a load callback: the stop waits for
         // the callback to return, then still happens. A bound of
         // 0.9 s, so that the trace reaches its cap of 200,000 steps

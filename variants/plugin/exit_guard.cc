@@ -1,4 +1,5 @@
-// exit(), _exit() and _Exit() for the whole process, so that foreign code
+// exit(), _exit(), _Exit(), quick_exit() and pthread_exit() for the whole
+// process, so that foreign code
 // under test that calls one of them inside a guarded call ends that call
 // as a fault (call_guard.h) instead of ending vdsolab with the status it
 // chose: a plugin calling exit(0) would otherwise pass every check. The
@@ -7,6 +8,7 @@
 // call each forwards to libc's.
 
 #include <dlfcn.h>
+#include <pthread.h>
 
 #include <cstdlib>
 
@@ -40,6 +42,20 @@ extern "C" {
 [[noreturn]] void _Exit(int status) noexcept {
   vdsolab::variants::call_guard_internal::ExitCalled(status);
   Forward("_Exit", status);
+}
+
+// libc's quick_exit() reaches _exit() inside libc, past the interposed one.
+[[noreturn]] void quick_exit(int status) noexcept {
+  vdsolab::variants::call_guard_internal::ExitCalled(status);
+  Forward("quick_exit", status);
+}
+
+[[noreturn]] void pthread_exit(void* value) {
+  vdsolab::variants::call_guard_internal::ThreadExitCalled();
+  using ThreadExitFn = void (*)(void*);
+  auto real = reinterpret_cast<ThreadExitFn>(dlsym(RTLD_NEXT, "pthread_exit"));
+  if (real != nullptr) real(value);
+  __builtin_trap();
 }
 
 }  // extern "C"

@@ -3,8 +3,12 @@
 #include <dlfcn.h>
 
 #include <atomic>
+#include <cstring>
 #include <memory>
+#include <optional>
+#include <string>
 #include <type_traits>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
@@ -88,15 +92,28 @@ struct HostScopeFor<vdso::QuietAccess> {
   explicit HostScopeFor(void*) {}
 };
 
+// A store through a pointer the plugin passed: a bad one faults here, and
+// the fault is the plugin's finding (call_guard.h). Not instrumented: under
+// --config=sanitize the sanitizers would end vdsolab at the store first.
+[[gnu::noinline, gnu::no_sanitize("address", "undefined")]] void StoreForPlugin(
+    vdsolab_timespec* ts, const Timespec64& value) {
+  volatile int64_t* sec = &ts->tv_sec;
+  volatile int64_t* nsec = &ts->tv_nsec;
+  *sec = value.tv_sec;
+  *nsec = value.tv_nsec;
+}
+
 template <vdso::VdsoAccess A>
 struct OpsFor {
   static Ctx<A>& C(void* ctx) { return *static_cast<Ctx<A>*>(ctx); }
   static A& Of(void* ctx) { return *C(ctx).access; }
   static bool InPage(void* ctx, const uint8_t* p, size_t n) {
-    const uint8_t* page = C(ctx).page;
-    if (p >= page && p + n <= page + vdso::VvarPage::kPages * 4096) {
-      return true;
-    }
+    // As offsets: an address below the page wraps to a large one, and one
+    // near 2^64 cannot wrap `p + n` past the end.
+    constexpr uintptr_t kArea = vdso::VvarPage::kPages * 4096;
+    const uintptr_t offset = reinterpret_cast<uintptr_t>(p) -
+                             reinterpret_cast<uintptr_t>(C(ctx).page);
+    if (n <= kArea && offset <= kArea - n) return true;
     C(ctx).out_of_bounds = true;
     return false;
   }
@@ -138,10 +155,15 @@ struct OpsFor {
     return Of(ctx).MayRetry() ? 1 : 0;
   }
   static int32_t Fallback(void* ctx, int32_t clock, vdsolab_timespec* ts) {
-    [[maybe_unused]] HostScopeFor<A> host(ctx);
-    [[maybe_unused]] Synced<A> synced(ctx);
-    const ClockResult r = Of(ctx).Fallback(clock);
-    if (r.ret == 0) *ts = vdsolab_timespec{r.ts.tv_sec, r.ts.tv_nsec};
+    ClockResult r;
+    {
+      [[maybe_unused]] HostScopeFor<A> host(ctx);
+      [[maybe_unused]] Synced<A> synced(ctx);
+      r = Of(ctx).Fallback(clock);
+    }
+    // The plugin's pointer, written outside the callback's host scope: a
+    // NULL or read-only `ts` is the plugin's crash, not vdsolab's.
+    if (r.ret == 0) StoreForPlugin(ts, r.ts);
     return r.ret;
   }
   // What every call's table holds: copied whole, then the call's three
@@ -258,7 +280,7 @@ class PluginSimReader final : public SimReader {
 
 // Variant records hold plain function pointers; plugins are few and live
 // for the process, so each gets a slot.
-constexpr int kMaxPlugins = 16;
+constexpr int kMaxPlugins = 32;
 ClockGettimeFn g_plugins[kMaxPlugins];
 bool g_rerunnable[kMaxPlugins];
 PluginInfo g_info[kMaxPlugins];
@@ -298,35 +320,107 @@ absl::Status Bad(const std::string& path, const std::string& what) {
       absl::StrFormat("--variant-so=%s: %s", path, what));
 }
 
-// What a version-1 or version-2 record says. Version 1 declares no
-// semantics (the variant borrows its layout's).
+// What a version-1 or version-2 record says, copied out of the plugin's
+// memory while the read is contained: a wild pointer in the record faults
+// there, as the plugin's crash, never later in vdsolab. Version 1
+// declares no semantics (the variant borrows its layout's).
 struct Record {
   uint32_t abi = 0;
-  const char* name = nullptr;
-  const char* provenance = nullptr;
-  const char* summary = nullptr;
-  const char* layout = nullptr;
-  const int32_t* clocks = nullptr;
-  uint32_t n_clocks = 0;
+  std::optional<std::string> name;  // nullopt: a NULL pointer.
+  std::optional<std::string> provenance;
+  std::optional<std::string> summary;
+  std::optional<std::string> layout;
+  std::vector<int32_t> clocks;
+  bool clocks_missing = false;  // n_vdso_clocks > 0 with NULL vdso_clocks.
   ClockGettimeFn clock_gettime = nullptr;
   bool declares_semantics = false;  // v2
   uint32_t counter_semantics = 0;
   uint32_t semantics_flags = 0;
   uint32_t counter_read = 0;
-  const char* era = nullptr;
-  const char* origin = nullptr;
+  std::optional<std::string> era;
+  std::optional<std::string> origin;
 };
 
+// The loaded plugins' records, for the process's life: their variants'
+// names are views of these strings.
+const Record* g_records[kMaxPlugins];
+
+// Bounds on what a record may point at: a string with no NUL in reach, or
+// a clock count read from garbage, is refused, not copied for gigabytes.
+constexpr size_t kMaxRecordString = 4096;
+constexpr uint32_t kMaxRecordClocks = 64;
+
+// Well-formed UTF-8 (no overlong forms, surrogates or code points past
+// U+10FFFF): the record's strings go into JSON, TOML replay files and
+// terminals as they are.
+bool IsUtf8(const std::string& s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    int n = 0;
+    uint32_t cp = 0;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if (c >= 0xc2 && c <= 0xdf) {
+      n = 1, cp = c & 0x1f;
+    } else if (c >= 0xe0 && c <= 0xef) {
+      n = 2, cp = c & 0x0f;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      n = 3, cp = c & 0x07;
+    } else {
+      return false;
+    }
+    if (i + static_cast<size_t>(n) >= s.size()) return false;  // Cut short.
+    for (int k = 1; k <= n; ++k) {
+      const auto b = static_cast<unsigned char>(s[i + static_cast<size_t>(k)]);
+      if ((b & 0xc0) != 0x80) return false;
+      cp = (cp << 6) | (b & 0x3f);
+    }
+    if ((n == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+        (n == 3 && (cp < 0x10000 || cp > 0x10ffff))) {
+      return false;
+    }
+    i += static_cast<size_t>(n) + 1;
+  }
+  return true;
+}
+
+absl::Status CopyString(const char* from, const char* field,
+                        const std::string& path,
+                        std::optional<std::string>& to) {
+  if (from == nullptr) return absl::OkStatus();
+  const size_t n = strnlen(from, kMaxRecordString + 1);
+  if (n > kMaxRecordString) {
+    return Bad(path, absl::StrFormat("%s: no NUL in its first %d bytes", field,
+                                     kMaxRecordString));
+  }
+  to.emplace(from, n);
+  if (!IsUtf8(*to)) return Bad(path, absl::StrFormat("%s: not UTF-8", field));
+  return absl::OkStatus();
+}
+
 template <class R>
-void CopyCommon(const R& p, Record& r) {
+absl::Status CopyCommon(const R& p, const std::string& path, Record& r) {
   r.abi = p.abi_version;
-  r.name = p.name;
-  r.provenance = p.provenance;
-  r.summary = p.summary;
-  r.layout = p.layout;
-  r.clocks = p.vdso_clocks;
-  r.n_clocks = p.n_vdso_clocks;
   r.clock_gettime = p.clock_gettime;
+  for (absl::Status s :
+       {CopyString(p.name, "name", path, r.name),
+        CopyString(p.provenance, "provenance", path, r.provenance),
+        CopyString(p.summary, "summary", path, r.summary),
+        CopyString(p.layout, "layout", path, r.layout)}) {
+    if (!s.ok()) return s;
+  }
+  if (p.n_vdso_clocks > kMaxRecordClocks) {
+    return Bad(path, absl::StrFormat("n_vdso_clocks %u: more than %d clocks",
+                                     p.n_vdso_clocks, kMaxRecordClocks));
+  }
+  if (p.n_vdso_clocks != 0 && p.vdso_clocks == nullptr) {
+    r.clocks_missing = true;
+  } else if (p.n_vdso_clocks != 0) {
+    r.clocks.assign(p.vdso_clocks, p.vdso_clocks + p.n_vdso_clocks);
+  }
+  return absl::OkStatus();
 }
 
 // vdsolab_plugin_v2 first, then vdsolab_plugin_v1; the record's version
@@ -344,13 +438,15 @@ absl::StatusOr<Record> ReadRecord(void* handle, const std::string& path) {
                                  "a version-2 record must say %d",
                                  p->abi_version, VDSOLAB_PLUGIN_ABI_V2));
     }
-    CopyCommon(*p, r);
+    if (absl::Status s = CopyCommon(*p, path, r); !s.ok()) return s;
     r.declares_semantics = true;
     r.counter_semantics = p->counter_semantics;
     r.semantics_flags = p->semantics_flags;
     r.counter_read = p->counter_read;
-    r.era = p->era;
-    r.origin = p->origin;
+    for (absl::Status s : {CopyString(p->era, "era", path, r.era),
+                           CopyString(p->origin, "origin", path, r.origin)}) {
+      if (!s.ok()) return s;
+    }
     return r;
   }
   auto v1 = reinterpret_cast<EntryV1>(dlsym(handle, "vdsolab_plugin_v1"));
@@ -362,18 +458,25 @@ absl::StatusOr<Record> ReadRecord(void* handle, const std::string& path) {
   const vdsolab_plugin* p = v1();
   if (p == nullptr) return Bad(path, "vdsolab_plugin_v1() returned NULL");
   if (p->abi_version != VDSOLAB_PLUGIN_ABI_VERSION) {
-    return Bad(
-        path, absl::StrFormat("plugin ABI version %d; vdsolab speaks %d and %d",
-                              p->abi_version, VDSOLAB_PLUGIN_ABI_VERSION,
-                              VDSOLAB_PLUGIN_ABI_V2));
+    return Bad(path,
+               absl::StrFormat("plugin ABI version %d in the record of "
+                               "vdsolab_plugin_v1(), which must say %d "
+                               "(a version-%d record is vdsolab_plugin_v2's)",
+                               p->abi_version, VDSOLAB_PLUGIN_ABI_VERSION,
+                               VDSOLAB_PLUGIN_ABI_V2));
   }
-  CopyCommon(*p, r);
+  if (absl::Status s = CopyCommon(*p, path, r); !s.ok()) return s;
   return r;
 }
 
 plugin_internal::DeclaredEra Declared(const Record& r) {
   return plugin_internal::DeclaredEra{r.counter_semantics, r.semantics_flags,
-                                      r.counter_read, r.clocks, r.n_clocks};
+                                      r.counter_read, r.clocks.data(),
+                                      static_cast<uint32_t>(r.clocks.size())};
+}
+
+const char* CStr(const std::optional<std::string>& s) {
+  return s ? s->c_str() : nullptr;
 }
 
 }  // namespace
@@ -418,13 +521,15 @@ absl::StatusOr<const Variant*> LoadPluginVariant(const std::string& path,
                                             vdso::DescribeFault(*fault))));
   }
   if (!rec.ok()) return Refuse(handle, rec.status());
-  const Record& p = *rec;
-  if (p.name == nullptr || p.name[0] == '\0')
-    return Refuse(handle, Bad(path, "no name"));
+  // The variant's names are views of these strings: they live as long as
+  // the process once the plugin is registered (g_records).
+  auto kept = std::make_unique<Record>(*std::move(rec));
+  const Record& p = *kept;
+  if (!p.name || p.name->empty()) return Refuse(handle, Bad(path, "no name"));
   if (p.clock_gettime == nullptr)
     return Refuse(handle, Bad(path, "no clock_gettime"));
-  if (p.layout == nullptr) return Refuse(handle, Bad(path, "no layout"));
-  if (p.n_clocks != 0 && p.clocks == nullptr) {
+  if (!p.layout) return Refuse(handle, Bad(path, "no layout"));
+  if (p.clocks_missing) {
     return Refuse(handle, Bad(path, "n_vdso_clocks without vdso_clocks"));
   }
   if (p.declares_semantics) {
@@ -433,7 +538,7 @@ absl::StatusOr<const Variant*> LoadPluginVariant(const std::string& path,
       return Refuse(handle, s);
     }
   }
-  absl::StatusOr<const Variant*> base = FindVariant(p.layout);
+  absl::StatusOr<const Variant*> base = FindVariant(*p.layout);
   if (!base.ok()) {
     return Refuse(handle, Bad(path, absl::StrFormat("layout: %s",
                                                     base.status().message())));
@@ -443,13 +548,13 @@ absl::StatusOr<const Variant*> LoadPluginVariant(const std::string& path,
         handle,
         Bad(path, absl::StrFormat("layout \"%s\" is a user-space clock's, "
                                   "not a vDSO page",
-                                  p.layout)));
+                                  *p.layout)));
   }
   // Lives as long as the process.
   auto* v = new Variant(plugin_internal::PluginVariantFrom(
-      **base,
-      plugin_internal::DeclaredRecord{p.name, p.provenance, p.summary,
-                                      p.declares_semantics, Declared(p)}));
+      **base, plugin_internal::DeclaredRecord{
+                  CStr(p.name), CStr(p.provenance), CStr(p.summary),
+                  p.declares_semantics, Declared(p)}));
   g_plugins[g_loaded] = p.clock_gettime;
   g_rerunnable[g_loaded] = options.rerunnable;
   v->make_sim_reader = kSlots[static_cast<size_t>(g_loaded)].make;
@@ -461,9 +566,10 @@ absl::StatusOr<const Variant*> LoadPluginVariant(const std::string& path,
   PluginInfo& info = g_info[g_loaded];
   info.path = path;
   info.abi_version = static_cast<int>(p.abi);
-  info.era = p.era != nullptr ? p.era : "";
-  info.origin = p.origin != nullptr ? p.origin : "";
+  info.era = p.era.value_or("");
+  info.origin = p.origin.value_or("");
   g_variants[g_loaded] = v;
+  g_records[g_loaded] = kept.release();
   ++g_loaded;
   return v;
 }

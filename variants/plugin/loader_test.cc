@@ -147,7 +147,14 @@ TEST(PluginLoader, RefusesAVersion2RecordWithAFieldOutOfRange) {
   } kCases[] = {{1, "abi_version 1"},
                 {2, "counter_semantics 7"},
                 {3, "semantics_flags 0x10"},
-                {4, "counter_read 9"}};
+                {4, "counter_read 9"},
+                // The record's pointers are the plugin's: a wild one is its
+                // crash, read contained, and garbage is refused, not read.
+                {5,
+                 "crashed (SIGSEGV at 0x10) in its entry point or reading "
+                 "its record"},
+                {6, "n_vdso_clocks 4294967295"},
+                {7, "name: not UTF-8"}};
   for (const auto& c : kCases) {
     const std::string path = Runfile("examples/plugin/libbad_v2_plugin_" +
                                      std::to_string(c.file) + ".so");
