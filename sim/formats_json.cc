@@ -141,6 +141,24 @@ JsonObject OutcomeJson(const Scenario& s, const Outcome& out,
       divergence.AddRaw(dj.Text());
     }
     o.AddRaw("divergence_vs_raw", divergence.Text());
+    // The syscall events whose answer differs from the scenario's
+    // expectations, only when there are any: a passing run's JSON is
+    // unchanged.
+    JsonArray mismatched;
+    for (const EventOutcome& e : r.outcomes) {
+      if (e.mismatches.empty()) continue;
+      JsonObject ej;
+      JsonArray ms;
+      for (const std::string& m : e.mismatches) ms.Add(m);
+      ej.Add("event", e.event)
+          .Add("at_ns", e.at_ns)
+          .Add("what", e.what)
+          .Add("ret", e.ret)
+          .AddRaw("mismatches", ms.Text());
+      mismatched.AddRaw(ej.Text());
+    }
+    if (!mismatched.empty())
+      o.AddRaw("syscall_event_mismatches", mismatched.Text());
     if (!r.timekeeper_findings.empty()) {
       // Only when there are any: a passing run's JSON is unchanged.
       JsonArray findings;

@@ -1,17 +1,57 @@
 // TAP of runs (sim/formats.h).
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "absl/strings/str_format.h"
 #include "sim/formats.h"
 
 namespace vdsolab::sim {
 
+namespace {
+
+// Failures of a run that no property counts: a test point each, after the
+// properties', only when they happened (a run without them prints as
+// before), so that a TAP consumer sees every failure the exit status says.
+struct ExtraPoint {
+  std::string name;
+  std::vector<std::string> details;
+};
+
+std::vector<ExtraPoint> ExtraFailures(const Outcome& out) {
+  std::vector<ExtraPoint> points;
+  if (!out.random) return points;
+  const RunResult& r = *out.random;
+  ExtraPoint events{"syscall events", {}};
+  for (const EventOutcome& e : r.outcomes) {
+    for (const std::string& m : e.mismatches) {
+      events.details.push_back(
+          absl::StrFormat("event[%d] %s = %d: %s", e.event, e.what, e.ret, m));
+    }
+  }
+  if (!events.details.empty()) points.push_back(std::move(events));
+  if (!r.timekeeper_findings.empty()) {
+    points.push_back(
+        ExtraPoint{"timekeeper consistency", r.timekeeper_findings});
+  }
+  if (!r.timekeeping_difference.empty()) {
+    points.push_back(
+        ExtraPoint{"writer: " + r.timekeeping, {r.timekeeping_difference}});
+  }
+  return points;
+}
+
+}  // namespace
+
 std::string OutcomeTap(const Scenario& s, const Outcome& out,
                        bool accept_known) {
+  const std::vector<ExtraPoint> extra = ExtraFailures(out);
   std::string o = absl::StrFormat(
       "TAP version 13\n# vdsolab run: scenario \"%s\", seed %d, strategy %s, "
       "variant %s\n1..%d\n",
       s.name, s.run.seed, StrategyName(s.run.strategy), s.run.reader,
-      kNumProperties);
+      kNumProperties + static_cast<int>(extra.size()));
   const std::vector<Violation>* violations =
       out.random       ? &out.random->violations
       : out.exhaustive ? &out.exhaustive->minimal_violations
@@ -46,6 +86,12 @@ std::string OutcomeTap(const Scenario& s, const Outcome& out,
                             v.reader, v.reader_call, v.why, v.detail);
       break;
     }
+  }
+  int n = kNumProperties;
+  for (const ExtraPoint& p : extra) {
+    absl::StrAppendFormat(&o, "not ok %d - %s: %d mismatch(es)\n", ++n, p.name,
+                          p.details.size());
+    absl::StrAppendFormat(&o, "#   first: %s\n", p.details.front());
   }
   return o;
 }

@@ -13,6 +13,8 @@
 #include <string>
 
 #include "sim/run.h"
+#include "sim/scenario_toml.h"
+#include "testing/runfile.h"
 #include "tests/broken_readers.h"
 #include "variants/upstream.h"
 
@@ -140,6 +142,46 @@ TEST_F(Formats, ChromeTraceHasTheCallAndOneEventPerStep) {
   }
   EXPECT_EQ(complete, 1);
   EXPECT_EQ(instants, static_cast<int>(replay_.call->trace.size()));
+}
+
+// A run that fails outside the properties (here only on a syscall event's
+// read-back, the ntp-input history scenario's three mismatches) says so in
+// every format: TAP has a `not ok` point for it after the properties' (a
+// consumer would otherwise see nine `ok`s and a non-zero exit), the JSON
+// lists the mismatched events.
+TEST(FormatsOfOtherFailures, ASyscallEventMismatchIsANotOkPointAndInTheJson) {
+  absl::StatusOr<Scenario> s = LoadScenarioFile(
+      vdsolab::testing::Runfile("scenarios/history/ntp-input-2024.toml"));
+  ASSERT_TRUE(s.ok()) << s.status();
+  absl::StatusOr<Outcome> out = sim::Run(*s, variants::UpstreamVariant());
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_TRUE(out->failed);
+  for (const PropertyStats& st : out->stats) ASSERT_EQ(st.defects, 0u);
+
+  std::istringstream tap(OutcomeTap(*s, *out, /*accept_known=*/false));
+  std::string line;
+  int points = 0, not_ok = 0;
+  std::string plan, last;
+  while (std::getline(tap, line)) {
+    if (line.rfind("1..", 0) == 0) plan = line;
+    if (line.rfind("ok ", 0) == 0 || line.rfind("not ok ", 0) == 0) {
+      ++points;
+      last = line;
+      not_ok += line.rfind("not ok ", 0) == 0;
+    }
+  }
+  EXPECT_EQ(plan, "1.." + std::to_string(points));
+  EXPECT_EQ(points, kNumProperties + 1);
+  EXPECT_EQ(not_ok, 1);
+  EXPECT_EQ(last.rfind("not ok 10 - syscall events", 0), 0u) << last;
+
+  const nlohmann::json j =
+      nlohmann::json::parse(OutcomeJson(*s, *out, "").Text());
+  ASSERT_TRUE(j.contains("syscall_event_mismatches")) << j.dump(1);
+  const auto& events = j["syscall_event_mismatches"];
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events[0]["event"], 0);
+  EXPECT_FALSE(events[0]["mismatches"].empty());
 }
 
 }  // namespace
