@@ -136,6 +136,60 @@ expect replay_bad_property 2 'replay.property = "bogus": want one of' -- \
 expect run_usage 2 "missing SCENARIO (usage: vdsolab run SCENARIO" -- run
 expect run_bad_seed 2 "--seed=x1" -- run "$scen/baseline.toml" --seed=x1
 expect run_seed_override 0 "seed 42," -- run "$scen/baseline.toml" --seed=42
+# A seed is what a replay file's run.seed holds: 0 .. 2^63-1.
+expect run_seed_too_big 2 \
+  "--seed=9223372036854775808: want 0 .. 9223372036854775807" -- \
+  run "$scen/coarse-step-back.toml" --seed=9223372036854775808 \
+  --replay_out="$tmp/bigseed.replay.toml"
+expect default_seed_too_big 2 "--seed=18446744073709551615: want 0 .. " -- \
+  --seed=18446744073709551615
+# replay.decisions are checked as written, before narrowing to 32 bits.
+sed 's/^decisions = .*/decisions = [4294967296, 0]/' "$tmp/badreplay.toml" \
+  > "$tmp/wide.replay.toml"
+expect replay_decisions_not_narrowed 2 \
+  "replay.decisions[0]: 4294967296 is outside 0 .. 2147483647" -- \
+  replay "$tmp/wide.replay.toml"
+cp "$tmp/coarse.replay.toml" "$tmp/negdecision.replay.toml"
+echo 'decisions = [-5]' >> "$tmp/negdecision.replay.toml"
+expect replay_random_negative_decision 2 \
+  "negdecision.replay.toml:" -- replay "$tmp/negdecision.replay.toml"
+expect replay_random_negative_decision_key 2 \
+  "replay.decisions[0]: -5 is outside" -- replay "$tmp/negdecision.replay.toml"
+# A [replay] without its property: exit 2, not "NOT REPRODUCED".
+grep -v '^property = ' "$tmp/coarse.replay.toml" > "$tmp/noprop.replay.toml"
+expect replay_needs_property 2 "replay.property: missing" -- \
+  replay "$tmp/noprop.replay.toml"
+# The default replay file name comes from the scenario's name made a safe
+# file name: in the working directory, one shell word, not a flag.
+mkdir -p "$tmp/names/sub"
+abs_bin=$(realpath "$bin")
+for n in '../esc ape' '/esc ape' 'esc/ape' '-esc ape' '.esc\\nape'; do
+  sed "1s|.*|name = \"$n\"|" "$scen/coarse-step-back.toml" \
+    > "$tmp/names/sub/named.toml"
+  rm -f "$tmp/names/sub/esc-ape-seed1.replay.toml"
+  out=$(cd "$tmp/names/sub" && "$abs_bin" run named.toml 2>&1)
+  if [ -f "$tmp/names/sub/esc-ape-seed1.replay.toml" ] &&
+     grep -qxF "replay it: vdsolab replay esc-ape-seed1.replay.toml" <<<"$out"
+  then echo "ok   replay_name_safe ($n)"; else
+    echo "FAIL replay_name_safe ($n): $(tail -3 <<<"$out")"
+    failures=$((failures + 1)); fi
+done
+sed '1s|.*|name = ""|' "$scen/coarse-step-back.toml" > "$tmp/names/sub/named.toml"
+out=$(cd "$tmp/names/sub" && "$abs_bin" run named.toml 2>&1)
+if grep -qxF "replay it: vdsolab replay scenario-seed1.replay.toml" <<<"$out"
+then echo "ok   replay_name_empty"; else
+  echo "FAIL replay_name_empty: $(tail -3 <<<"$out")"; failures=$((failures + 1)); fi
+# An explicit path that needs quoting is quoted: the printed command pastes.
+out=$("$bin" run "$scen/coarse-step-back.toml" \
+  --replay_out="$tmp/names/it's a replay.toml" 2>&1)
+cmd=$(sed -n 's/^replay it: vdsolab //p' <<<"$out")
+eval "\"\$bin\" $cmd" > /dev/null 2>&1
+rc=$?
+if [ "$rc" -eq 1 ]; then echo "ok   replay_command_quoted"; else
+  echo "FAIL replay_command_quoted: '$cmd' exits $rc"; failures=$((failures + 1)); fi
+# The default job's replay command sets the same frequency, to the bit.
+expect replay_line_exact_ppm 1 "--ntp-freq-ppm=499.0003967285156 " -- \
+  --duration=1s --boot_realtime=1764460800 --ntp_at=1ms --ntp_freq_ppm=499.0004
 
 a=$("$bin" run "$scen/preempted-readers.toml" --seed=5)
 b=$("$bin" run "$scen/preempted-readers.toml" --seed=5)
@@ -194,6 +248,17 @@ expect compare_table 1 "| perf-mmap | n/a |" -- \
 expect compare_replays 1 "replay: \`vdsolab replay $tmp/cmp/upstream--coarse-step-back--" \
   -- compare --variant=upstream --scenarios="$scen" --out="$tmp/cmp"
 mkdir -p "$tmp/one" && cp "$scen/baseline.toml" "$tmp/one/"
+# --out: a directory compare can make, refused up front otherwise; a replay
+# file that cannot be written is said on stderr.
+expect compare_out_unmakeable 2 "--out=/nonexistent/dir: cannot create it" -- \
+  compare --variant=upstream --scenarios="$tmp/one" --out=/nonexistent/dir
+mkdir -p "$tmp/csb" && cp "$scen/coarse-step-back.toml" "$tmp/csb/"
+mkdir -p "$tmp/cmpbad/upstream--coarse-step-back--cross_clock.replay.toml"
+expect compare_replay_unwritable 1 "cannot write the replay file" -- \
+  compare --variant=upstream --scenarios="$tmp/csb" --out="$tmp/cmpbad"
+rm -rf "$tmp/cmp new"
+expect compare_out_made_and_quoted 1 "replay: \`vdsolab replay '$tmp/cmp new/" \
+  -- compare --variant=upstream --scenarios="$tmp/csb" --out="$tmp/cmp new"
 expect compare_pass 0 "| 6.10 | pass" -- \
   compare --variant=6.10 --scenarios="$tmp/one" --out="$tmp/cmp1"
 so="${TEST_SRCDIR:-.}/vdsolab/examples/plugin/libexample_plugin.so"

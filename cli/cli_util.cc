@@ -2,10 +2,15 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <string_view>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
 #include "cli/version.h"
 
 namespace vdsolab::cli {
@@ -84,6 +89,34 @@ std::string ResolveOutputPath(const std::string& path) {
     return std::string(wd) + "/" + path;
   }
   return path;
+}
+
+std::string SafeFileStem(const std::string& text) {
+  std::string stem;
+  for (const char c : text) {
+    if (stem.size() == kMaxFileStem) break;
+    const bool keep = absl::ascii_isalnum(static_cast<unsigned char>(c)) ||
+                      c == '.' || c == '_' || c == '+' || c == '-';
+    const char out = keep ? c : '-';
+    if (stem.empty() && (out == '.' || out == '-')) continue;
+    stem += out;
+  }
+  return stem.empty() ? "scenario" : stem;
+}
+
+std::string ShellQuote(const std::string& word) {
+  const bool plain =
+      !word.empty() && std::all_of(word.begin(), word.end(), [](char c) {
+        return absl::ascii_isalnum(static_cast<unsigned char>(c)) ||
+               std::string_view("._+-/:=,@%").find(c) != std::string_view::npos;
+      });
+  if (plain) return word;
+  return absl::StrCat("'", absl::StrReplaceAll(word, {{"'", "'\\''"}}), "'");
+}
+
+std::string ShellQuotePath(const std::string& path) {
+  return ShellQuote(!path.empty() && path[0] == '-' ? absl::StrCat("./", path)
+                                                    : path);
 }
 
 }  // namespace vdsolab::cli

@@ -9,6 +9,7 @@
 #include <signal.h>
 
 #include <atomic>
+#include <cstddef>
 #include <string>
 
 namespace vdsolab::cli {
@@ -49,6 +50,23 @@ void Fail(const std::string& message);
 // started in, else to the runfiles (for the built-in scenarios/).
 std::string ResolveInputPath(const std::string& path);
 std::string ResolveOutputPath(const std::string& path);
+
+// A file-name stem made from free text (a scenario's `name`, a variant's):
+// the bytes [A-Za-z0-9._+-] kept, every other byte '-', no leading '.' or
+// '-' (so no hidden file, no flag-like name, no "..": the stem never
+// leaves its directory), at most kMaxFileStem bytes, "scenario" if nothing
+// is left.
+inline constexpr size_t kMaxFileStem = 64;
+std::string SafeFileStem(const std::string& text);
+
+// `arg` as one shell word, to paste: as it is when it needs no quoting,
+// else in single quotes.
+std::string ShellQuote(const std::string& arg);
+
+// A path as one shell word for a command's argument: ShellQuote(), after
+// "./" before a relative path starting with '-' (not to be taken for a
+// flag).
+std::string ShellQuotePath(const std::string& path);
 
 }  // namespace vdsolab::cli
 

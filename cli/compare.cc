@@ -158,20 +158,57 @@ bool HasNote(const VariantResult& r, const std::string& property) {
   return false;
 }
 
+// --out=DIR, before any run: a directory vdsolab can write in, or one it
+// can make there (made with the first replay file).
+absl::Status CheckOutDir(const std::string& dir) {
+  std::string path = ResolveOutputPath(dir);
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0) {
+    if (!S_ISDIR(st.st_mode)) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("--out=%s: not a directory", dir));
+    }
+    if (access(path.c_str(), W_OK | X_OK) != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("--out=%s: cannot write in it", dir));
+    }
+    return absl::OkStatus();
+  }
+  const size_t slash = path.rfind('/');
+  const std::string parent = slash == std::string::npos ? "."
+                             : slash == 0               ? "/"
+                                                        : path.substr(0, slash);
+  if (stat(parent.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--out=%s: cannot create it: %s is not a directory", dir, parent));
+  }
+  if (access(parent.c_str(), W_OK | X_OK) != 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--out=%s: cannot create it: cannot write in %s", dir, parent));
+  }
+  return absl::OkStatus();
+}
+
 // One file per variant, scenario and property: several properties can fail
-// first in the same scenario, each with its own minimal replay.
+// first in the same scenario, each with its own minimal replay. Its path,
+// or "" (said on stderr) if it could not be written.
 std::string WriteReplayFile(const std::string& out_dir,
                             const sim::Scenario& replay,
                             const std::string& variant,
                             const std::string& scenario) {
   mkdir(ResolveOutputPath(out_dir).c_str(), 0755);
-  const std::string rel =
-      absl::StrFormat("%s/%s--%s--%s.replay.toml", out_dir, variant, scenario,
-                      replay.replay.property);
+  const std::string rel = absl::StrFormat(
+      "%s/%s--%s--%s.replay.toml", out_dir, SafeFileStem(variant),
+      SafeFileStem(scenario), replay.replay.property);
   std::ofstream file(ResolveOutputPath(rel));
   file << sim::ScenarioToToml(replay);
   file.close();
-  return file ? rel : "";
+  if (!file) {
+    Fail(absl::StrFormat("cannot write the replay file \"%s\"", rel));
+    return "";
+  }
+  return rel;
 }
 
 // Runs one scenario for the variant and adds it to the variant's row.
@@ -401,7 +438,8 @@ std::string FormatTable(const std::vector<VariantResult>& results,
                             n.why);
       if (!n.detail.empty()) absl::StrAppendFormat(&o, "  (%s)\n", n.detail);
       if (!n.replay.empty()) {
-        absl::StrAppendFormat(&o, "  replay: `vdsolab replay %s`\n", n.replay);
+        absl::StrAppendFormat(&o, "  replay: `vdsolab replay %s`\n",
+                              ShellQuotePath(n.replay));
       }
     }
     if (!r.incomplete.empty()) {
@@ -453,7 +491,7 @@ std::string FormatTap(const std::vector<VariantResult>& results,
                               note.verdict, note.why);
         if (!note.replay.empty()) {
           absl::StrAppendFormat(&o, "#   replay: vdsolab replay %s\n",
-                                note.replay);
+                                ShellQuotePath(note.replay));
         }
         break;
       }
@@ -490,6 +528,10 @@ int Compare(const CompareOptions& options) {
   auto scenarios = LoadScenarios(options.scenarios_dir);
   if (!scenarios.ok()) {
     Fail(std::string(scenarios.status().message()));
+    return kExitBadInput;
+  }
+  if (absl::Status s = CheckOutDir(options.out_dir); !s.ok()) {
+    Fail(std::string(s.message()));
     return kExitBadInput;
   }
   const std::vector<const variants::Variant*>& chosen = options.variants;

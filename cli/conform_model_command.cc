@@ -138,7 +138,7 @@ Command ConformModelCommand() {
                "apply this unified diff (-p1) to the tree first"),
       MakeFlag("ops", FlagKind::kUint, "N", "operations to compare", "100000",
                1, 1e10),
-      MakeFlag("seed", FlagKind::kUint, "S", "the seed of the sequences", "1"),
+      MakeSeedFlag("S", "the seed of the sequences", "1"),
       MakeFlag("kernel-cc", FlagKind::kString, "CC",
                "the compiler (gcc, clang-14, a path)", "gcc"),
       MakeFlag("verbose", FlagKind::kBool, "",

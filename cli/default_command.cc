@@ -2,8 +2,11 @@
 // check of one variant's reader against the timekeeper's syscall path
 // (sim/oracle_run.h).
 
+#include <array>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <string>
 
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
@@ -65,6 +68,15 @@ absl::StatusOr<sim::OracleRunConfig> ConfigFromFlags(const ParsedFlags& f) {
   return config;
 }
 
+// A double as the shortest text that reads back to the same double, so a
+// replay command sets what the run had ("100.0003967285156", not "100").
+std::string RoundTrip(double v) {
+  std::array<char, 64> buf;
+  const std::to_chars_result r =
+      std::to_chars(buf.data(), buf.data() + buf.size(), v);
+  return std::string(buf.data(), r.ptr);
+}
+
 // The command that reruns this check, every value spelled out.
 std::string ReplayCommandLine(const sim::OracleRunConfig& c,
                               const ParsedFlags& f) {
@@ -72,16 +84,17 @@ std::string ReplayCommandLine(const sim::OracleRunConfig& c,
   for (const char* name :
        {"variant", "variant-so", "kernel-tree", "patch", "accept"}) {
     for (const std::string& v : f.List(name)) {
-      absl::StrAppendFormat(&variant, " --%s=%s", name, v);
+      absl::StrAppendFormat(&variant, " %s",
+                            ShellQuote(absl::StrFormat("--%s=%s", name, v)));
     }
   }
   return absl::StrFormat(
       "./bazelw run //:vdsolab -- --seed=%d --duration=%s --tsc-hz=%d "
-      "--hz=%d --ntp-freq-ppm=%g --ntp-at=%s --reads-per-tick=%d "
+      "--hz=%d --ntp-freq-ppm=%s --ntp-at=%s --reads-per-tick=%d "
       "--tick-jitter=%s%s%s",
       c.seed, Duration(c.duration_ns), c.tsc_hz, c.hz,
-      static_cast<double>(c.ntp_freq) / 65536.0, Duration(c.ntp_at_ns),
-      c.reads_per_tick, Duration(c.tick_jitter_ns),
+      RoundTrip(static_cast<double>(c.ntp_freq) / 65536.0),
+      Duration(c.ntp_at_ns), c.reads_per_tick, Duration(c.tick_jitter_ns),
       c.boot_wall ? absl::StrFormat(" --boot-realtime=%d.%09d",
                                     c.boot_wall->tv_sec, c.boot_wall->tv_nsec)
                   : std::string(),
@@ -180,8 +193,8 @@ Command DefaultCommand() {
       "Exit status: 0 every read matched and no clock went backwards, 1 a "
       "check failed (a replay command is printed), 2 bad input.";
   spec.flags = {
-      MakeFlag(
-          "seed", FlagKind::kUint, "N",
+      MakeSeedFlag(
+          "N",
           "seed for everything random; the same seed gives the same report",
           "1"),
       MakeFlag("duration", FlagKind::kDuration, "DURATION",

@@ -1,6 +1,7 @@
 #include "cli/flags.h"
 
 #include <cmath>
+#include <cstdint>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
@@ -83,6 +84,9 @@ absl::Status Check(const FlagSpec& f, const std::string& v) {
       if (Ranged(f) &&
           (static_cast<double>(n) < f.min || static_cast<double>(n) > f.max)) {
         return Bad(f, v, "want " + Range(f));
+      }
+      if (f.uint_max != 0 && n > f.uint_max) {
+        return Bad(f, v, absl::StrFormat("want 0 .. %d", f.uint_max));
       }
       return absl::OkStatus();
     }
@@ -289,6 +293,14 @@ FlagSpec MakeFlag(std::string name, FlagKind kind, std::string value_name,
   f.default_text = std::move(default_text);
   f.min = min;
   f.max = max;
+  return f;
+}
+
+FlagSpec MakeSeedFlag(std::string value_name, std::string help,
+                      std::string default_text) {
+  FlagSpec f = MakeFlag("seed", FlagKind::kUint, std::move(value_name),
+                        std::move(help), std::move(default_text));
+  f.uint_max = static_cast<uint64_t>(INT64_MAX);
   return f;
 }
 

@@ -41,6 +41,8 @@ struct FlagSpec {
   std::string default_text;  // Shown in help; "" for none.
   double min = 0;
   double max = 0;  // 0 with min 0: no range check (kInt/kUint/kDouble).
+  // kUint: an exact upper limit, for limits a double cannot hold (0: none).
+  uint64_t uint_max = 0;
   std::vector<std::string> choices;  // kChoice.
   char alias = 0;  // A one-letter spelling, -X VALUE ('o' for -o FILE).
 };
@@ -49,6 +51,10 @@ struct FlagSpec {
 FlagSpec MakeFlag(std::string name, FlagKind kind, std::string value_name,
                   std::string help, std::string default_text = "",
                   double min = 0, double max = 0);
+// --seed=N: 0 .. 2^63-1, what a scenario's run.seed (a TOML integer) and
+// a replay file can hold.
+FlagSpec MakeSeedFlag(std::string value_name, std::string help,
+                      std::string default_text);
 FlagSpec MakeChoice(std::string name, std::vector<std::string> choices,
                     std::string help, std::string default_text);
 

@@ -12,7 +12,7 @@ CommandSpec Spec() {
   s.positional = {"SCENARIO"};
   s.min_positional = s.max_positional = 1;
   s.flags = {
-      MakeFlag("seed", FlagKind::kUint, "N", "seed"),
+      MakeSeedFlag("N", "seed", ""),
       MakeFlag("hz", FlagKind::kInt, "N", "HZ", "250", 10, 10000),
       MakeFlag("ppm", FlagKind::kDouble, "PPM", "ppm", "", -500, 500),
       MakeFlag("duration", FlagKind::kDuration, "D", "how long", "", 0,
@@ -69,6 +69,15 @@ TEST(Flags, RefusesBadValuesNamingThem) {
             std::string::npos);
   EXPECT_NE(Error({"a", "--seed=99999999999999999999"}).find("--seed="),
             std::string::npos);
+  // What a replay file's run.seed can hold: 2^63-1 and not one more.
+  EXPECT_NE(Error({"a", "--seed=9223372036854775808"})
+                .find("--seed=9223372036854775808: want 0 .. "
+                      "9223372036854775807"),
+            std::string::npos);
+  EXPECT_NE(Error({"a", "--seed=18446744073709551615"}).find("want 0 .. "),
+            std::string::npos);
+  EXPECT_EQ(Parse({"a", "--seed=9223372036854775807"})->Uint("seed"),
+            uint64_t{9223372036854775807u});
   EXPECT_NE(Error({"a", "--duration=-1s"}).find("--duration=-1s"),
             std::string::npos);
   EXPECT_NE(Error({"a", "--duration=25h"}).find("at most 24h"),

@@ -173,8 +173,7 @@ Command ConformCommand() {
           "page copies to compare on (each covers every served clock in six "
           "counter regimes)",
           "2500", 1, 10000000),
-      MakeFlag("seed", FlagKind::kUint, "N", "the seed for the synthetic pages",
-               "1"),
+      MakeSeedFlag("N", "the seed for the synthetic pages", "1"),
       MakeChoice("format", {"text", "json"}, "text, or json (docs/json.md)",
                  "text"),
   };

@@ -18,13 +18,15 @@ namespace vdsolab::cli {
 namespace {
 
 // Writes the replay scenario; its path, or "" (said on stderr) if it could
-// not be written.
+// not be written. By default "<name>-seed<N>.replay.toml" in the working
+// directory, the name made a safe file-name stem (a scenario's name is free
+// text: "../x" or "a/b" must not choose the directory).
 std::string WriteReplay(const sim::Scenario& replay, const std::string& name,
                         uint64_t seed, const std::string& replay_out) {
   const std::string out = ResolveOutputPath(
       !replay_out.empty()
           ? replay_out
-          : absl::StrFormat("%s-seed%d.replay.toml", name, seed));
+          : absl::StrFormat("%s-seed%d.replay.toml", SafeFileStem(name), seed));
   std::ofstream file(out);
   file << sim::ScenarioToToml(replay);
   file.close();
@@ -139,7 +141,8 @@ int Run(const ParsedFlags& flags) {
         sim::OutcomeTap(*scenario, *outcome, options.accept_known).c_str(),
         stdout);
     if (!replay_file.empty()) {
-      std::printf("# replay it: vdsolab replay %s\n", replay_file.c_str());
+      std::printf("# replay it: vdsolab replay %s\n",
+                  ShellQuotePath(replay_file).c_str());
     }
     return exit;
   }
@@ -156,7 +159,7 @@ int Run(const ParsedFlags& flags) {
   if (!replay_file.empty()) {
     std::printf("seed: %llu\nreplay file: %s\nreplay it: vdsolab replay %s\n",
                 static_cast<unsigned long long>(scenario->run.seed),
-                replay_file.c_str(), replay_file.c_str());
+                replay_file.c_str(), ShellQuotePath(replay_file).c_str());
   }
   return exit;
 }
@@ -192,7 +195,8 @@ int Replay(const ParsedFlags& flags) {
   absl::StatusOr<sim::ReplayOutcome> replay =
       sim::Replay(*scenario, *chosen->front());
   if (!replay.ok()) {
-    Fail(std::string(replay.status().message()));
+    Fail(absl::StrFormat("%s: %s", flags.positional()[0],
+                         replay.status().message()));
     return kExitBadInput;
   }
   const int exit = replay->reproduced ? kExitFailed : kExitOk;
@@ -231,9 +235,8 @@ Command RunCommand() {
   spec.positional = {"SCENARIO"};
   spec.min_positional = spec.max_positional = 1;
   spec.flags = {
-      MakeFlag("seed", FlagKind::kUint, "N",
-               "the seed for everything random in the run",
-               "the file's run.seed"),
+      MakeSeedFlag("N", "the seed for everything random in the run",
+                   "the file's run.seed"),
       MakeFlag("replay-out", FlagKind::kString, "FILE",
                "where to write the replay file of a failure",
                "<scenario>-seed<N>.replay.toml"),

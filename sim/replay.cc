@@ -159,7 +159,10 @@ absl::StatusOr<ReplayOutcome> Replay(const Scenario& scenario,
         "this scenario has no [replay] section; use `vdsolab run` for it");
   }
   const std::string& property = scenario.replay.property;
-  bool known = property.empty();
+  // A random run's replay names the property it reproduces; an exhaustive
+  // one's is judged by the interleaving failing (its property may be "").
+  bool known =
+      property.empty() && scenario.run.strategy == Strategy::kExhaustive;
   std::vector<std::string> names;
   for (int i = 1; i <= kNumProperties; ++i) {
     names.push_back(PropertyName(static_cast<Property>(i)));

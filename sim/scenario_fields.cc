@@ -397,8 +397,9 @@ const Fields<ReplaySpec>& ReplayFields() {
   static const auto* fields = new Fields<R>{
       Int("reader", &R::reader, 0, 1000000),
       Int("call", &R::call, 0, INT64_MAX),
-      String("property", &R::property),
-      IntList("decisions", &R::decisions).OmitDefault(),
+      String("property", &R::property).Required(),
+      // A choice at each choice point: 0 or more.
+      IntList("decisions", &R::decisions, 0, INT32_MAX).OmitDefault(),
   };
   return *fields;
 }

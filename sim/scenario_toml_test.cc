@@ -166,6 +166,32 @@ TEST(ScenarioToml, ErrorsNameTheFileTheLineAndTheKey) {
               "\"exhaustive\"");
 }
 
+// replay.decisions were narrowed to int before any check: 2^32 read as 0,
+// 2^63-1 as -1. Each is checked as written, and negative ones are refused
+// whatever the strategy.
+TEST(ScenarioToml, ReplayDecisionsAreCheckedBeforeNarrowing) {
+  const std::string head = "[replay]\nproperty = \"torn\"\n";
+  ExpectError(head + "decisions = [0, 4294967296]\n",
+              "bad.toml:3:17: replay.decisions[1]: 4294967296 is outside 0 .. "
+              "2147483647");
+  ExpectError(head + "decisions = [9223372036854775807]\n",
+              "replay.decisions[0]: 9223372036854775807 is outside");
+  ExpectError(head + "decisions = [2147483648]\n",
+              "replay.decisions[0]: 2147483648 is outside");
+  ExpectError(head + "decisions = [-5]\n",
+              "replay.decisions[0]: -5 is outside 0 .. 2147483647");
+  const absl::StatusOr<Scenario> ok =
+      ParseScenario(head + "decisions = [0, 2147483647]\n", "ok.toml");
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_EQ(ok->replay.decisions, (std::vector<int>{0, 2147483647}));
+}
+
+// A [replay] without `property` replayed "NOT REPRODUCED", exit 0.
+TEST(ScenarioToml, ReplayNeedsItsProperty) {
+  ExpectError("[replay]\nreader = 0\ncall = 197\n",
+              "bad.toml:1:1: replay.property: missing");
+}
+
 // Found by fuzz/scenario_fuzzer: a duration formatted in ns with more than
 // 12 digits (a replay file's) was rejected when read back.
 TEST(ParseDurationNs, ReadsBackEveryFormattedDuration) {

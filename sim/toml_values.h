@@ -256,20 +256,27 @@ Field<S> StringList(const std::string& key,
       });
 }
 
-// A list of integers.
+// A list of integers, each in [lo, hi] (checked as the file's 64-bit
+// value, before it is narrowed to an int).
 template <class S>
-Field<S> IntList(const std::string& key, std::vector<int> S::*member) {
+Field<S> IntList(const std::string& key, std::vector<int> S::*member, int lo,
+                 int hi) {
   const std::string want = "want a list of integers";
   return Value(
       key, member, want,
-      [want](const toml::node& node, const Where& where,
-             std::vector<int>& out) -> absl::Status {
+      [want, lo, hi](const toml::node& node, const Where& where,
+                     std::vector<int>& out) -> absl::Status {
         const toml::array* array = node.as_array();
         if (array == nullptr) return where.Bad(node, want);
         out.clear();
-        for (const toml::node& item : *array) {
+        for (size_t i = 0; i < array->size(); ++i) {
+          const toml::node& item = (*array)[i];
           const std::optional<int64_t> v = toml_hardened::IntegerValue(item);
           if (!v) return where.Bad(item, "want integers");
+          if (*v < lo || *v > hi) {
+            return where.Index(i).Bad(
+                item, absl::StrFormat("%d is outside %d .. %d", *v, lo, hi));
+          }
           out.push_back(static_cast<int>(*v));
         }
         return absl::OkStatus();
