@@ -626,6 +626,7 @@ absl::StatusOr<RunResult> RunRandom(const Scenario& scenario,
 
   uint64_t call_index = 0;
   uint64_t spins = 0;
+  uint64_t livelocks_in_a_row = 0;
   CallRecord rec;  // Reused: CallRecord::Reset().
   const uint64_t duration = scenario.run.duration_ns;
   while (!queue.empty()) {
@@ -719,6 +720,16 @@ absl::StatusOr<RunResult> RunRandom(const Scenario& scenario,
       result.stopped_early = true;
       result.stop_reason =
           absl::StrFormat("%d calls spun past the wall-time bound", spins);
+      break;
+    }
+    // Abandoned after the loop budget (Checker: "the reader kept looping").
+    livelocks_in_a_row = !rec.fault && !rec.result ? livelocks_in_a_row + 1 : 0;
+    if (livelocks_in_a_row >= options.max_livelocks_in_a_row) {
+      result.stopped_early = true;
+      result.stop_reason = absl::StrFormat(
+          "%d calls in a row spent their loop budget: the reader makes no "
+          "progress",
+          livelocks_in_a_row);
       break;
     }
     if (options.stop_after_call &&

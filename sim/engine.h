@@ -54,6 +54,11 @@ struct RandomOptions {
   // Stop after this many calls of foreign code spun past the wall-time
   // bound (each costs that much wall time; the first already fails).
   uint64_t max_spins = 3;
+  // Stop after this many calls in a row were abandoned with their loop
+  // budget (checks.livelock_budget) spent: a reader that never gets past
+  // its retry (a re-check that always fails) makes no progress, and each
+  // such call costs the whole budget. The first already fails the run.
+  uint64_t max_livelocks_in_a_row = 100;
   // Documented kernel behaviours do not fail the run.
   bool accept_known = false;
   // HookedAccess notes loads without the hooks where nothing else can

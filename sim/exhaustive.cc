@@ -632,6 +632,7 @@ absl::StatusOr<ExploreResult> Explore(const Scenario& s,
       s.run.exhaustive_reduction == Reduction::kPor ? &cache : nullptr;
   std::vector<int> script;
   uint64_t spins = 0;
+  uint64_t livelocks = 0;
   for (;;) {
     Execution e = RunOne(s, variant, &*setup, script, false,
                          options.accept_known, states);
@@ -663,6 +664,15 @@ absl::StatusOr<ExploreResult> Explore(const Scenario& s,
       // Each such interleaving costs the wall-time bound.
       result.stop_reason = absl::StrFormat(
           "%d interleavings spun past the wall-time bound", spins);
+    }
+    // Abandoned with the loop budget spent (no answer, no fault).
+    // (An execution cut at an explored state has no answer either.)
+    const bool looped =
+        !e.cut && ((!e.call.fault && !e.call.result) ||
+                   (e.first && !e.first->fault && !e.first->result));
+    if (looped && ++livelocks >= options.max_livelocks) {
+      result.stop_reason =
+          absl::StrFormat("%d interleavings spent the loop budget", livelocks);
     }
     if (e.failed) {
       ++result.failing;

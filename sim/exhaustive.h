@@ -71,6 +71,10 @@ struct ExploreOptions {
   // Stop after this many interleavings of foreign code spun past the
   // wall-time bound.
   uint64_t max_spins = 3;
+  // Stop after this many interleavings in which a call spent its loop
+  // budget (checks.livelock_budget): each is a load per iteration, and so
+  // a choice point per iteration, to explore.
+  uint64_t max_livelocks = 100;
   // Documented kernel behaviours do not make an interleaving fail.
   bool accept_known = false;
 };

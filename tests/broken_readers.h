@@ -67,6 +67,29 @@ inline const variants::Variant& NoSeqRetryVariant() {
   return *variant;
 }
 
+// A reader whose seq re-check never passes (a patched vdso_read_retry()
+// comparing with the wrong seq): it loads the seq until the livelock
+// budget is spent, on every call.
+template <vdso::VdsoAccess A>
+std::optional<ClockResult> NeverPastTheRetryClockGettime(A& acc,
+                                                         const uint8_t* vd,
+                                                         ClockId) {
+  do {
+    (void)acc.template Load<uint32_t>(vd + vdso::kVcSeq);
+  } while (acc.MayRetry());
+  return std::nullopt;
+}
+
+inline const variants::Variant& NeverPastTheRetryVariant() {
+  static const variants::Variant* variant =
+      BrokenUpstream("test-never-past-the-retry",
+                     "a reader whose seq re-check never passes (tests only)",
+                     variants::MakeStateless<
+                         NeverPastTheRetryClockGettime<vdso::HookedAccess>,
+                         NeverPastTheRetryClockGettime<vdso::QuietAccess>>);
+  return *variant;
+}
+
 // The upstream reader's hres loop with vdso_read_retry() missing its
 // smp_rmb(): the re-check of seq may be satisfied before the data loads
 // it should validate, so under relaxed ordering a write can slip in
