@@ -73,6 +73,9 @@ struct CallRecord {
   // What the (last) fallback syscall answered: a call that fell back must
   // return it.
   ClockResult fallback_result;
+  // The clock the (last) fallback syscall asked for: the call's own, or
+  // the reader answered one clock with another's syscall.
+  ClockId fallback_clock = 0;
   uint32_t iterations = 0;       // Loop iterations (spins and retries).
   uint32_t stores_during = 0;    // Writer stores that landed mid-call.
   uint32_t reordered_loads = 0;  // Loads that saw an earlier page state.
@@ -109,6 +112,7 @@ struct CallRecord {
     counter_step_ns = 0;
     begin_seq = fallback_update = iterations = stores_during = 0;
     fallback_result = ClockResult{};
+    fallback_clock = 0;
     reordered_loads = 0;
     pvclock_read = false;
     pvclock_stores_during = 0;
@@ -119,7 +123,7 @@ struct CallRecord {
 
 // Reset() must name every field: a field added above needs a line there
 // (and this size updated), or a reused record would carry it across calls.
-static_assert(sizeof(CallRecord) == 184 +
+static_assert(sizeof(CallRecord) == 192 +
                                         sizeof(std::optional<vdso::CallFault>) +
                                         sizeof(std::vector<TraceStep>),
               "CallRecord changed: update CallRecord::Reset()");

@@ -212,6 +212,17 @@ CallRecord Checker::Unshift(const CallRecord& call) const {
 void Checker::CheckFallbackAnswer(const CallRecord& call) {
   if (!call.result || !scenario_.checks.exact) return;
   ++stats_[static_cast<int>(Property::kExact) - 1].checked;
+  // clock_gettime_fallback() passes the caller's clock on (lib/vdso, every
+  // era): another clock's answer is not this clock's, whatever it says.
+  if (call.fallback_clock != call.clock) {
+    Report(Property::kExact, Verdict::kDefect,
+           "the call fell back to the syscall for another clock",
+           absl::StrFormat("%s made the syscall for %s and returned %s",
+                           Name(call.clock), Name(call.fallback_clock),
+                           FormatClockResult(*call.result)),
+           call);
+    return;
+  }
   if (*call.result == call.fallback_result) return;
   Report(Property::kExact, Verdict::kDefect,
          "the call fell back to the syscall and returned something else",

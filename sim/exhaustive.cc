@@ -383,6 +383,7 @@ class ScriptedHooks : public vdso::AccessHooks {
     const ClockResult r = variants::VariantSyscall(
         variant_, w_->writer->publish_context(), u.tk, clock, ctx);
     rec_->fallback_result = r;
+    rec_->fallback_clock = clock;
     if (tracing_) {
       Trace(absl::StrFormat("syscall fallback on update %d at counter %#x: %s",
                             u.id, ctx.cycles, FormatClockResult(r)),

@@ -90,6 +90,28 @@ inline const variants::Variant& NeverPastTheRetryVariant() {
   return *variant;
 }
 
+// The upstream reader, but CLOCK_MONOTONIC goes to the syscall fallback
+// with another clock (a patch that passes a constant, or the wrong
+// variable, to clock_gettime_fallback()): CLOCK_MONOTONIC_RAW's answer,
+// near CLOCK_MONOTONIC's but not the same.
+template <vdso::VdsoAccess A>
+std::optional<ClockResult> WrongClockFallbackClockGettime(A& acc,
+                                                          const uint8_t* vd,
+                                                          ClockId clock) {
+  if (clock == kClockMonotonic) return acc.Fallback(kClockMonotonicRaw);
+  return vdso::upstream::ClockGettime(acc, vd, clock);
+}
+
+inline const variants::Variant& WrongClockFallbackVariant() {
+  static const variants::Variant* variant = BrokenUpstream(
+      "test-wrong-clock-fallback",
+      "the upstream reader falling back with another clock (tests only)",
+      variants::MakeStateless<
+          WrongClockFallbackClockGettime<vdso::HookedAccess>,
+          WrongClockFallbackClockGettime<vdso::QuietAccess>>);
+  return *variant;
+}
+
 // The upstream reader's hres loop with vdso_read_retry() missing its
 // smp_rmb(): the re-check of seq may be satisfied before the data loads
 // it should validate, so under relaxed ordering a write can slip in
