@@ -247,7 +247,9 @@ void Checker::OnCall(const CallRecord& call) {
   if (call.preempted) ++coverage_.preemptions;
   coverage_.reordered_loads += call.reordered_loads;
   if (call.pvclock_read) ++coverage_.pvclock_reads;
-  if (call.pvclock_stores_during != 0) ++coverage_.pvclock_raced;
+  if (call.pvclock_read && call.pvclock_stores_during != 0) {
+    ++coverage_.pvclock_raced;
+  }
   if (call.read_counter &&
       call.counter_cpu != scenario_.kernel.timekeeping_cpu) {
     ++coverage_.cross_cpu_reads;
