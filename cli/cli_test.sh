@@ -197,7 +197,9 @@ if [ "$a" == "$b" ]; then echo "ok   run_deterministic"; else
   echo "FAIL run_deterministic: two runs of one scenario and seed differ"
   failures=$((failures + 1)); fi
 
-# Ctrl-C stops a long run and still prints what was found.
+# Ctrl-C stops a long run and still prints what was found; a run cut
+# short with nothing failed is no verdict: it ends by the signal (status
+# 130, SIGTERM 143), never exit 0 with PASS.
 cat > "$tmp/long.toml" <<'TOML'
 name = "long"
 [[reader]]
@@ -205,16 +207,35 @@ period = "1us"
 [run]
 duration = "10m"
 TOML
-"$bin" run "$tmp/long.toml" > "$tmp/long.out" 2>&1 &
-pid=$!
-sleep 1
-kill -INT $pid
-wait $pid
-rc=$?
-if [ $rc -eq 0 ] && grep -q "(stopped early)" "$tmp/long.out"; then
-  echo "ok   ctrl_c"; else
-  echo "FAIL ctrl_c: exit $rc"; tail -3 "$tmp/long.out"
-  failures=$((failures + 1)); fi
+stop_run() {  # NAME SIGNAL WANT_RC FORMAT WANT_TEXT [COMMAND...]
+  local name=$1 sig=$2 want=$3 format=$4 text=$5
+  shift 5
+  [ $# -gt 0 ] || set -- run "$tmp/long.toml"
+  "$bin" "$@" --format="$format" > "$tmp/long.out" 2>&1 &
+  local pid=$!
+  sleep 1
+  kill "-$sig" $pid
+  wait $pid
+  local rc=$?
+  if [ $rc -eq "$want" ] && ! grep -q "PASS" "$tmp/long.out" &&
+     grep -q "$text" "$tmp/long.out"; then
+    echo "ok   $name"; else
+    echo "FAIL $name: exit $rc, want $want and \"$text\" without PASS"
+    tail -3 "$tmp/long.out"; failures=$((failures + 1)); fi
+}
+stop_run ctrl_c INT 130 text "(stopped early: interrupted)"
+stop_run ctrl_c_verdict INT 130 text "STOPPED: interrupted before the end"
+stop_run ctrl_c_says_why INT 130 text "stopped by SIGINT before the end"
+stop_run sigterm TERM 143 text "STOPPED: interrupted before the end"
+stop_run ctrl_c_json INT 130 json '"exit": 130,.*"interrupted": true'
+stop_run ctrl_c_tap INT 130 tap "^Bail out! interrupted"
+# compare: the table so far, marked incomplete (two copies of the long
+# scenario, so that a second run is still to come).
+mkdir -p "$tmp/longdir"
+cp "$tmp/long.toml" "$tmp/longdir/a.toml"
+cp "$tmp/long.toml" "$tmp/longdir/b.toml"
+stop_run compare_ctrl_c INT 130 text "the table is incomplete" \
+  compare --variant=upstream --scenarios="$tmp/longdir" --out="$tmp/longcmp"
 
 # On a terminal, a run shows progress on stderr.
 if command -v script >/dev/null; then

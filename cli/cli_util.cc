@@ -16,13 +16,60 @@
 namespace vdsolab::cli {
 namespace {
 
-extern "C" void OnInterrupt(int) { StopFlag().store(true); }
+std::atomic<int> g_stop_signal{0};
+
+extern "C" void OnInterrupt(int sig) {
+  // A second one: the command is slow to reach its next stop check (a
+  // minimisation does not poll the flag); end it now, by the signal.
+  if (StopFlag().load()) {
+    struct sigaction dfl = {};
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    sigaction(sig, &dfl, nullptr);  // Async-signal-safe, as raise() is.
+    raise(sig);  // Delivered when this handler returns (sig is masked).
+    return;
+  }
+  // Lock-free atomics only: async-signal-safe. The signal is stored first;
+  // the loops poll the flag, and the command reads the signal after them.
+  g_stop_signal.store(sig);
+  StopFlag().store(true);
+}
 
 }  // namespace
 
 std::atomic<bool>& StopFlag() {
   static std::atomic<bool> stop{false};
   return stop;
+}
+
+int StopSignal() { return g_stop_signal.load(); }
+
+int InterruptedExit(int exit) {
+  const int sig = StopSignal();
+  if (sig == 0 || exit != 0) return exit;  // 0: kExitOk (commands.h).
+  return 128 + sig;
+}
+
+int FinishCommand(int exit) {
+  const int sig = StopSignal();
+  if (sig == 0 || exit != 128 + sig) return exit;
+  std::fflush(stdout);
+  std::fprintf(stderr,
+               "vdsolab: stopped by %s before the end: what ran is no "
+               "verdict\n",
+               sig == SIGINT ? "SIGINT" : "SIGTERM");
+  std::fflush(stderr);
+  // Die of the signal, as the shell expects of an interrupted command.
+  struct sigaction dfl = {};
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  sigaction(sig, &dfl, nullptr);
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, sig);
+  sigprocmask(SIG_UNBLOCK, &set, nullptr);
+  raise(sig);
+  _exit(exit);  // Not reached unless the signal is ignored by policy.
 }
 
 InterruptScope::InterruptScope() {

@@ -16,9 +16,23 @@ namespace vdsolab::cli {
 
 // Set by Ctrl-C while an InterruptScope is alive.
 std::atomic<bool>& StopFlag();
+// The signal that set it (SIGINT or SIGTERM), or 0.
+int StopSignal();
+
+// The exit status of a command Ctrl-C may have stopped: `exit` when it ran
+// to its end or found a failure (a failure stands, however far the run
+// got), else 128 + the signal, the status a shell gives a process that
+// signal ended: a run cut short proves nothing, so it must not exit 0.
+int InterruptedExit(int exit);
+
+// Returns `exit`; an InterruptedExit() of 128 + signal ends the process by
+// that signal instead (stdout flushed, one line on stderr), so that a
+// shell or a build tool sees the run was stopped, not passed.
+int FinishCommand(int exit);
 
 // Ctrl-C (SIGINT) or SIGTERM stops the long-running command; what was
-// found so far still prints.
+// found so far still prints. A second one ends the process at once, by
+// the signal.
 class InterruptScope {
  public:
   InterruptScope();

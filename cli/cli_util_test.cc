@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <string>
 
 namespace vdsolab::cli {
@@ -37,6 +41,54 @@ TEST(ShellQuote, QuotesOnlyWhatNeedsIt) {
   EXPECT_EQ(ShellQuotePath("-x.toml"), "./-x.toml");
   EXPECT_EQ(ShellQuotePath("/tmp/-x.toml"), "/tmp/-x.toml");
   EXPECT_EQ(ShellQuotePath("o ut/x.toml"), "'o ut/x.toml'");
+}
+
+// Ctrl-C: a failure found stands; a run cut short with nothing failed is
+// no verdict, so its status is the signal's, never 0.
+TEST(InterruptedExit, OnlyAFailureOrTheEndGivesAnExitStatus) {
+  EXPECT_EQ(InterruptedExit(0), 0);  // Not stopped.
+  EXPECT_EQ(InterruptedExit(1), 1);
+  {
+    InterruptScope scope;
+    raise(SIGTERM);
+    EXPECT_TRUE(StopFlag().load());
+    EXPECT_EQ(StopSignal(), SIGTERM);
+    EXPECT_EQ(InterruptedExit(0), 128 + SIGTERM);
+    EXPECT_EQ(InterruptedExit(1), 1);
+    EXPECT_EQ(InterruptedExit(2), 2);
+    EXPECT_EQ(FinishCommand(1), 1);  // Returns: nothing to end.
+  }
+  // FinishCommand() ends the process by the signal, after its output.
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    FinishCommand(128 + SIGTERM);
+    _exit(0);  // Not reached when it works.
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFSIGNALED(status)) << status;
+  if (WIFSIGNALED(status)) {
+    EXPECT_EQ(WTERMSIG(status), SIGTERM);
+  }
+}
+
+// A command slow to reach its next stop check (a minimisation does not
+// poll the flag) still ends at the second Ctrl-C, by the signal.
+TEST(InterruptScope, TheSecondCtrlCEndsTheProcess) {
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    InterruptScope scope;
+    raise(SIGINT);
+    if (!StopFlag().load()) _exit(3);  // The first only asks.
+    raise(SIGINT);
+    _exit(4);  // Not reached when it works.
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "exit " << WEXITSTATUS(status);
+  EXPECT_EQ(WTERMSIG(status), SIGINT);
 }
 
 }  // namespace

@@ -594,15 +594,23 @@ int Compare(const CompareOptions& options) {
   if (!options.svg_dir.empty() && !WritePlots(options.svg_dir, results)) {
     return kExitBadInput;
   }
+  // Ctrl-C: a table with cells missing is no verdict.
+  exit = InterruptedExit(exit);
   if (options.format == "json") {
-    return PrintJson("compare", exit, FormatJson(results, names));
+    return FinishCommand(
+        PrintJson("compare", exit, FormatJson(results, names)));
   }
   std::fputs(options.format == "tap"
                  ? FormatTap(results, names, options.accept_known).c_str()
                  : FormatTable(results, names).c_str(),
              stdout);
-  if (StopFlag().load()) std::fputs("(stopped early)\n", stdout);
-  return exit;
+  if (StopFlag().load()) {
+    std::fputs(options.format == "tap"
+                   ? "Bail out! interrupted before the end\n"
+                   : "(stopped early: interrupted; the table is incomplete)\n",
+               stdout);
+  }
+  return FinishCommand(exit);
 }
 
 int CompareMain(const ParsedFlags& flags) {
@@ -637,7 +645,9 @@ Command CompareCommand() {
       "runs measured (docs/compare.md).\n\n"
       "Exit status: 0 every property held for every variant, 1 a property "
       "failed somewhere (the table says where) or a run could not run, 2 "
-      "bad input.";
+      "bad input. Stopped by Ctrl-C or SIGTERM with nothing failed, it "
+      "prints the table so far and ends by that signal (a shell's status "
+      "130 or 143): no verdict.";
   spec.flags = VariantFlags(true);
   spec.flags.push_back(AcceptFlag());
   spec.flags.push_back(MakeFlag("scenarios", FlagKind::kString, "DIR",

@@ -118,7 +118,7 @@ int Run(const ParsedFlags& flags) {
     return kExitBadInput;
   }
   const std::string format = flags.String("format", "text");
-  const int exit = outcome->failed ? kExitFailed : kExitOk;
+  const int exit = InterruptedExit(outcome->failed ? kExitFailed : kExitOk);
   // The first failure's minimal replay, written in every format.
   std::string replay_file;
   const sim::Scenario* minimal = nullptr;
@@ -133,8 +133,9 @@ int Run(const ParsedFlags& flags) {
     }
   }
   if (format == "json") {
-    return PrintJson("run", exit,
-                     sim::OutcomeJson(*scenario, *outcome, replay_file).Text());
+    return FinishCommand(PrintJson(
+        "run", exit,
+        sim::OutcomeJson(*scenario, *outcome, replay_file).Text()));
   }
   if (format == "tap") {
     std::fputs(
@@ -144,7 +145,7 @@ int Run(const ParsedFlags& flags) {
       std::printf("# replay it: vdsolab replay %s\n",
                   ShellQuotePath(replay_file).c_str());
     }
-    return exit;
+    return FinishCommand(exit);
   }
   std::fputs(sim::FormatOutcome(*scenario, *outcome).c_str(), stdout);
   if (minimal != nullptr && outcome->strategy == sim::Strategy::kRandom) {
@@ -161,7 +162,7 @@ int Run(const ParsedFlags& flags) {
                 static_cast<unsigned long long>(scenario->run.seed),
                 replay_file.c_str(), ShellQuotePath(replay_file).c_str());
   }
-  return exit;
+  return FinishCommand(exit);
 }
 
 int Replay(const ParsedFlags& flags) {
@@ -231,7 +232,9 @@ Command RunCommand() {
       "call against the properties. On a failure it writes a minimal replay "
       "file and prints the command that replays it.\n\n"
       "Exit status: 0 every property held (where its preconditions did), 1 "
-      "a property failed, 2 bad input.";
+      "a property failed, 2 bad input. Stopped by Ctrl-C or SIGTERM before "
+      "its end with nothing failed, it prints what ran and ends by that "
+      "signal (a shell's status 130 or 143): no verdict.";
   spec.positional = {"SCENARIO"};
   spec.min_positional = spec.max_positional = 1;
   spec.flags = {

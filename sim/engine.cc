@@ -639,6 +639,8 @@ absl::StatusOr<RunResult> RunRandom(const Scenario& scenario,
     if (start >= duration) continue;
     if (options.stop != nullptr && options.stop->load()) {
       result.stopped_early = true;
+      result.interrupted = true;
+      result.stop_reason = "interrupted";
       break;
     }
     view.CommitThrough(start);

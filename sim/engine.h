@@ -97,7 +97,9 @@ struct RunResult {
   uint64_t updates = 0;                      // Writer updates published.
   uint64_t simulated_ns = 0;                 // How far the run got.
   bool stopped_early = false;
-  // Why it stopped early, if not by request ("3 calls spun ...").
+  // Stopped by RandomOptions::stop (Ctrl-C): what ran is no verdict.
+  bool interrupted = false;
+  // Why it stopped early ("interrupted", "3 calls spun ...").
   std::string stop_reason;
   // The syscall events the writer ran (adjtimex() and the like), with
   // what they returned; one that missed its expectation fails the run.

@@ -697,8 +697,12 @@ absl::StatusOr<ExploreResult> Explore(const Scenario& s,
     if (options.progress && (done & 0x3ff) == 0) {
       options.progress(done, result.failing);
     }
-    if ((options.stop != nullptr && options.stop->load()) ||
-        done >= options.max_interleavings || !result.stop_reason.empty()) {
+    if (options.stop != nullptr && options.stop->load()) {
+      result.interrupted = true;
+      if (result.stop_reason.empty()) result.stop_reason = "interrupted";
+      break;
+    }
+    if (done >= options.max_interleavings || !result.stop_reason.empty()) {
       break;
     }
   }

@@ -101,8 +101,9 @@ struct ExploreResult {
   // result: `interleavings` without reduction; with it, counted through
   // the states (exact when `complete`).
   uint64_t plain_interleavings = 0;
-  bool complete = false;    // Every interleaving explored.
-  std::string stop_reason;  // Why it stopped early, if not by request.
+  bool complete = false;     // Every interleaving explored.
+  bool interrupted = false;  // Stopped by ExploreOptions::stop (Ctrl-C).
+  std::string stop_reason;   // Why it stopped early, if it did.
   // The failing interleaving with the fewest mid-call store landings.
   std::optional<std::vector<int>> minimal;
   uint32_t minimal_splits = 0;

@@ -120,6 +120,7 @@ JsonObject OutcomeJson(const Scenario& s, const Outcome& out,
       .Add("variant", s.run.reader)
       .Add("failed", out.failed)
       .Add("complete", out.complete)
+      .Add("interrupted", out.interrupted)
       .AddRaw("properties", PropertiesJson(out.stats).Text());
   if (out.random) {
     const RunResult& r = *out.random;

@@ -93,6 +93,9 @@ std::string OutcomeTap(const Scenario& s, const Outcome& out,
                           p.details.size());
     absl::StrAppendFormat(&o, "#   first: %s\n", p.details.front());
   }
+  // Ctrl-C: the points above cover only what ran; a harness must not take
+  // them for the run's result.
+  if (out.interrupted) o += "Bail out! interrupted before the end\n";
   return o;
 }
 

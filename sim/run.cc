@@ -32,6 +32,7 @@ absl::StatusOr<Outcome> RunExhaustive(const Scenario& s,
   out.stats = e->stats;
   out.failed = e->minimal.has_value();
   out.complete = e->complete;
+  out.interrupted = e->interrupted;
   if (e->minimal && options.replays != ReplayPolicy::kNone) {
     // The minimal interleaving is its own replay: the same setup and the
     // same choices.
@@ -77,6 +78,7 @@ absl::StatusOr<Outcome> Run(const Scenario& s, const variants::Variant& variant,
   out.stats = r->stats;
   out.failed = r->failed;
   out.complete = !r->stopped_early;
+  out.interrupted = r->interrupted;
   std::set<Property> replayed;
   for (const Violation& v : r->violations) {
     if (options.replays == ReplayPolicy::kNone) break;

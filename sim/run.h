@@ -68,6 +68,8 @@ struct Outcome {
   std::array<PropertyStats, kNumProperties> stats{};
   bool failed = false;   // A defect or known kernel behaviour was found.
   bool complete = true;  // Ran to its end (not stopped, not cut at a budget).
+  // Stopped by RunOptions::stop (Ctrl-C): unless `failed`, no verdict.
+  bool interrupted = false;
   // The strategy's own result: one of the two is set.
   std::optional<RunResult> random;
   std::optional<ExploreResult> exhaustive;

@@ -197,6 +197,10 @@ std::string FormatRunReport(const Scenario& s, const RunResult& r) {
                         "scenario expects."
                       : "FAIL: the run found defects or known kernel "
                         "behaviours.")
+      // Ctrl-C: the part that ran is too short to say PASS for the run.
+      : r.interrupted
+          ? "STOPPED: interrupted before the end; nothing failed in the "
+            "part that ran, which is no verdict."
       : HasKnown(r.stats)
           ? "PASS: no defects (known kernel behaviours accepted)."
           : (r.violations.empty()
@@ -283,7 +287,11 @@ std::string FormatExploreReport(const Scenario& s, const ExploreResult& r) {
       r.failing);
   if (!r.minimal) {
     absl::StrAppendFormat(&o, "\n%s\n",
-                          HasKnown(r.stats)
+                          r.interrupted
+                              ? "STOPPED: interrupted before the end; no "
+                                "interleaving explored failed, which is no "
+                                "verdict."
+                          : HasKnown(r.stats)
                               ? "PASS: no interleaving shows a defect (known "
                                 "kernel behaviours accepted)."
                               : "PASS: no interleaving violates a property.");
