@@ -1,7 +1,6 @@
 #include "cli/cli_util.h"
 
 #include <gtest/gtest.h>
-
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>

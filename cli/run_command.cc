@@ -133,9 +133,9 @@ int Run(const ParsedFlags& flags) {
     }
   }
   if (format == "json") {
-    return FinishCommand(PrintJson(
-        "run", exit,
-        sim::OutcomeJson(*scenario, *outcome, replay_file).Text()));
+    return FinishCommand(
+        PrintJson("run", exit,
+                  sim::OutcomeJson(*scenario, *outcome, replay_file).Text()));
   }
   if (format == "tap") {
     std::fputs(

@@ -286,15 +286,14 @@ std::string FormatExploreReport(const Scenario& s, const ExploreResult& r) {
           : absl::StrFormat(" (stopped early: %s)", r.stop_reason),
       r.failing);
   if (!r.minimal) {
-    absl::StrAppendFormat(&o, "\n%s\n",
-                          r.interrupted
-                              ? "STOPPED: interrupted before the end; no "
-                                "interleaving explored failed, which is no "
-                                "verdict."
-                          : HasKnown(r.stats)
-                              ? "PASS: no interleaving shows a defect (known "
-                                "kernel behaviours accepted)."
-                              : "PASS: no interleaving violates a property.");
+    absl::StrAppendFormat(
+        &o, "\n%s\n",
+        r.interrupted       ? "STOPPED: interrupted before the end; no "
+                              "interleaving explored failed, which is no "
+                              "verdict."
+        : HasKnown(r.stats) ? "PASS: no interleaving shows a defect (known "
+                              "kernel behaviours accepted)."
+                            : "PASS: no interleaving violates a property.");
     return o;
   }
   absl::StrAppendFormat(
