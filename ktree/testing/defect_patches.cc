@@ -12,6 +12,7 @@ using internal::JoinPath;
 
 constexpr char kGeneric[] = "lib/vdso/gettimeofday.c";
 constexpr char kX86[] = "arch/x86/include/asm/vdso/gettimeofday.h";
+constexpr char kHelpers[] = "include/vdso/helpers.h";
 constexpr char kDoHres[] = "static __always_inline int do_hres(";
 // The first definition is CONFIG_TIME_NS's (the stub follows its #else).
 constexpr char kDoHresTimens[] = "static __always_inline int do_hres_timens(";
@@ -58,7 +59,9 @@ bool ReplaceAfter(std::string& text, size_t start, const std::string& from,
 
 absl::StatusOr<std::string> Edit(const std::string& tree_root, Defect d,
                                  std::string* rel) {
-  *rel = d == Defect::kNoNegativeMotionClamp ? kX86 : kGeneric;
+  *rel = d == Defect::kNoNegativeMotionClamp ? kX86
+         : d == Defect::kTimensReadBeginNoRmb  ? kHelpers
+                                               : kGeneric;
   absl::StatusOr<std::string> src =
       internal::ReadFile(JoinPath(tree_root, *rel));
   if (!src.ok()) return src.status();
@@ -121,6 +124,14 @@ absl::StatusOr<std::string> Edit(const std::string& tree_root, Defect d,
       }
       break;
     }
+    case Defect::kTimensReadBeginNoRmb: {
+      const size_t f = text.find("u32 vdso_read_begin(");
+      if (f == std::string::npos) return Missing(*rel, "vdso_read_begin()");
+      if (!ReplaceAfter(text, f, "\tsmp_rmb();\n", "")) {
+        return Missing(*rel, "vdso_read_begin()'s smp_rmb()");
+      }
+      break;
+    }
   }
   return text;
 }
@@ -133,7 +144,8 @@ std::vector<Defect> AllDefects() {
 }
 
 std::vector<Defect> TimensDefects() {
-  return {Defect::kTimensNoNsecOffset, Defect::kTimensNoSeqRetry};
+  return {Defect::kTimensNoNsecOffset, Defect::kTimensNoSeqRetry,
+          Defect::kTimensReadBeginNoRmb};
 }
 
 const char* DefectName(Defect d) {
@@ -148,6 +160,8 @@ const char* DefectName(Defect d) {
       return "timens-no-nsec-offset";
     case Defect::kTimensNoSeqRetry:
       return "timens-no-seq-retry";
+    case Defect::kTimensReadBeginNoRmb:
+      return "timens-read-begin-no-rmb";
   }
   return "?";
 }

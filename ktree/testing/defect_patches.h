@@ -36,6 +36,11 @@ enum class Defect {
   kBaseBeforeSeqLoop,
   kTimensNoNsecOffset,
   kTimensNoSeqRetry,
+  // vdso_read_begin() (include/vdso/helpers.h) without its smp_rmb(): in
+  // 6.1 and 6.12 only the time namespace paths call it (do_hres() and
+  // do_coarse() open-code it), so only a namespace reader under relaxed
+  // ordering can see the difference.
+  kTimensReadBeginNoRmb,
 };
 
 // The defects of the initial namespace's paths.
