@@ -59,9 +59,9 @@ bool ReplaceAfter(std::string& text, size_t start, const std::string& from,
 
 absl::StatusOr<std::string> Edit(const std::string& tree_root, Defect d,
                                  std::string* rel) {
-  *rel = d == Defect::kNoNegativeMotionClamp ? kX86
-         : d == Defect::kTimensReadBeginNoRmb  ? kHelpers
-                                               : kGeneric;
+  *rel = d == Defect::kNoNegativeMotionClamp  ? kX86
+         : d == Defect::kTimensReadBeginNoRmb ? kHelpers
+                                              : kGeneric;
   absl::StatusOr<std::string> src =
       internal::ReadFile(JoinPath(tree_root, *rel));
   if (!src.ok()) return src.status();
