@@ -175,5 +175,32 @@ TEST(TreeDefects, RemovedClampFailsASkewedRunOn61) {
               ko->violations.size());
 }
 
+// A patch that reads the TSC with rdtsc() instead of rdtsc_ordered():
+// the glue's counter thunk for it is the unordered one, and the variant's
+// line says so, so that a reviewer sees what no run can fail (an early
+// read stays within its call, where the clamp hides it).
+TEST(TreeDefects, AnUnorderedCounterReadIsNamedInTheVariant) {
+  for (const Tree& t : kTrees) {
+    BuiltVariant clean_built, bad_built;
+    const variants::Variant* clean =
+        testing::BuildAndLoad(t.tarball, {}, &clean_built);
+    const variants::Variant* bad = testing::BuildAndLoad(
+        t.tarball, {PatchFor(t.tarball, Defect::kUnorderedCounterRead)},
+        &bad_built);
+    ASSERT_NE(clean, nullptr);
+    ASSERT_NE(bad, nullptr);
+    EXPECT_EQ(clean_built.plain_reads, 0);
+    // One read in the source, inlined at each of its callers' sites.
+    EXPECT_GT(bad_built.plain_reads, 0);
+    EXPECT_EQ(bad_built.ordered_reads + bad_built.plain_reads,
+              clean_built.ordered_reads);
+    EXPECT_EQ(clean->summary.find("unordered"), std::string::npos)
+        << clean->summary;
+    EXPECT_NE(bad->summary.find("bare rdtsc (unordered)"), std::string::npos)
+        << bad->summary;
+    std::printf("%s: %s\n", bad->name.data(), bad->summary.data());
+  }
+}
+
 }  // namespace
 }  // namespace vdsolab::ktree

@@ -4,10 +4,13 @@
 
 #include <cstdlib>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/cord.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "common/sha256.h"
 #include "ktree/internal/build_steps.h"
 #include "ktree/internal/cache.h"
@@ -26,6 +29,21 @@ using internal::JoinPath;
 
 constexpr char kCacheLayout[] = "ktree-v1";
 constexpr char kLogPayload[] = "type.googleapis.com/vdsolab.ktree.BuildLog";
+
+// "5 rdtsc_ordered", "4 rdtsc_ordered, 1 bare rdtsc (unordered)": a patch
+// that drops a counter read's ordering shows in the variant's line. The
+// simulation lets an unordered read run early only within its call, where
+// the negative-motion clamp hides it (docs/kernel-trees.md).
+std::string CounterSitesText(const internal::AsmRewrite& r) {
+  std::vector<std::string> parts;
+  if (r.ordered > 0)
+    parts.push_back(absl::StrFormat("%d rdtsc_ordered", r.ordered));
+  if (r.rdtscp > 0) parts.push_back(absl::StrFormat("%d rdtscp", r.rdtscp));
+  if (r.plain > 0) {
+    parts.push_back(absl::StrFormat("%d bare rdtsc (unordered)", r.plain));
+  }
+  return parts.empty() ? "none" : absl::StrJoin(parts, ", ");
+}
 
 // Attaches the build log to an error.
 absl::Status WithLog(absl::Status s, const std::string& log) {
@@ -268,9 +286,10 @@ absl::StatusOr<BuiltVariant> Build(const Inputs& in, std::string* log) {
   g.provenance = b.provenance;
   g.summary = absl::StrFormat(
       "the tree's own vDSO code (%s; %s), loads hooked by the compiler, "
-      "%d counter and %d syscall sites rewritten",
+      "%d counter sites (%s) and %d syscall sites rewritten",
       in.cc.first_line, match->description,
-      rewrite->ordered + rewrite->plain + rewrite->rdtscp, rewrite->syscalls);
+      rewrite->ordered + rewrite->plain + rewrite->rdtscp,
+      CounterSitesText(*rewrite), rewrite->syscalls);
   g.layout = b.layout;
   g.era = b.era;
   g.origin = b.origin;

@@ -59,9 +59,11 @@ bool ReplaceAfter(std::string& text, size_t start, const std::string& from,
 
 absl::StatusOr<std::string> Edit(const std::string& tree_root, Defect d,
                                  std::string* rel) {
-  *rel = d == Defect::kNoNegativeMotionClamp  ? kX86
-         : d == Defect::kTimensReadBeginNoRmb ? kHelpers
-                                              : kGeneric;
+  *rel =
+      d == Defect::kNoNegativeMotionClamp || d == Defect::kUnorderedCounterRead
+          ? kX86
+      : d == Defect::kTimensReadBeginNoRmb ? kHelpers
+                                           : kGeneric;
   absl::StatusOr<std::string> src =
       internal::ReadFile(JoinPath(tree_root, *rel));
   if (!src.ok()) return src.status();
@@ -124,6 +126,16 @@ absl::StatusOr<std::string> Edit(const std::string& tree_root, Defect d,
       }
       break;
     }
+    case Defect::kUnorderedCounterRead: {
+      const size_t f = text.find("__arch_get_hw_counter(");
+      if (f == std::string::npos)
+        return Missing(*rel, "__arch_get_hw_counter()");
+      if (!ReplaceAfter(text, f, "return (u64)rdtsc_ordered()",
+                        "return (u64)rdtsc()")) {
+        return Missing(*rel, "__arch_get_hw_counter()'s rdtsc_ordered()");
+      }
+      break;
+    }
     case Defect::kTimensReadBeginNoRmb: {
       const size_t f = text.find("u32 vdso_read_begin(");
       if (f == std::string::npos) return Missing(*rel, "vdso_read_begin()");
@@ -162,6 +174,8 @@ const char* DefectName(Defect d) {
       return "timens-no-seq-retry";
     case Defect::kTimensReadBeginNoRmb:
       return "timens-read-begin-no-rmb";
+    case Defect::kUnorderedCounterRead:
+      return "unordered-counter-read";
   }
   return "?";
 }

@@ -41,6 +41,11 @@ enum class Defect {
   // do_coarse() open-code it), so only a namespace reader under relaxed
   // ordering can see the difference.
   kTimensReadBeginNoRmb,
+  // __arch_get_hw_counter() reading the TSC with rdtsc() instead of
+  // rdtsc_ordered() (no lfence). Named in the variant's line; in the
+  // simulation an early read stays within its call, where the clamp hides
+  // it (docs/kernel-trees.md), so no run fails it.
+  kUnorderedCounterRead,
 };
 
 // The defects of the initial namespace's paths.
