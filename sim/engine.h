@@ -55,9 +55,10 @@ struct RandomOptions {
   // bound (each costs that much wall time; the first already fails).
   uint64_t max_spins = 3;
   // Stop after this many calls in a row were abandoned with their loop
-  // budget (checks.livelock_budget) spent: a reader that never gets past
-  // its retry (a re-check that always fails) makes no progress, and each
-  // such call costs the whole budget. The first already fails the run.
+  // budget (checks.livelock_budget) spent, or this many calls of one clock
+  // in a row: a reader that never gets past its retry (a re-check that
+  // always fails) makes no progress, and each such call costs the whole
+  // budget. The first already fails the run.
   uint64_t max_livelocks_in_a_row = 100;
   // Documented kernel behaviours do not fail the run.
   bool accept_known = false;

@@ -90,6 +90,28 @@ inline const variants::Variant& NeverPastTheRetryVariant() {
   return *variant;
 }
 
+// The upstream reader, but CLOCK_REALTIME_COARSE never gets past its
+// retry (a patch that broke do_coarse()'s re-check only): the other
+// clocks answer, so its abandoned calls are never many in a row.
+template <vdso::VdsoAccess A>
+std::optional<ClockResult> CoarseNeverPastTheRetryClockGettime(
+    A& acc, const uint8_t* vd, ClockId clock) {
+  if (clock != kClockRealtimeCoarse) {
+    return vdso::upstream::ClockGettime(acc, vd, clock);
+  }
+  return NeverPastTheRetryClockGettime(acc, vd, clock);
+}
+
+inline const variants::Variant& CoarseNeverPastTheRetryVariant() {
+  static const variants::Variant* variant = BrokenUpstream(
+      "test-coarse-never-past-the-retry",
+      "a reader whose REALTIME_COARSE re-check never passes (tests only)",
+      variants::MakeStateless<
+          CoarseNeverPastTheRetryClockGettime<vdso::HookedAccess>,
+          CoarseNeverPastTheRetryClockGettime<vdso::QuietAccess>>);
+  return *variant;
+}
+
 // The upstream reader, but CLOCK_MONOTONIC goes to the syscall fallback
 // with another clock (a patch that passes a constant, or the wrong
 // variable, to clock_gettime_fallback()): CLOCK_MONOTONIC_RAW's answer,

@@ -42,6 +42,24 @@ TEST(LivelockStop, ARandomRunStopsAfterCallsInARowSpendTheirBudget) {
       << r->stop_reason;
 }
 
+// A reader stuck on one clock only: its abandoned calls alternate with
+// answered ones, so they are never many in a row; counted per clock, the
+// run still stops once that clock has made no progress 50 times.
+TEST(LivelockStop, ARandomRunStopsWhenOneClockMakesNoProgress) {
+  RandomOptions options;
+  options.max_livelocks_in_a_row = 50;
+  absl::StatusOr<RunResult> r =
+      RunRandom(Readers(), testing::CoarseNeverPastTheRetryVariant(), options);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->failed);
+  EXPECT_TRUE(r->stopped_early);
+  EXPECT_EQ(r->coverage.livelocks, 50u);
+  EXPECT_GT(r->coverage.calls, 100u);  // The other clocks answered.
+  EXPECT_EQ(r->stop_reason,
+            "50 calls of REALTIME_COARSE in a row spent their loop budget: "
+            "the reader makes no progress on that clock");
+}
+
 TEST(LivelockStop, ARunWithCallsAbandonedNowAndThenRunsToItsEnd) {
   Scenario s = Readers();
   s.checks.livelock_budget = 2;  // The least: most retries are abandoned.
