@@ -27,30 +27,34 @@ using ExitFn = void (*)(int);
 
 }  // namespace
 
+// The definitions repeat libc's declarations exactly (clang refuses any
+// difference): noreturn comes from the first declaration, in the headers;
+// noexcept where glibc's __THROW puts it (not on _exit() or
+// pthread_exit()).
 extern "C" {
 
-[[noreturn]] void exit(int status) noexcept {
+void exit(int status) noexcept {
   vdsolab::variants::call_guard_internal::ExitCalled(status);
   Forward("exit", status);
 }
 
-[[noreturn]] void _exit(int status) noexcept {
+void _exit(int status) {
   vdsolab::variants::call_guard_internal::ExitCalled(status);
   Forward("_exit", status);
 }
 
-[[noreturn]] void _Exit(int status) noexcept {
+void _Exit(int status) noexcept {
   vdsolab::variants::call_guard_internal::ExitCalled(status);
   Forward("_Exit", status);
 }
 
 // libc's quick_exit() reaches _exit() inside libc, past the interposed one.
-[[noreturn]] void quick_exit(int status) noexcept {
+void quick_exit(int status) noexcept {
   vdsolab::variants::call_guard_internal::ExitCalled(status);
   Forward("quick_exit", status);
 }
 
-[[noreturn]] void pthread_exit(void* value) {
+void pthread_exit(void* value) {
   vdsolab::variants::call_guard_internal::ThreadExitCalled();
   using ThreadExitFn = void (*)(void*);
   auto real = reinterpret_cast<ThreadExitFn>(dlsym(RTLD_NEXT, "pthread_exit"));
