@@ -431,8 +431,8 @@ absl::Status ValidateScenario(const Scenario& s) {
     const EventSpec& e = s.events[i];
     if (e.at_ns >= r.duration_ns) {
       return Bad(absl::StrFormat(
-          "event[%d] (%s) at %d ns is not inside run.duration (%d ns)", i,
-          EventKindName(e.kind), e.at_ns, r.duration_ns));
+          "event[%d].at = %d ns (%s): not inside run.duration (%d ns)", i,
+          e.at_ns, EventKindName(e.kind), r.duration_ns));
     }
     if (e.kind == EventKind::kAdjtimexFrequency &&
         (e.freq_scaled_ppm < -(500ll << 16) ||
@@ -465,8 +465,8 @@ absl::Status ValidateScenario(const Scenario& s) {
   for (size_t i = 0; i < s.readers.size(); ++i) {
     for (size_t j = 0; j < i; ++j) {
       if (ReaderId(s, i) == ReaderId(s, j)) {
-        return Bad(absl::StrFormat("reader[%d] and reader[%d] share id %d", j,
-                                   i, ReaderId(s, i)));
+        return Bad(absl::StrFormat("reader[%d].id = %d: reader[%d] has it too",
+                                   i, ReaderId(s, i), j));
       }
     }
     const ReaderSpec& rd = s.readers[i];

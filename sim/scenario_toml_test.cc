@@ -145,8 +145,12 @@ TEST(ScenarioToml, ErrorsNameTheProblem) {
   ExpectError("[[event]]\nkind = \"reboot\"\n", "event[0].kind");
   ExpectError("[[event]]\nkind = \"adjtimex_frequency\"\nfreq_ppm = 900\n",
               "900 ppm");
+  // The position is the offending key's, not its table's header.
   ExpectError("[[event]]\nkind = \"settime\"\nat = \"5s\"\n",
-              "not inside run.duration");
+              "bad.toml:3:6: event[0].at = 5000000000 ns (settime): not "
+              "inside run.duration");
+  ExpectError("[[reader]]\nid = 1\n[[reader]]\nid = 1\n",
+              "bad.toml:4:6: reader[1].id = 1: reader[0] has it too");
   ExpectError("[run]\nstrategy = \"clever\"\n", "run.strategy");
   ExpectError("[run]\nreader = \"\"\n", "run.reader");
   ExpectError("[machine\n", "bad.toml:1");
