@@ -115,9 +115,10 @@ void Checker::Report(Property p, Verdict v, std::string why, std::string detail,
   if (kept < kMaxViolationsPerKind || !first) {
     if (kept < kMaxViolationsPerKind) ++kept;
     first = true;
-    violations_.push_back(Violation{p, v, std::move(why), std::move(detail),
-                                    call.index, call.reader, call.reader_call,
-                                    call.start_ns});
+    violations_.push_back(Violation{
+        p, v, std::move(why), std::move(detail), call.index, call.reader,
+        call.reader_call, call.start_ns,
+        call.fault && call.fault->kind == vdso::CallFault::Kind::kSpin});
   }
 }
 

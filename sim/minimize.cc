@@ -42,6 +42,19 @@ bool Shows(const Scenario& s, const variants::Variant& variant,
   return false;
 }
 
+// `s` as a replay of `failure`: reader ids fixed (a reader dropped before
+// them must not renumber them), and the [replay] section.
+Scenario WithReplay(Scenario s, const Violation& failure) {
+  for (size_t j = 0; j < s.readers.size(); ++j) {
+    s.readers[j].id = ReaderId(s, j);
+  }
+  s.replay.present = true;
+  s.replay.reader = failure.reader;
+  s.replay.call = failure.reader_call;
+  s.replay.property = PropertyName(failure.property);
+  return s;
+}
+
 }  // namespace
 
 absl::StatusOr<Scenario> MinimizeFailure(const Scenario& scenario,
@@ -58,6 +71,10 @@ absl::StatusOr<Scenario> MinimizeFailure(const Scenario& scenario,
                                   }),
                    cut.events.end());
   if (Shows(cut, variant, failure)) best = cut;
+  // A call the watchdog stopped costs its bound in every rerun (30 s for
+  // a call blocked in a sleep at the default --call-timeout): one rerun to
+  // cut the run, not one per reader and event. The replay keeps them.
+  if (failure.watchdog_stopped) return WithReplay(best, failure);
   // Drop readers the failure does not need (ids keep their randomness).
   for (size_t i = best.readers.size(); i-- > 0;) {
     if (best.readers.size() == 1 || ReaderId(best, i) == failure.reader)
@@ -77,14 +94,7 @@ absl::StatusOr<Scenario> MinimizeFailure(const Scenario& scenario,
     if (EstimatedCalls(fewer) > 2 * EstimatedCalls(best) + 1000) continue;
     if (Shows(fewer, variant, failure)) best = fewer;
   }
-  for (size_t j = 0; j < best.readers.size(); ++j) {
-    best.readers[j].id = ReaderId(best, j);
-  }
-  best.replay.present = true;
-  best.replay.reader = failure.reader;
-  best.replay.call = failure.reader_call;
-  best.replay.property = PropertyName(failure.property);
-  return best;
+  return WithReplay(best, failure);
 }
 
 }  // namespace vdsolab::sim

@@ -37,6 +37,10 @@ struct Violation {
   int reader = 0;  // Reader id.
   uint64_t reader_call = 0;
   uint64_t t_ns = 0;
+  // The call was foreign code the watchdog stopped (CallFault::kSpin):
+  // every rerun that reaches it costs the watchdog's bound (--call-timeout
+  // of CPU, or 30 times it blocked), so the minimiser reruns it once.
+  bool watchdog_stopped = false;
 };
 
 struct PropertyStats {

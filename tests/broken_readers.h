@@ -112,6 +112,32 @@ inline const variants::Variant& CoarseNeverPastTheRetryVariant() {
   return *variant;
 }
 
+// The upstream reader, but its CLOCK_MONOTONIC calls end as foreign code
+// the watchdog stopped (what a plugin or tree call that spins or blocks
+// reports): each costs the watchdog's bound in real time.
+template <vdso::VdsoAccess A>
+std::optional<ClockResult> MonotonicStoppedByTheWatchdogClockGettime(
+    A& acc, const uint8_t* vd, ClockId clock) {
+  if (clock != kClockMonotonic) {
+    return vdso::upstream::ClockGettime(acc, vd, clock);
+  }
+  vdso::CallFault spun;
+  spun.kind = vdso::CallFault::Kind::kSpin;
+  spun.seconds = 1.0;
+  acc.Fault(spun);
+  return std::nullopt;
+}
+
+inline const variants::Variant& MonotonicStoppedByTheWatchdogVariant() {
+  static const variants::Variant* variant = BrokenUpstream(
+      "test-monotonic-stopped-by-the-watchdog",
+      "a reader whose MONOTONIC calls the watchdog stops (tests only)",
+      variants::MakeStateless<
+          MonotonicStoppedByTheWatchdogClockGettime<vdso::HookedAccess>,
+          MonotonicStoppedByTheWatchdogClockGettime<vdso::QuietAccess>>);
+  return *variant;
+}
+
 // The upstream reader, but CLOCK_MONOTONIC goes to the syscall fallback
 // with another clock (a patch that passes a constant, or the wrong
 // variable, to clock_gettime_fallback()): CLOCK_MONOTONIC_RAW's answer,
