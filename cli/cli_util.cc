@@ -18,17 +18,27 @@ namespace {
 
 std::atomic<int> g_stop_signal{0};
 
+// Ends the process by `sig`'s default action, as a shell expects of an
+// interrupted command. Async-signal-safe (sigaction, sigprocmask, raise
+// and _exit all are), so the handler below uses it too: there `sig` is
+// masked, and unmasking it delivers the raised signal at once.
+[[noreturn]] void DieBy(int sig) {
+  struct sigaction dfl = {};
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  sigaction(sig, &dfl, nullptr);
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, sig);
+  sigprocmask(SIG_UNBLOCK, &set, nullptr);
+  raise(sig);
+  _exit(128 + sig);  // Not reached unless the signal is ignored by policy.
+}
+
 extern "C" void OnInterrupt(int sig) {
   // A second one: the command is slow to reach its next stop check (a
   // minimisation does not poll the flag); end it now, by the signal.
-  if (StopFlag().load()) {
-    struct sigaction dfl = {};
-    dfl.sa_handler = SIG_DFL;
-    sigemptyset(&dfl.sa_mask);
-    sigaction(sig, &dfl, nullptr);  // Async-signal-safe, as raise() is.
-    raise(sig);  // Delivered when this handler returns (sig is masked).
-    return;
-  }
+  if (StopFlag().load()) DieBy(sig);
   // Lock-free atomics only: async-signal-safe. The signal is stored first;
   // the loops poll the flag, and the command reads the signal after them.
   g_stop_signal.store(sig);
@@ -59,17 +69,7 @@ int FinishCommand(int exit) {
                "verdict\n",
                sig == SIGINT ? "SIGINT" : "SIGTERM");
   std::fflush(stderr);
-  // Die of the signal, as the shell expects of an interrupted command.
-  struct sigaction dfl = {};
-  dfl.sa_handler = SIG_DFL;
-  sigemptyset(&dfl.sa_mask);
-  sigaction(sig, &dfl, nullptr);
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, sig);
-  sigprocmask(SIG_UNBLOCK, &set, nullptr);
-  raise(sig);
-  _exit(exit);  // Not reached unless the signal is ignored by policy.
+  DieBy(sig);
 }
 
 InterruptScope::InterruptScope() {

@@ -738,20 +738,19 @@ absl::StatusOr<RunResult> RunRandom(const Scenario& scenario,
       n = looped ? n + 1 : 0;
       clock_run = n;
     }
-    if (livelocks_in_a_row >= options.max_livelocks_in_a_row) {
+    const uint64_t limit = options.max_livelocks_in_a_row;
+    if (livelocks_in_a_row >= limit || clock_run >= limit) {
       result.stopped_early = true;
-      result.stop_reason = absl::StrFormat(
-          "%d calls in a row spent their loop budget: the reader makes no "
-          "progress",
-          livelocks_in_a_row);
-      break;
-    }
-    if (clock_run >= options.max_livelocks_in_a_row) {
-      result.stopped_early = true;
-      result.stop_reason = absl::StrFormat(
-          "%d calls of %s in a row spent their loop budget: the reader makes "
-          "no progress on that clock",
-          clock_run, ClockShortName(rec.clock));
+      result.stop_reason =
+          livelocks_in_a_row >= limit
+              ? absl::StrFormat(
+                    "%d calls in a row spent their loop budget: the reader "
+                    "makes no progress",
+                    livelocks_in_a_row)
+              : absl::StrFormat(
+                    "%d calls of %s in a row spent their loop budget: the "
+                    "reader makes no progress on that clock",
+                    clock_run, ClockShortName(rec.clock));
       break;
     }
     if (options.stop_after_call &&
