@@ -232,8 +232,10 @@ std::vector<FlagSpec> VariantFlags(bool many) {
                ""),
       MakeFlag("call-timeout", FlagKind::kDuration, "DURATION",
                "a call of a plugin, kernel tree or vDSO image that has not "
-               "returned after this much CPU time (or 30 times it of wall "
-               "time) is stopped and reported as spinning (0: never)",
+               "returned after this much CPU time, or (a plugin or kernel "
+               "tree) has been asleep in the kernel for as long, or after 30 "
+               "times it of wall time, is stopped and reported as spinning "
+               "or blocked (0: never)",
                "1s", 0, 3600e9),
   };
 }

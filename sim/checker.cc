@@ -305,6 +305,19 @@ void Checker::OnCall(const CallRecord& call) {
   }
   if (call.fault) {
     ++coverage_.livelocks;
+    if (call.fault->blocked) {
+      Report(Property::kLivelock, Verdict::kDefect,
+             absl::StrFormat("the call blocked for %.1f s without returning",
+                             call.fault->seconds),
+             absl::StrFormat("%s stopped by the watchdog after %.1f s asleep "
+                             "in the kernel (a sleep, a futex or I/O wait), "
+                             "which a vDSO call never is (%d loop "
+                             "iteration(s) seen)",
+                             Name(call.clock), call.fault->seconds,
+                             call.iterations),
+             call);
+      return;
+    }
     Report(
         Property::kLivelock, Verdict::kDefect,
         absl::StrFormat("the call spun for %.1f s without returning",

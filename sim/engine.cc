@@ -724,8 +724,8 @@ absl::StatusOr<RunResult> RunRandom(const Scenario& scenario,
     if (rec.fault && rec.fault->kind == vdso::CallFault::Kind::kSpin &&
         ++spins >= options.max_spins) {
       result.stopped_early = true;
-      result.stop_reason =
-          absl::StrFormat("%d calls spun past the wall-time bound", spins);
+      result.stop_reason = absl::StrFormat(
+          "%d calls spun or blocked past the time bound", spins);
       break;
     }
     // Abandoned after the loop budget (Checker: "the reader kept looping").

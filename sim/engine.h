@@ -51,7 +51,7 @@ struct RandomOptions {
   bool stop_at_first_failure = false;
   // Stop once this call (reader id, reader call) has been checked.
   std::optional<std::pair<int, uint64_t>> stop_after_call;
-  // Stop after this many calls of foreign code spun past the wall-time
+  // Stop after this many calls of foreign code spun or blocked past the time
   // bound (each costs that much wall time; the first already fails).
   uint64_t max_spins = 3;
   // Stop after this many calls in a row were abandoned with their loop

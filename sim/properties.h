@@ -39,7 +39,8 @@ struct Violation {
   uint64_t t_ns = 0;
   // The call was foreign code the watchdog stopped (CallFault::kSpin):
   // every rerun that reaches it costs the watchdog's bound (--call-timeout
-  // of CPU, or 30 times it blocked), so the minimiser reruns it once.
+  // of CPU or asleep, or 30 times it of wall time), so the minimiser
+  // reruns it once.
   bool watchdog_stopped = false;
 };
 

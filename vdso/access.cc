@@ -43,8 +43,8 @@ std::string FaultCause(const CallFault& fault) {
 
 std::string DescribeFault(const CallFault& fault) {
   if (fault.kind == CallFault::Kind::kSpin) {
-    return absl::StrFormat("spun for %.1f s: stopped by the watchdog",
-                           fault.seconds);
+    return absl::StrFormat("%s for %.1f s: stopped by the watchdog",
+                           fault.blocked ? "blocked" : "spun", fault.seconds);
   }
   if (fault.called != nullptr) return absl::StrCat("called ", fault.called);
   if (fault.exit_status >= 0) {

@@ -47,7 +47,10 @@ struct CallFault {
   bool has_address = false;
   uint64_t address = 0;
   const char* object = nullptr;  // File name, without its directory.
-  double seconds = 0;  // kSpin: how long it ran before it was stopped.
+  double seconds = 0;  // kSpin: how long it ran before it was stopped...
+  // ...or was asleep in the kernel (a sleep, a futex or I/O wait): a vDSO
+  // call never blocks.
+  bool blocked = false;
   // kCrash without a signal: the code called exit(status) (or _exit(),
   // _Exit()), which would have ended vdsolab with that status.
   int exit_status = -1;
@@ -69,7 +72,7 @@ std::string SignalName(int signal);
 // "SIGSEGV", or "exit(0)" for a call that tried to end the process.
 std::string FaultCause(const CallFault& fault);
 // "crashed (SIGSEGV at 0x10)", "called exit(0)", "spun for 1.0 s: stopped
-// by the watchdog".
+// by the watchdog", "blocked for 1.0 s: stopped by the watchdog".
 std::string DescribeFault(const CallFault& fault);
 
 // What every access policy provides.

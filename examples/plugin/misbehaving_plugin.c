@@ -14,8 +14,8 @@
  *   6 spins on the page, loading the seq for ever: nearly all its time
  *     is spent inside vdsolab's callbacks, where the watchdog's stop must
  *     wait for the callback to return
- *   7 blocks without running (sleeps for ever): only the watchdog's
- *     wall-time backstop can stop it
+ *   7 blocks without running (sleeps for ever): the watchdog stops it
+ *     once it has seen its thread asleep for the bound
  *   8 calls exit(3), 9 calls _exit(0): ending vdsolab with a status of
  *     its choosing, unless the call is stopped there (exit_guard.cc)
  *   10 stores to the page, which user space cannot write (SIGSEGV)

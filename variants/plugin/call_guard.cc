@@ -1,6 +1,7 @@
 #include "variants/plugin/call_guard.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/syscall.h>
@@ -45,10 +46,14 @@ struct Slot {
   std::atomic<GuardState*> state{nullptr};
   pthread_t thread{};
   clockid_t cpu_clock{};  // The thread's CPU-time clock.
+  pid_t tid = 0;          // For its scheduler state in /proc.
   // The watchdog's own view (only it touches these).
   uint64_t last_calls = 0;
   uint64_t stalled_ms = 0;    // Wall time the current call has run...
   uint64_t cpu_at_start = 0;  // ...and the thread's CPU time (ns) then.
+  // Watchdog periods of the current call in which its thread was seen
+  // asleep in foreign code, in ms.
+  uint64_t blocked_ms = 0;
   // Signals sent for the current call, and the call's CPU and wall time at
   // the last one: a call that runs on for another bound after a signal
   // ignores or blocks it.
@@ -58,10 +63,34 @@ struct Slot {
 };
 
 // A call is stopped after the bound of the thread's own CPU time, so that
-// a call waiting for a CPU on a loaded machine is not called a spin; a
-// call blocked without running (sleeping in foreign code) is stopped after
-// this many times the bound of wall time.
+// a call waiting for a CPU on a loaded machine is not called a spin, or
+// after the bound of watchdog periods in which its thread was seen asleep
+// in foreign code (a vDSO call never sleeps or waits). A call that neither
+// runs nor is seen asleep (stopped by a debugger, or starved of CPU) is
+// stopped after this many times the bound of wall time.
 constexpr uint64_t kWallBackstop = 30;
+
+// Whether thread `tid` of this process is asleep in the kernel (state S,
+// interruptible, or D, uninterruptible: a sleep, a futex or I/O wait), by
+// /proc/self/task/TID/stat. Not R (running or waiting for a CPU), nor T/t
+// (stopped, or held by a debugger). Read only for a call that has run
+// across a whole watchdog period, so not on any fast path.
+bool AsleepInKernel(pid_t tid) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/self/task/%d/stat", static_cast<int>(tid));
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char buf[512];
+  const ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return false;
+  buf[n] = '\0';
+  // "TID (COMM) STATE ...": COMM may hold spaces and parentheses, so the
+  // state follows the last ')'.
+  const char* paren = strrchr(buf, ')');
+  if (paren == nullptr || paren[1] != ' ') return false;
+  return paren[2] == 'S' || paren[2] == 'D';
+}
 
 uint64_t CpuNs(clockid_t clock) {
   struct timespec ts;
@@ -143,6 +172,7 @@ void Watchdog() {
         slot.last_calls = calls;
         slot.stalled_ms = 0;
         slot.cpu_at_start = CpuNs(slot.cpu_clock);
+        slot.blocked_ms = 0;
         slot.signals = 0;
         continue;
       }
@@ -151,11 +181,25 @@ void Watchdog() {
       const uint64_t cpu_ms = (cpu_ns - slot.cpu_at_start) / 1000000;
       if (limit == 0) continue;
       if (slot.signals == 0) {
-        if (cpu_ms < limit && slot.stalled_ms < kWallBackstop * limit) {
+        // Asleep in vdsolab's own callback (a write to a full pipe) is not
+        // the foreign code's.
+        if (g->in_host.load(std::memory_order_relaxed) == 0 &&
+            AsleepInKernel(slot.tid)) {
+          slot.blocked_ms += kWatchdogPeriodMs;
+        }
+        // Two periods at least: one sample in D may be a page fault.
+        const bool blocked =
+            cpu_ms < limit &&
+            slot.blocked_ms >= std::max(limit, 2 * kWatchdogPeriodMs);
+        if (cpu_ms < limit && !blocked &&
+            slot.stalled_ms < kWallBackstop * limit) {
           continue;
         }
-        g->spun_ms.store(std::max(cpu_ms, std::min(slot.stalled_ms, limit)),
-                         std::memory_order_relaxed);
+        g->blocked.store(blocked ? 1 : 0, std::memory_order_relaxed);
+        g->spun_ms.store(
+            blocked ? slot.blocked_ms
+                    : std::max(cpu_ms, std::min(slot.stalled_ms, limit)),
+            std::memory_order_relaxed);
       } else if ((cpu_ns - slot.cpu_at_signal) / 1000000 < limit &&
                  slot.stalled_ms - slot.stalled_at_signal <
                      std::max(10 * limit, kSignalWaitMs)) {
@@ -261,8 +305,10 @@ struct ThreadRegistration {
       if (g_slots[i].state.load() == nullptr) {
         g_slots[i].thread = pthread_self();
         pthread_getcpuclockid(pthread_self(), &g_slots[i].cpu_clock);
+        g_slots[i].tid = static_cast<pid_t>(syscall(SYS_gettid));
         g_slots[i].last_calls = 0;
         g_slots[i].stalled_ms = 0;
+        g_slots[i].blocked_ms = 0;
         g_slots[i].signals = 0;
         g_slots[i].state.store(&state, std::memory_order_release);
         slot = i;
@@ -293,6 +339,7 @@ GuardState& RegisterThisThread() {
 void Enter(GuardState& g) {
   g.in_host.store(0, std::memory_order_relaxed);
   g.spin_pending.store(0, std::memory_order_relaxed);
+  g.blocked.store(0, std::memory_order_relaxed);
   // Only this thread writes `calls` (the watchdog reads it): a load and a
   // store, not a locked read-modify-write, which cost a tenth of a kernel
   // tree's simulated call.
@@ -313,6 +360,7 @@ vdso::CallFault FaultFrom(int code, GuardState& g) {
   if (code == kSpinCode) {
     f.kind = vdso::CallFault::Kind::kSpin;
     f.seconds = static_cast<double>(g.spun_ms.load()) / 1000.0;
+    f.blocked = g.blocked.load() != 0;
     return f;
   }
   f.kind = vdso::CallFault::Kind::kCrash;

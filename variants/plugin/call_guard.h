@@ -10,8 +10,10 @@
 // back when the fault happened inside the call on this thread (not inside
 // vdsolab's own callbacks, which are marked with HostCallScope). A watchdog
 // thread notices a call that has run for the bound of its thread's CPU
-// time (so a loaded machine does not turn a slow call into a spin), or 30
-// times the bound of wall time (a call blocked without running), and
+// time (so a loaded machine does not turn a slow call into a spin), that
+// its thread was seen asleep in the kernel for the bound (a sleep, a futex
+// or I/O wait: a vDSO call never blocks), or 30 times the bound of wall
+// time (neither running nor asleep: stopped, or starved of CPU), and
 // signals its thread (SIGXCPU); if that thread is inside a callback, the
 // jump waits until the callback returns. Handlers run on an alternate
 // stack, so runaway recursion is caught too.
@@ -59,8 +61,10 @@ struct GuardState {
   std::atomic<uint64_t> calls{0};  // Calls started (the watchdog's clock).
   std::atomic<int> signal{0};
   std::atomic<uint64_t> address{0};
-  std::atomic<uint64_t> spun_ms{0};  // How long the stopped call ran.
-  std::atomic<int> exit_status{0};   // What the call passed to exit().
+  std::atomic<uint64_t> spun_ms{0};  // How long the stopped call ran...
+  // ...or was asleep (1: stopped for sleeping, not for running).
+  std::atomic<int> blocked{0};
+  std::atomic<int> exit_status{0};  // What the call passed to exit().
   // The call called fork() (its child ended at once): a fault when the
   // call returns. Cleared when it is reported.
   std::atomic<int> forked{0};

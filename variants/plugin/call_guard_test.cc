@@ -239,15 +239,16 @@ TEST(CallGuardThreads, ARunOfShortCallsLongerThanTheBoundIsNeverStopped) {
   EXPECT_EQ(stopped, 0);
 }
 
-// The wall-time backstop is per call too: guarded calls that each block
-// (sleep, no CPU) across a watchdog period or two, each far below
-// kWallBackstop times the bound but together past it, have none stopped.
-// The watchdog must start its count of a call's stalled wall time over at
-// every new call, not carry it from the last.
+// The bounds on sleeping and on wall time are per call too: guarded calls
+// that each block (sleep, no CPU) across a watchdog period or two, each
+// below the bound but together past it and past kWallBackstop times it,
+// have none stopped. The watchdog must start its counts of a call's asleep
+// and stalled wall time over at every new call, not carry them from the
+// last.
 TEST(CallGuardThreads, ARunOfBlockedCallsIsNotAddedUpIntoOneStall) {
-  SetCallTimeLimit(0.02);  // A 0.6 s wall-time backstop (30 times).
+  SetCallTimeLimit(0.1);  // A 3 s wall-time backstop (30 times).
   int stopped = 0;
-  const int kCalls = 30;  // 30 x 45 ms: 1.35 s blocked in all.
+  const int kCalls = 80;  // 80 x 45 ms: 3.6 s blocked in all.
   for (int i = 0; i < kCalls; ++i) {
     const std::optional<vdso::CallFault> fault =
         RunContained(call_guard_internal::ThisThread(), [] {
@@ -258,9 +259,58 @@ TEST(CallGuardThreads, ARunOfBlockedCallsIsNotAddedUpIntoOneStall) {
     stopped += fault.has_value() ? 1 : 0;
   }
   SetCallTimeLimit(1.0);
-  std::printf("%d blocked calls of 45 ms under a 0.6 s backstop: %d stopped\n",
+  std::printf("%d blocked calls of 45 ms under a 0.1 s bound: %d stopped\n",
               kCalls, stopped);
   EXPECT_EQ(stopped, 0);
+}
+
+// A call asleep in the kernel is stopped for sleeping, after the bound of
+// its asleep time, not after kWallBackstop times the bound of wall time:
+// the fault says it blocked (only the asleep path sets that), and a spin
+// says it did not.
+TEST(CallGuardThreads, ACallAsleepIsStoppedAsBlockedAndASpinIsNot) {
+  SetCallTimeLimit(0.1);
+  const std::optional<vdso::CallFault> asleep =
+      RunContained(call_guard_internal::ThisThread(), [] {
+        for (;;) {
+          timespec hour = {3600, 0};
+          nanosleep(&hour, nullptr);
+        }
+      });
+  const std::optional<vdso::CallFault> spin =
+      RunContained(call_guard_internal::ThisThread(), [] {
+        for (;;) {
+          asm volatile("" ::: "memory");
+        }
+      });
+  SetCallTimeLimit(1.0);
+  ASSERT_TRUE(asleep.has_value());
+  EXPECT_EQ(asleep->kind, vdso::CallFault::Kind::kSpin);
+  EXPECT_TRUE(asleep->blocked) << vdso::DescribeFault(*asleep);
+  EXPECT_GE(asleep->seconds, 0.1);
+  EXPECT_EQ(vdso::DescribeFault(*asleep).rfind("blocked for ", 0), 0u)
+      << vdso::DescribeFault(*asleep);
+  ASSERT_TRUE(spin.has_value());
+  EXPECT_EQ(spin->kind, vdso::CallFault::Kind::kSpin);
+  EXPECT_FALSE(spin->blocked) << vdso::DescribeFault(*spin);
+}
+
+// Asleep inside vdsolab's own callback (HostCallScope: a write to a full
+// pipe) is not the foreign code's: a callback that sleeps for three times
+// the bound, far below the wall-time backstop, is not stopped.
+TEST(CallGuardThreads, ASleepInsideACallbackIsNotTheCallsToBlame) {
+  SetCallTimeLimit(0.05);  // A 1.5 s wall-time backstop.
+  call_guard_internal::GuardState& g = call_guard_internal::ThisThread();
+  const std::optional<vdso::CallFault> fault = RunContained(g, [&g] {
+    HostCallScope host(g);
+    timespec ts = {0, 150000000};
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+  });
+  SetCallTimeLimit(1.0);
+  EXPECT_FALSE(fault.has_value())
+      << "a callback asleep for 150 ms under a 50 ms bound was stopped: "
+      << vdso::DescribeFault(*fault);
 }
 
 // The bound counts the CPU a call itself has used, not the thread's total:

@@ -151,10 +151,11 @@ INSTANTIATE_TEST_SUITE_P(
         // on a slow or loaded machine too (0.2 s made 188,395 on a
         // loaded 2-vCPU VM: ~1 µs a step).
         Case{"spin_loads", sim::Property::kLivelock, "spun for 0.", 0.9, true},
-        // Blocked: stopped by the wall-time backstop (30 times
-        // the bound), and reported as spinning for the bound
-        // (0.02 s), not for the wall time it waited.
-        Case{"sleep", sim::Property::kLivelock, "spun for 0.0 s", 0.02}),
+        // Blocked: stopped once seen asleep for the bound (two
+        // watchdog periods at least, 0.04 s), not after the
+        // wall-time backstop (30 times the bound), and reported as
+        // blocked, not spinning.
+        Case{"sleep", sim::Property::kLivelock, "blocked for 0.0 s", 0.02}),
     [](const ::testing::TestParamInfo<Case>& param) {
       return std::string(param.param.name);
     });
