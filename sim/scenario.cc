@@ -1,6 +1,8 @@
 #include "sim/scenario.h"
 
+#include <algorithm>
 #include <tuple>
+#include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -300,8 +302,9 @@ absl::Status ValidateScenario(const Scenario& s) {
       (m.pvclock_period_ns != 0 ||
        m.kvmclock_start_ns != MachineSpec{}.kvmclock_start_ns)) {
     return Bad(
-        "machine.pvclock_period, machine.kvmclock_start: only for "
-        "machine.clocksource = \"kvm-clock\"");
+        absl::StrFormat("%s: only for machine.clocksource = \"kvm-clock\"",
+                        m.pvclock_period_ns != 0 ? "machine.pvclock_period"
+                                                 : "machine.kvmclock_start"));
   }
   if (m.pvclock_period_ns != 0 && m.pvclock_period_ns < 1000) {
     return Bad(absl::StrFormat(
@@ -327,9 +330,11 @@ absl::Status ValidateScenario(const Scenario& s) {
     return Bad(absl::StrFormat("machine.width_bits = %d: want 16 .. 64",
                                m.width_bits));
   }
+  // Named by the first CPU too many, where the file says it.
   if (m.cpus.empty() || m.cpus.size() > 64) {
-    return Bad(
-        absl::StrFormat("machine.cpus: %d CPUs, want 1 .. 64", m.cpus.size()));
+    return Bad(absl::StrFormat("machine.cpu[%d]: %d CPUs, want 1 .. 64",
+                               std::min<size_t>(m.cpus.size(), 64),
+                               m.cpus.size()));
   }
   for (size_t i = 0; i < m.cpus.size(); ++i) {
     const CpuCounterSpec& c = m.cpus[i];
@@ -340,14 +345,14 @@ absl::Status ValidateScenario(const Scenario& s) {
     }
     if (c.wobble_cycles != 0 && c.wobble_period_ns < 2) {
       return Bad(absl::StrFormat(
-          "machine.cpu[%d].wobble_period_ns must be >= 2 when wobble_cycles "
-          "is set",
+          "machine.cpu[%d].wobble_period must be at least 2 ns when "
+          "wobble_cycles is set",
           i));
     }
     if (c.wobble_cycles > (1ull << 40) || c.jitter_cycles > (1ull << 40)) {
       return Bad(absl::StrFormat(
-          "machine.cpu[%d]: wobble_cycles and jitter_cycles must be < 2^40",
-          i));
+          "machine.cpu[%d].%s: must be below 2^40", i,
+          c.wobble_cycles > (1ull << 40) ? "wobble_cycles" : "jitter_cycles"));
     }
   }
   const KernelSpec& k = s.kernel;
@@ -382,24 +387,37 @@ absl::Status ValidateScenario(const Scenario& s) {
   const uint64_t tick_ns = kNsecPerSec / static_cast<uint64_t>(k.hz);
   if (t.tick_jitter_ns >= tick_ns) {
     return Bad(absl::StrFormat(
-        "timing.tick_jitter_ns = %d: must be below the tick period (%d ns)",
+        "timing.tick_jitter = %d ns: must be below the tick period (%d ns)",
         t.tick_jitter_ns, tick_ns));
   }
   if (t.writer_stall_ppm > 1000000 || t.preempt_ppm > 1000000) {
-    return Bad(
-        "timing.writer_stall_ppm and timing.preempt_ppm are at most "
-        "1000000");
+    return Bad(absl::StrFormat(
+        "timing.%s: want at most 1000000",
+        t.writer_stall_ppm > 1000000 ? "writer_stall_ppm" : "preempt_ppm"));
   }
-  if (t.load_ns > tick_ns || t.counter_read_ns > tick_ns ||
-      t.store_ns > tick_ns || t.writer_start_ns > tick_ns ||
-      t.syscall_ns > tick_ns) {
-    return Bad(
-        "timing: load, counter read, store, writer start and syscall "
-        "costs must each be shorter than a tick");
+  // Each message names its key as the file spells it, so that the error
+  // points at the line that set it.
+  const std::pair<const char*, uint64_t> costs[] = {
+      {"load", t.load_ns},
+      {"counter_read", t.counter_read_ns},
+      {"store", t.store_ns},
+      {"writer_start", t.writer_start_ns},
+      {"syscall", t.syscall_ns}};
+  for (const auto& [key, ns] : costs) {
+    if (ns > tick_ns) {
+      return Bad(absl::StrFormat(
+          "timing.%s = %d ns: a cost must be shorter than a tick (%d ns)", key,
+          ns, tick_ns));
+    }
   }
-  if (t.writer_stall_max_ns > 10 * kNsecPerSec ||
-      t.preempt_max_ns > 10 * kNsecPerSec) {
-    return Bad("timing: stalls and preemptions are at most 10 s");
+  const std::pair<const char*, uint64_t> bounds[] = {
+      {"writer_stall_max", t.writer_stall_max_ns},
+      {"preempt_max", t.preempt_max_ns}};
+  for (const auto& [key, ns] : bounds) {
+    if (ns > 10 * kNsecPerSec) {
+      return Bad(
+          absl::StrFormat("timing.%s = %d ns: want at most 10 s", key, ns));
+    }
   }
   const RunSpec& r = s.run;
   if (r.duration_ns == 0 || r.duration_ns > kMaxDurationNs) {
@@ -459,8 +477,9 @@ absl::Status ValidateScenario(const Scenario& s) {
     if (absl::Status st = ValidateNewEvent(s, i); !st.ok()) return st;
   }
   if (s.readers.empty() || s.readers.size() > 64) {
-    return Bad(
-        absl::StrFormat("readers: %d readers, want 1 .. 64", s.readers.size()));
+    return Bad(absl::StrFormat("reader[%d]: %d readers, want 1 .. 64",
+                               std::min<size_t>(s.readers.size(), 64),
+                               s.readers.size()));
   }
   for (size_t i = 0; i < s.readers.size(); ++i) {
     for (size_t j = 0; j < i; ++j) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/limits.h"
 
@@ -168,6 +169,51 @@ TEST(ScenarioToml, ErrorsNameTheFileTheLineAndTheKey) {
   ExpectError("[run]\nstrategy = \"clever\"\n",
               "bad.toml:2:12: run.strategy: \"clever\": want \"random\" or "
               "\"exhaustive\"");
+}
+
+// A range check across keys names the key that broke it, as the file
+// spells it (not the model's field name, not a list of keys, not the
+// table): the error's position is then that key's line, not its table's
+// header. `want` is "bad.toml:LINE:" and the key.
+void ExpectErrorAtLine(const std::string& text, int line,
+                       const std::string& key) {
+  ExpectError(text, absl::StrCat("bad.toml:", line, ":"));
+  ExpectError(text, absl::StrCat(": ", key));
+}
+
+TEST(ScenarioToml, CrossKeyErrorsPointAtTheKeyThatBrokeThem) {
+  const std::string fast_ticks = "[kernel]\nhz = 1000\n[timing]\n";
+  ExpectErrorAtLine(fast_ticks + "tick_jitter = \"2ms\"\n", 4,
+                    "timing.tick_jitter = 2000000 ns");
+  ExpectErrorAtLine(fast_ticks + "load = \"1ns\"\nsyscall = \"2ms\"\n", 5,
+                    "timing.syscall = 2000000 ns");
+  ExpectErrorAtLine(fast_ticks + "store = \"2ms\"\nload = \"1ns\"\n", 4,
+                    "timing.store = 2000000 ns");
+  ExpectErrorAtLine("[timing]\npreempt_ppm = 5\npreempt_max = \"11s\"\n", 3,
+                    "timing.preempt_max = 11000000000 ns");
+  ExpectErrorAtLine("[timing]\nwriter_stall_max = \"11s\"\n", 2,
+                    "timing.writer_stall_max");
+  ExpectErrorAtLine(
+      "[machine]\ncounter_hz = 1000000\npvclock_period = "
+      "\"1ms\"\n",
+      3, "machine.pvclock_period: only for");
+  ExpectErrorAtLine("[machine]\nkvmclock_start = \"1ms\"\n", 2,
+                    "machine.kvmclock_start: only for");
+  ExpectErrorAtLine(
+      "[[machine.cpu]]\nwobble_cycles = 5\nwobble_period = "
+      "\"1ns\"\n",
+      3, "machine.cpu[0].wobble_period must be");
+  ExpectErrorAtLine(
+      "[[machine.cpu]]\n[[machine.cpu]]\njitter_cycles = "
+      "2199023255553\n",
+      3, "machine.cpu[1].jitter_cycles");
+  // One table too many: the first past the limit.
+  std::string cpus;
+  for (int i = 0; i < 65; ++i) cpus += "[[machine.cpu]]\n";
+  ExpectErrorAtLine(cpus, 65, "machine.cpu[64]: 65 CPUs, want 1 .. 64");
+  std::string readers;
+  for (int i = 0; i < 65; ++i) readers += "[[reader]]\nperiod = \"1ms\"\n";
+  ExpectErrorAtLine(readers, 129, "reader[64]: 65 readers, want 1 .. 64");
 }
 
 // replay.decisions were narrowed to int before any check: 2^32 read as 0,
