@@ -33,6 +33,8 @@
  *   17 loads at the top of the address space, where `p + size` wraps:
  *      refused like any load outside the area (-EFAULT)
  *   18 sets the watchdog's signal (SIGXCPU) to SIG_IGN and spins
+ *   19 raises SIGUSR1, 20 writes to a pipe nobody reads (SIGPIPE): signals
+ *      that are not faults but whose default action ends the process
  */
 #define _GNU_SOURCE /* nanosleep(), quick_exit() */
 
@@ -46,7 +48,7 @@
 #include "vdsolab_plugin.h"
 
 #if !defined(MISBEHAVE) || !defined(MISBEHAVE_NAME)
-#error "build with -DMISBEHAVE=1..18 -DMISBEHAVE_NAME=\"misbehaving-...\""
+#error "build with -DMISBEHAVE=1..20 -DMISBEHAVE_NAME=\"misbehaving-...\""
 #endif
 
 #if MISBEHAVE == 11
@@ -118,6 +120,21 @@ static int32_t Misbehave(const struct vdsolab_ops *ops, const uint8_t *page,
     case 18:
       signal(SIGXCPU, SIG_IGN);
       for (;;) sink = sink * 6364136223846793005ULL + seq;
+    case 19:
+      raise(SIGUSR1);
+      return ops->fallback(ops->ctx, clock, ts);
+    case 20: {
+      /* One pipe for every call: the call never gets past write(). */
+      static int no_reader = -1;
+      if (no_reader < 0) {
+        int fds[2];
+        if (pipe(fds) != 0) return -24;
+        close(fds[0]);
+        no_reader = fds[1];
+      }
+      sink += (uint64_t)write(no_reader, "x", 1);
+      return ops->fallback(ops->ctx, clock, ts);
+    }
   }
   return -22;
 }

@@ -31,6 +31,21 @@ constexpr uint64_t kNoAddress = ~0ull;
 constexpr int kWatchdogSignal = SIGXCPU;
 constexpr int kFaultSignals[] = {SIGSEGV, SIGBUS,  SIGFPE, SIGILL,
                                  SIGABRT, SIGTRAP, SIGSYS};
+// Signals that are not faults but whose default action ends the process
+// (terminate or core): a call that raises one, or makes the kernel send
+// one (a write to a pipe nobody reads: SIGPIPE; a timer it set: SIGALRM),
+// would end vdsolab. Not SIGINT, SIGTERM, SIGHUP or SIGQUIT, the user's
+// ways to stop vdsolab, nor glibc's own real-time signals below SIGRTMIN.
+// Real-time signals SIGRTMIN..SIGRTMAX end the process too (EndsProcess()).
+constexpr int kEndingSignals[] = {SIGUSR1,   SIGUSR2, SIGPIPE, SIGALRM,
+                                  SIGVTALRM, SIGPROF, SIGIO,   SIGPWR,
+                                  SIGSTKFLT, SIGXFSZ};
+bool EndsProcess(int sig) {
+  for (int s : kEndingSignals) {
+    if (s == sig) return true;
+  }
+  return sig >= SIGRTMIN && sig <= SIGRTMAX;
+}
 constexpr int kMaxThreads = 64;
 constexpr uint64_t kWatchdogPeriodMs = 20;
 // Wall time a signalled call gets to take the watchdog's jump (or 10 times
@@ -121,7 +136,23 @@ void Chain(int sig, siginfo_t* info, void* uctx) {
   // The default action: returning re-runs the faulting instruction (or,
   // for a raised signal, abort() raises it again) without our handler.
   signal(sig, SIG_DFL);
-  if (sig == SIGABRT || sig == SIGTRAP || sig == kWatchdogSignal) raise(sig);
+  if (sig == SIGABRT || sig == SIGTRAP || sig == kWatchdogSignal ||
+      EndsProcess(sig)) {
+    raise(sig);
+  }
+}
+
+// An ending signal (EndsProcess()) is the call's to answer for only when
+// it would have ended the process (no handler was there before vdsolab's)
+// and came from this process or the kernel on its behalf: one another
+// process sends (kill -USR1 from a shell) ends vdsolab as it would have.
+bool CallsOwnEndingSignal(int sig, const siginfo_t* info) {
+  const struct sigaction& old = g_previous[sig];
+  if ((old.sa_flags & SA_SIGINFO) != 0 || old.sa_handler != SIG_DFL) {
+    return false;
+  }
+  return info->si_code == SI_KERNEL || info->si_code > 0 ||
+         info->si_pid == getpid();
 }
 
 extern "C" void OnSignal(int sig, siginfo_t* info, void* uctx) {
@@ -134,12 +165,14 @@ extern "C" void OnSignal(int sig, siginfo_t* info, void* uctx) {
       }
       siglongjmp(g->env, kSpinCode);
     }
-    if (g->in_host.load(std::memory_order_relaxed) == 0) {
+    const bool ending = EndsProcess(sig);
+    if (g->in_host.load(std::memory_order_relaxed) == 0 &&
+        (!ending || CallsOwnEndingSignal(sig, info))) {
       g->signal.store(sig, std::memory_order_relaxed);
       // si_addr only for a signal the kernel sent for a fault (si_code >
       // 0); a raised one (abort(): SI_TKILL) carries the sender's pid
-      // there instead.
-      g->address.store(info->si_code > 0
+      // there instead, and an ending signal has no faulting address.
+      g->address.store(info->si_code > 0 && !ending
                            ? reinterpret_cast<uintptr_t>(info->si_addr)
                            : kNoAddress,
                        std::memory_order_relaxed);
@@ -280,6 +313,16 @@ void InstallProcessWide() {
   g_handler = sa;
   pthread_atfork(nullptr, ParentAfterFork, ChildAfterFork);
   for (int sig : kFaultSignals) sigaction(sig, &sa, &g_previous[sig]);
+  // An ending signal the process ignores stays ignored: the kernel drops
+  // it, as before.
+  for (int sig = 1; sig < 65; ++sig) {
+    if (!EndsProcess(sig)) continue;
+    sigaction(sig, &sa, &g_previous[sig]);
+    if ((g_previous[sig].sa_flags & SA_SIGINFO) == 0 &&
+        g_previous[sig].sa_handler == SIG_IGN) {
+      sigaction(sig, &g_previous[sig], nullptr);
+    }
+  }
   sigaction(kWatchdogSignal, &sa, &g_previous[kWatchdogSignal]);
   std::thread(Watchdog).detach();
 }

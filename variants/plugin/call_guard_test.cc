@@ -136,14 +136,112 @@ TEST_P(ChainTest, AnIgnoredSignalStaysIgnored) {
               "still running");
 }
 
-// Every signal the guard handles (call_guard.h: the crashes, and SIGXCPU,
-// the watchdog's).
+// Every signal the guard handles (call_guard.h: the crashes, SIGXCPU, the
+// watchdog's, and some of the signals that are not faults but end the
+// process by default).
 INSTANTIATE_TEST_SUITE_P(GuardedSignals, ChainTest,
                          ::testing::Values(SIGSEGV, SIGBUS, SIGFPE, SIGILL,
-                                           SIGABRT, SIGTRAP, SIGSYS, SIGXCPU),
+                                           SIGABRT, SIGTRAP, SIGSYS, SIGXCPU,
+                                           SIGUSR1, SIGPIPE, SIGALRM,
+                                           SIGRTMIN + 3),
                          [](const ::testing::TestParamInfo<int>& param) {
-                           return std::string(sigabbrev_np(param.param));
+                           const char* name = sigabbrev_np(param.param);
+                           return name != nullptr
+                                      ? std::string(name)
+                                      : "RT" + std::to_string(param.param);
                          });
+
+// A signal that ends the process by default (SIGUSR1) raised outside any
+// guarded call still ends it: the guard's handler gives it back to the
+// default action and raises it again.
+void EndingSignalOutsideACallChild() {
+  InstallGuard();
+  raise(SIGUSR1);
+  std::fprintf(stderr, "SIGUSR1 outside a call: still running\n");
+  std::_Exit(0);
+}
+
+// Sent by another process while a call runs (a user's kill -USR1), it is
+// not the call's: it ends the process as it would have.
+void EndingSignalFromAnotherProcessChild() {
+  InstallGuard();
+  const pid_t self = getpid();
+  const pid_t sender = fork();
+  if (sender == 0) {
+    timespec ts = {0, 100000000};
+    nanosleep(&ts, nullptr);
+    kill(self, SIGUSR1);
+    std::_Exit(0);
+  }
+  SetCallTimeLimit(10.0);
+  const std::optional<vdso::CallFault> fault =
+      RunContained(call_guard_internal::ThisThread(), [] {
+        timespec ts = {2, 0};
+        while (nanosleep(&ts, &ts) != 0) {
+        }
+      });
+  std::fprintf(stderr, "a call outlived another process's SIGUSR1: %s\n",
+               fault ? vdso::DescribeFault(*fault).c_str() : "returned");
+  std::_Exit(0);
+}
+
+// With a handler installed before the guard's (a profiler's SIGPROF), the
+// signal is that handler's even inside a call: not the call's fault.
+void EndingSignalWithAHandlerChild() {
+  struct sigaction sa = {};
+  sa.sa_handler = PlainHandler;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGUSR1, &sa, nullptr);
+  InstallGuard();
+  const std::optional<vdso::CallFault> fault =
+      RunContained(call_guard_internal::ThisThread(), [] { raise(SIGUSR1); });
+  std::fprintf(stderr, "handler saw %d; the call %s\n", g_plain_sig.load(),
+               fault ? vdso::DescribeFault(*fault).c_str() : "returned");
+  std::_Exit(!fault && g_plain_sig.load() == SIGUSR1 ? 0 : 1);
+}
+
+class EndingSignalTest : public ::testing::Test {
+ protected:
+  void SetUp() override { GTEST_FLAG_SET(death_test_style, "threadsafe"); }
+};
+
+TEST_F(EndingSignalTest, OutsideACallItStillEndsTheProcess) {
+  EXPECT_EXIT(EndingSignalOutsideACallChild(),
+              ::testing::KilledBySignal(SIGUSR1), "");
+}
+
+TEST_F(EndingSignalTest, FromAnotherProcessItEndsTheProcessEvenInACall) {
+  EXPECT_EXIT(EndingSignalFromAnotherProcessChild(),
+              ::testing::KilledBySignal(SIGUSR1), "");
+}
+
+TEST_F(EndingSignalTest, AHandlerInstalledFirstGetsItEvenInACall) {
+  EXPECT_EXIT(EndingSignalWithAHandlerChild(), ::testing::ExitedWithCode(0),
+              "handler saw");
+}
+
+// Raised by the call itself (or sent by the kernel for it: SIGPIPE), it is
+// the call's fault, with no address: the process goes on.
+TEST(CallGuardSignals, AnEndingSignalRaisedInACallIsTheCallsFault) {
+  for (int sig : {SIGUSR1, SIGPIPE, SIGRTMIN + 3}) {
+    const std::optional<vdso::CallFault> fault =
+        RunContained(call_guard_internal::ThisThread(), [sig] { raise(sig); });
+    ASSERT_TRUE(fault.has_value()) << sig;
+    EXPECT_EQ(fault->kind, vdso::CallFault::Kind::kCrash);
+    EXPECT_EQ(fault->signal, sig);
+    EXPECT_FALSE(fault->has_address) << vdso::DescribeFault(*fault);
+  }
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  close(fds[0]);
+  const int wfd = fds[1];
+  const std::optional<vdso::CallFault> pipe_fault =
+      RunContained(call_guard_internal::ThisThread(),
+                   [wfd] { [[maybe_unused]] ssize_t n = write(wfd, "x", 1); });
+  close(wfd);
+  ASSERT_TRUE(pipe_fault.has_value());
+  EXPECT_EQ(pipe_fault->signal, SIGPIPE);
+}
 
 // The calling thread's CPU time, ns.
 int64_t ThreadCpuNs() {

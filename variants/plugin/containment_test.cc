@@ -155,7 +155,13 @@ INSTANTIATE_TEST_SUITE_P(
         // watchdog periods at least, 0.04 s), not after the
         // wall-time backstop (30 times the bound), and reported as
         // blocked, not spinning.
-        Case{"sleep", sim::Property::kLivelock, "blocked for 0.0 s", 0.02}),
+        Case{"sleep", sim::Property::kLivelock, "blocked for 0.0 s", 0.02},
+        // Not faults, but their default action ends the process: a
+        // finding, with no address (the signal has none).
+        Case{"raise_usr1", sim::Property::kCrash, "crashed (SIGUSR1)", 0.2,
+             false, true, "died of SIGUSR1 after"},
+        Case{"sigpipe", sim::Property::kCrash, "crashed (SIGPIPE)", 0.2, false,
+             true, "died of SIGPIPE after"}),
     [](const ::testing::TestParamInfo<Case>& param) {
       return std::string(param.param.name);
     });
