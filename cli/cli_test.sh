@@ -378,7 +378,9 @@ expect accept_known 0 "ok 2 - monotonic" -- \
   run "$scen/coarse-step-back.toml" --format=tap --accept=known
 expect replay_pictures 1 "REPRODUCED" -- replay "$tmp/cs.replay.toml" \
   --svg="$tmp/cs.svg" --trace="$tmp/cs.trace.json"
-expect compare_plots 0 "perf_time" -- compare --variant=perf-mmap \
+# perf-mmap reads with a bare rdtsc: baseline's two readers fail causality
+# (exit 1); the plots are written all the same.
+expect compare_plots 1 "perf_time" -- compare --variant=perf-mmap \
   --scenarios="$tmp/one" --out="$tmp/cmp2" --svg="$tmp/plots"
 if command -v python3 >/dev/null &&
    python3 -c 'import sys, xml.etree.ElementTree as E

@@ -1,8 +1,9 @@
 // Patched kernel trees: each real defect the patch library reintroduces
 // applies to the Debian 6.1 and 6.12 trees, builds, and is caught — by the
 // exhaustive explorer with a minimal failing interleaving (a seq retry
-// dropped, the base time read outside the seq loop), and by reading a
-// counter behind cycle_last (the negative-motion clamp removed). The
+// dropped, the base time read outside the seq loop), by reading a
+// counter behind cycle_last (the negative-motion clamp removed), and by
+// two readers' causality (rdtsc_ordered() replaced by rdtsc()). The
 // unpatched trees pass the same checks, so each failure is the patch's.
 
 #include <gtest/gtest.h>
@@ -177,9 +178,20 @@ TEST(TreeDefects, RemovedClampFailsASkewedRunOn61) {
 
 // A patch that reads the TSC with rdtsc() instead of rdtsc_ordered():
 // the glue's counter thunk for it is the unordered one, and the variant's
-// line says so, so that a reviewer sees what no run can fail (an early
-// read stays within its call, where the clamp hides it).
-TEST(TreeDefects, AnUnorderedCounterReadIsNamedInTheVariant) {
+// line says so. And a run fails it: two readers on two CPUs, where the
+// CPU may run one reader's counter read before the loads that precede its
+// call (the one that saw the other reader's call end), so a later call
+// returns less than an earlier one (causal). The clean tree passes.
+TEST(TreeDefects, AnUnorderedCounterReadIsNamedAndFailsCausality) {
+  sim::Scenario s;
+  s.run.duration_ns = 20000000;
+  s.machine.cpus = {sim::CpuCounterSpec{}, sim::CpuCounterSpec{}};
+  s.readers = {sim::ReaderSpec{}, sim::ReaderSpec{}};
+  s.readers[1].cpu = 1;
+  for (sim::ReaderSpec& r : s.readers) {
+    r.clocks = {kClockMonotonic};
+    r.period_ns = 1000;
+  }
   for (const Tree& t : kTrees) {
     BuiltVariant clean_built, bad_built;
     const variants::Variant* clean =
@@ -198,7 +210,17 @@ TEST(TreeDefects, AnUnorderedCounterReadIsNamedInTheVariant) {
         << clean->summary;
     EXPECT_NE(bad->summary.find("bare rdtsc (unordered)"), std::string::npos)
         << bad->summary;
-    std::printf("%s: %s\n", bad->name.data(), bad->summary.data());
+    absl::StatusOr<sim::RunResult> ok = sim::RunRandom(s, *clean);
+    absl::StatusOr<sim::RunResult> ko = sim::RunRandom(s, *bad);
+    ASSERT_TRUE(ok.ok() && ko.ok());
+    EXPECT_FALSE(ok->failed);
+    const sim::PropertyStats& causal =
+        ko->stats[static_cast<size_t>(sim::Property::kCausal) - 1];
+    EXPECT_GT(causal.defects, 0u);
+    std::printf("%s: %s; %llu causal defects in %llu calls\n", bad->name.data(),
+                bad->summary.data(),
+                static_cast<unsigned long long>(causal.defects),
+                static_cast<unsigned long long>(ko->coverage.calls));
   }
 }
 

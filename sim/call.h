@@ -58,6 +58,10 @@ struct CallRecord {
   // The last counter value the call read (the one its answer used), the
   // CPU and true time it came from. For a fallback, the syscall's read.
   bool read_counter = false;
+  // The read ran early only because the scenario breaks its fence
+  // (faults.unordered_counter_read on an rdtsc_ordered()), not because the
+  // code read with a bare rdtsc: what follows from it is the scenario's.
+  bool counter_fence_broken = false;
   uint64_t counter = 0;
   int counter_cpu = 0;
   uint64_t counter_ns = 0;
@@ -110,6 +114,7 @@ struct CallRecord {
     counter_cpu = 0;
     counter_ns = 0;
     counter_step_ns = 0;
+    counter_fence_broken = false;
     begin_seq = fallback_update = iterations = stores_during = 0;
     fallback_result = ClockResult{};
     fallback_clock = 0;

@@ -215,6 +215,10 @@ class Checker {
   int CheckMonotonic(const CallRecord& call, const Seen& seen,
                      PerReader& reader);
   void CheckCausal(const CallRecord& call, const Seen& seen);
+  // Out of line: its frame is set up only for a violation.
+  [[gnu::noinline, gnu::cold]] void ReportCausal(const CallRecord& call,
+                                                 const Seen& seen,
+                                                 const Seen& matured);
   // The violations' reports, out of line: the checks run on every call and
   // rarely fail.
   [[gnu::noinline]] void ReportInexact(const CallRecord& call,

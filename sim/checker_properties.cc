@@ -292,22 +292,48 @@ void Checker::CheckCausal(const CallRecord& call, const Seen& seen) {
     PropertyStats& s = stats_[static_cast<int>(Property::kCausal) - 1];
     ++s.checked;
     if (seen.value_ns < matured->value_ns) {
-      auto why = Explain(*matured, seen);
-      Report(
-          Property::kCausal, why ? why->first : Verdict::kDefect,
-          why ? why->second : "a later call returned less than an earlier one",
-          absl::StrFormat(
-              "%s: reader %d read %s (CPU %d, counter %#x), but reader "
-              "%d's call %d had returned %s (CPU %d, counter %#x) before "
-              "this call started",
-              Name(call.clock), call.reader, FormatNs(seen.value_ns),
-              seen.counter_cpu, seen.counter, matured->reader,
-              matured->reader_call, FormatNs(matured->value_ns),
-              matured->counter_cpu, matured->counter),
-          call);
+      ReportCausal(call, seen, *matured);
     }
   }
   heap.push(seen);
+}
+
+void Checker::ReportCausal(const CallRecord& call, const Seen& seen,
+                           const Seen& matured) {
+  auto why = Explain(matured, seen);
+  // A counter read the CPU ran before the call began, past the loads that
+  // preceded it: the one that saw the earlier call end, on real hardware.
+  const bool early = call.read_counter && call.counter_ns < call.start_ns;
+  std::string how;
+  if (early) {
+    how = absl::StrFormat(
+        "; this call's counter was read %d ns before the call began: an "
+        "unordered counter read, which the CPU may run before the loads "
+        "that precede it",
+        call.start_ns - call.counter_ns);
+    if (!why && call.counter_fence_broken) {
+      why = std::pair{
+          Verdict::kPrecondition,
+          std::string("the scenario breaks rdtsc_ordered()'s fence "
+                      "(faults.unordered_counter_read): its counter read ran "
+                      "before the loads that precede the call")};
+    }
+  }
+  Report(Property::kCausal, why ? why->first : Verdict::kDefect,
+         why     ? why->second
+         : early ? "a later call returned less than an earlier one: its "
+                   "counter read is not ordered after the loads before it "
+                   "(rdtsc without the fence of rdtsc_ordered())"
+                 : "a later call returned less than an earlier one",
+         absl::StrFormat(
+             "%s: reader %d read %s (CPU %d, counter %#x), but reader "
+             "%d's call %d had returned %s (CPU %d, counter %#x) before "
+             "this call started%s",
+             Name(call.clock), call.reader, FormatNs(seen.value_ns),
+             seen.counter_cpu, seen.counter, matured.reader,
+             matured.reader_call, FormatNs(matured.value_ns),
+             matured.counter_cpu, matured.counter, how),
+         call);
 }
 
 void Checker::CheckRawRate(const CallRecord& call, const Seen& seen,
@@ -425,9 +451,13 @@ void Checker::CheckCrossClock(const CallRecord& call, const Seen& seen,
       pstate->clock_was_set_seq != state->clock_was_set_seq) {
     return;
   }
-  // Both values advance at most 1.2x true time (ADJ_TICK allows 10%).
-  const uint64_t span = std::max(call.end_ns, prev.end_ns) -
-                        std::min(call.start_ns, prev.start_ns);
+  // Both values advance at most 1.2x true time (ADJ_TICK allows 10%),
+  // from the earlier of the calls' starts and their counter reads (an
+  // unordered one may run before its call began) to the later end.
+  uint64_t from = std::min(call.start_ns, prev.start_ns);
+  if (seen.read_counter) from = std::min(from, seen.counter_ns);
+  if (prev_seen.read_counter) from = std::min(from, prev_seen.counter_ns);
+  const uint64_t span = std::max(call.end_ns, prev.end_ns) - from;
   // In 64 bits where the product fits (an __int128 division is a libgcc
   // call): the same value.
   const __int128 tol = span < (uint64_t{1} << 59)

@@ -66,6 +66,10 @@ class RandomHooks : public vdso::AccessHooks {
     UpdateLimit();
   }
 
+  // The earliest time an unordered counter read may run at: when the
+  // reader's previous call ended (0 for its first call).
+  void set_counter_floor(uint64_t ns) { counter_floor_ns_ = ns; }
+
   void BeforeLoad(uint32_t offset, uint32_t size) override {
     if (reorder_ppm_ != 0) Reorderable();
     Step(load_ns_);
@@ -81,8 +85,11 @@ class RandomHooks : public vdso::AccessHooks {
     // Not a barrier, whatever its kind: rdtsc_ordered()'s asm has no
     // "memory" clobber, so a compiler may move plain loads across it.
     // An unordered counter read: the CPU ran it early, up to speculation_ns
-    // before the read's seq load (but not before the call began), instead
-    // of after the loads that precede it.
+    // before the read's seq load, instead of after the loads that precede
+    // it; before the call began too (past the loads its caller made, such
+    // as one that saw another reader's call end: causality), but not
+    // before the reader's previous call ended, so one reader's counter
+    // reads stay in program order.
     uint64_t at = lane().now;
     if (internal::MayReadEarly(kind,
                                w_.scenario->faults.unordered_counter_read)) {
@@ -90,7 +97,8 @@ class RandomHooks : public vdso::AccessHooks {
           rng_.InRange(0, w_.scenario->faults.speculation_ns);
       const uint64_t seq_ns = loads_.last_seq_ns();
       at = seq_ns > early ? seq_ns - early : 0;
-      at = std::max(at, rec_->start_ns);
+      at = std::max(at, counter_floor_ns_);
+      rec_->counter_fence_broken = kind != vdso::CounterRead::kPlain;
     }
     const uint64_t c = w_.machine->Counter(cpu_, at);
     rec_->read_counter = true;
@@ -388,6 +396,7 @@ class RandomHooks : public vdso::AccessHooks {
   uint64_t load_ns_;
   int cpu_;
   uint64_t due_at_;  // PageView::DueAt(), kept between ApplyDue()s.
+  uint64_t counter_floor_ns_ = 0;
   // Its lane holds the call's true time and the seq records.
   internal::LoadObserver loads_;
   std::string page_at_counter_;
@@ -485,6 +494,7 @@ struct ReaderState {
   int id = 0;
   int cpu = 0;
   uint64_t next_start = 0;
+  uint64_t last_end = 0;  // When its previous call ended.
   uint64_t calls = 0;
   size_t turn = 0;  // calls % (clocks it calls in turn).
 };
@@ -680,6 +690,7 @@ absl::StatusOr<RunResult> RunRandom(const Scenario& scenario,
     } else {
       RandomHooks hooks(world, &spec, &rec, static_cast<uint64_t>(r->id),
                         r->calls, tracing, r->cpu);
+      hooks.set_counter_floor(r->last_end);
       vdso::HookedAccess access =
           spec.timens ? vdso::HookedAccess(page->data(), &hooks,
                                            page->timens_data(), page->size())
@@ -704,6 +715,7 @@ absl::StatusOr<RunResult> RunRandom(const Scenario& scenario,
     checker.OnCall(rec);
 
     r->cpu = rec.cpu_end;
+    r->last_end = rec.end_ns;
     ++r->calls;
     r->next_start = rec.end_ns + spec.period_ns +
                     (spec.period_jitter_ns == 0
