@@ -303,6 +303,20 @@ expect plugin_constructor_crash 2 "crashed (SIGSEGV at 0x10) while loading" -- \
 expect plugin_spin_is_a_finding 1 "the call spun for 0.2 s" -- \
   run "$scen/baseline.toml" --variant-so="${bad}_spin.so" \
   --call-timeout=200ms --replay_out="$tmp/spin.replay.toml"
+# A plugin's destructor runs in exit(), after the report: its _exit(0)
+# must not turn the failing run's exit 1 into 0.
+expect plugin_destructor_keeps_exit 1 "FAIL" -- \
+  run "$scen/baseline.toml" --variant-so="${bad}_destructor_exit.so" \
+  --replay_out="$tmp/dtor.replay.toml"
+# A plugin named relative to the working directory: the replay file
+# records where it is, so the replay works from anywhere.
+plugin_dir=$(cd "$(dirname "${bad}_segv.so")" && pwd)
+abs_scen=$(cd "$scen" && pwd)
+(cd "$plugin_dir" && "$bin" run "$abs_scen/baseline.toml" \
+  --variant-so=libmisbehaving_segv.so --replay_out="$tmp/rel.replay.toml" \
+  >/dev/null 2>&1)
+expect plugin_relative_path_replays 1 "REPRODUCED" -- \
+  replay "$tmp/rel.replay.toml"
 expect plugin_listed 0 "example-c" -- variants --variant-so="$so"
 expect plugin_bad_file 2 "--variant-so=/nonexistent.so" -- \
   variants --variant-so=/nonexistent.so

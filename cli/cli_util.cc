@@ -1,5 +1,6 @@
 #include "cli/cli_util.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -112,6 +113,17 @@ bool FileExists(const std::string& path) {
 
 void Fail(const std::string& message) {
   std::fprintf(stderr, "vdsolab: %s\n", message.c_str());
+}
+
+std::string AbsoluteInputPath(const std::string& path) {
+  if (path.empty() || path[0] == '/') return path;
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) return path;
+  char cwd[4096];
+  if (getcwd(cwd, sizeof cwd) == nullptr) return path;
+  std::string rel = path;
+  while (rel.rfind("./", 0) == 0) rel = rel.substr(2);
+  return std::string(cwd) + "/" + rel;
 }
 
 std::string ResolveInputPath(const std::string& path) {

@@ -63,6 +63,10 @@ void Fail(const std::string& message);
 // A path as the user meant it: relative to the directory `bazel run` was
 // started in, else to the runfiles (for the built-in scenarios/).
 std::string ResolveInputPath(const std::string& path);
+// `path` made absolute against the working directory if it names a file
+// or directory there (else unchanged): for paths a replay file records,
+// which `vdsolab replay` may read from anywhere.
+std::string AbsoluteInputPath(const std::string& path);
 std::string ResolveOutputPath(const std::string& path);
 
 // A file-name stem made from free text (a scenario's `name`, a variant's):

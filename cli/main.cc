@@ -98,9 +98,12 @@ int Main(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   const int rc = vdsolab::cli::Main(argc, argv);
-  if (vdsolab::variants::LoaderPoisoned()) {
+  if (vdsolab::variants::LoaderPoisoned() ||
+      vdsolab::variants::ForeignCodeLoaded()) {
     // A plugin crashed inside dlopen(): exit()'s handlers would wait for
-    // the loader lock the jump out of it left held.
+    // the loader lock the jump out of it left held. Or a plugin is loaded:
+    // its destructors would run in exit(), after the report, and a crash
+    // or _exit() there would replace the exit status the report stands for.
     std::fflush(nullptr);
     _exit(rc);
   }

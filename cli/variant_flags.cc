@@ -32,7 +32,7 @@ absl::StatusOr<const variants::Variant*> LoadPlugin(const std::string& path) {
   if (!v.ok()) return v.status();
   sim::VariantSource source;
   source.present = true;
-  source.plugin = file;
+  source.plugin = AbsoluteInputPath(file);
   if (absl::StatusOr<std::string> sha = Sha256File(file); sha.ok()) {
     source.plugin_sha256 = *sha;
   }
@@ -90,8 +90,10 @@ absl::StatusOr<const variants::Variant*> LoadTree(
   NoteUnchangedCode(options, built);
   sim::VariantSource source;
   source.present = true;
-  source.kernel_tree = options.tree;
-  source.patches = options.patches;
+  source.kernel_tree = AbsoluteInputPath(options.tree);
+  for (const std::string& p : options.patches) {
+    source.patches.push_back(AbsoluteInputPath(p));
+  }
   source.origin = built.origin;
   Sources()[*v] = source;
   return v;
@@ -125,7 +127,8 @@ absl::StatusOr<const variants::Variant*> LoadImage(const std::string& path) {
   }
   sim::VariantSource source;
   source.present = true;
-  source.vdso_image = running ? hostvdso::kRunningImage : file;
+  source.vdso_image =
+      running ? hostvdso::kRunningImage : AbsoluteInputPath(file);
   if (info != nullptr) source.vdso_image_sha256 = info->sha256;
   Sources()[*v] = source;
   return v;
@@ -356,8 +359,11 @@ sim::VariantSource SourceOf(const variants::Variant* variant) {
     sim::VariantSource s =
         reader.ok() ? SourceOf(*reader) : sim::VariantSource{};
     s.present = true;
-    s.kernel_time = KernelTimeTree();
-    s.kernel_time_patches = KernelTimePatches();
+    s.kernel_time = AbsoluteInputPath(KernelTimeTree());
+    s.kernel_time_patches.clear();
+    for (const std::string& p : KernelTimePatches()) {
+      s.kernel_time_patches.push_back(AbsoluteInputPath(p));
+    }
     return s;
   }
   auto it = Sources().find(variant);

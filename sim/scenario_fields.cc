@@ -238,7 +238,7 @@ const Fields<KernelSpec>& KernelFields() {
       Time("boot_realtime", &K::boot_realtime),
       Time("boot_offset", &K::boot_offset),
       Int("hrtimer_res_ns", &K::hrtimer_res_ns, 0, 1000000000),
-      Int("timekeeping_cpu", &K::timekeeping_cpu, 0, 1000),
+      Int("timekeeping_cpu", &K::timekeeping_cpu, 0, 63),
       Bool("has_rtc", &K::has_rtc),
       String("era", &K::era).OmitDefault(),
       toml_table::StringList("defects", &K::defects).OmitDefault(),
@@ -331,7 +331,7 @@ const Fields<ReaderSpec>& ReaderFields() {
   using R = ReaderSpec;
   static const auto* fields = new Fields<R>{
       Int("id", &R::id, -1, 1000000),
-      Int("cpu", &R::cpu, 0, 1000),
+      Int("cpu", &R::cpu, 0, 63),
       Clocks("clocks", &R::clocks),
       Duration("period", &R::period_ns),
       Duration("period_jitter", &R::period_jitter_ns),

@@ -35,6 +35,9 @@
  *   18 sets the watchdog's signal (SIGXCPU) to SIG_IGN and spins
  *   19 raises SIGUSR1, 20 writes to a pipe nobody reads (SIGPIPE): signals
  *      that are not faults but whose default action ends the process
+ *   21 answers CLOCK_MONOTONIC with 0 (a wrong time) and calls _exit(0)
+ *      in its destructor: after the report, in exit(), it would turn
+ *      vdsolab's failing exit status into 0
  */
 #define _GNU_SOURCE /* nanosleep(), quick_exit() */
 
@@ -48,7 +51,7 @@
 #include "vdsolab_plugin.h"
 
 #if !defined(MISBEHAVE) || !defined(MISBEHAVE_NAME)
-#error "build with -DMISBEHAVE=1..20 -DMISBEHAVE_NAME=\"misbehaving-...\""
+#error "build with -DMISBEHAVE=1..21 -DMISBEHAVE_NAME=\"misbehaving-...\""
 #endif
 
 #if MISBEHAVE == 11
@@ -56,6 +59,10 @@ static volatile uintptr_t wild = 16; /* Not a constant: no -Warray-bounds. */
 __attribute__((constructor)) static void DieWhileLoading(void) {
   *(volatile uint32_t *)wild = 1;
 }
+#endif
+
+#if MISBEHAVE == 21
+__attribute__((destructor)) static void EndWithSuccess(void) { _exit(0); }
 #endif
 
 static const int32_t kClocks[] = {1};
@@ -135,6 +142,10 @@ static int32_t Misbehave(const struct vdsolab_ops *ops, const uint8_t *page,
       sink += (uint64_t)write(no_reader, "x", 1);
       return ops->fallback(ops->ctx, clock, ts);
     }
+    case 21:
+      ts->tv_sec = 0;
+      ts->tv_nsec = (int64_t)(seq & 0u);
+      return 0;
   }
   return -22;
 }

@@ -466,8 +466,12 @@ void AfterHostCall(GuardState& g) {
 }  // namespace call_guard_internal
 
 void SetCallTimeLimit(double seconds) {
+  // At least 1 ms: a bound below it must not round to 0, which means no
+  // bound at all (the watchdog samples every 20 ms anyway).
   call_guard_internal::g_limit_ms.store(
-      seconds <= 0 ? 0 : static_cast<uint64_t>(seconds * 1000.0));
+      seconds <= 0
+          ? 0
+          : std::max<uint64_t>(1, static_cast<uint64_t>(seconds * 1000.0)));
 }
 
 double CallTimeLimit() {

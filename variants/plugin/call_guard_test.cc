@@ -505,6 +505,19 @@ TEST(CallGuardLimits, ALoadRunsUnderItsOwnFloorAndCallsUnderTheirBound) {
   SetCallTimeLimit(1.0);
 }
 
+// A bound below 1 ms is 1 ms, not 0 (which means no bound at all): a
+// spin under a 1 us bound is stopped, and reported as a spin.
+TEST(CallGuardLimits, ABoundBelowAMillisecondStillStops) {
+  SetCallTimeLimit(1e-6);
+  EXPECT_GT(CallTimeLimit(), 0.0);
+  const std::optional<vdso::CallFault> spin =
+      RunContained(call_guard_internal::ThisThread(), [] { BurnCpuMs(10000); });
+  SetCallTimeLimit(1.0);
+  ASSERT_TRUE(spin.has_value());
+  EXPECT_EQ(spin->kind, vdso::CallFault::Kind::kSpin);
+  EXPECT_LT(spin->seconds, 5.0);
+}
+
 // fork() inside a guarded call: the child is vdsolab in mid-call, and
 // going on it would run the rest of the run and fork again at the same
 // call. It ends inside fork() (status 127), before the code under test

@@ -287,6 +287,9 @@ PluginInfo g_info[kMaxPlugins];
 const Variant* g_variants[kMaxPlugins];
 int g_loaded = 0;
 std::atomic<bool> g_poisoned{false};
+// A plugin was loaded: its destructors and atexit() handlers would run in
+// exit(), after the report, and could change vdsolab's exit status.
+std::atomic<bool> g_foreign{false};
 
 template <int I>
 std::unique_ptr<SimReader> MakeReader() {
@@ -482,6 +485,7 @@ const char* CStr(const std::optional<std::string>& s) {
 }  // namespace
 
 bool LoaderPoisoned() { return g_poisoned.load(); }
+bool ForeignCodeLoaded() { return g_foreign.load(); }
 
 absl::StatusOr<const Variant*> LoadPluginVariant(const std::string& path,
                                                  const PluginOptions& options) {
@@ -506,6 +510,7 @@ absl::StatusOr<const Variant*> LoadPluginVariant(const std::string& path,
                          "it or of a library it needs)",
                          vdso::DescribeFault(*fault)));
   }
+  if (handle != nullptr) g_foreign.store(true);
   if (handle == nullptr) {
     const char* why = dlerror();
     return Bad(path, why != nullptr ? why : "dlopen failed");

@@ -35,6 +35,11 @@ struct PluginOptions {
 // lock is still held, so the process must end without exit()'s handlers
 // (fflush, then _exit(); cli/main.cc does).
 bool LoaderPoisoned();
+// A plugin (or a kernel tree's compiled code) was loaded into the process:
+// vdsolab then ends with _exit() after flushing its output, so that the
+// plugin's destructors and atexit() handlers (a crash, an _exit(0)) cannot
+// change the exit status its report stands for.
+bool ForeignCodeLoaded();
 
 absl::StatusOr<const Variant*> LoadPluginVariant(
     const std::string& path, const PluginOptions& options = {});
