@@ -165,6 +165,9 @@ int DefaultMain(const ParsedFlags& flags) {
         .AddRaw("clocks", clocks.Text())
         .AddRaw("failures", failures.Text())
         .AddRaw("kernel_log", log.Text());
+    if (!report->stop_reason.empty()) {
+      body.Add("stop_reason", report->stop_reason);
+    }
     if (!report->ok()) {
       body.Add("replay_command", ReplayCommandLine(*config, flags));
     }

@@ -218,7 +218,9 @@ absl::StatusOr<OracleRunReport> RunOracleCheck(
 
   uint64_t segment_start = 0;
   std::vector<uint64_t> read_times;
-  for (size_t e = 0; e < events.size(); ++e) {
+  constexpr int kMaxSpins = 3;
+  int spins = 0;
+  for (size_t e = 0; e < events.size() && spins < kMaxSpins; ++e) {
     const Event& event = events[e];
     // Reads between the previous event and this one, in true-time order.
     read_times.clear();
@@ -229,6 +231,7 @@ absl::StatusOr<OracleRunReport> RunOracleCheck(
       std::sort(read_times.begin(), read_times.end());
     }
     for (uint64_t t : read_times) {
+      if (spins >= kMaxSpins) break;
       const size_t which =
           static_cast<size_t>(rng.Below(static_cast<uint64_t>(num_sampled)));
       const ClockId clock = sampled[which];
@@ -254,6 +257,12 @@ absl::StatusOr<OracleRunReport> RunOracleCheck(
       ++stats.reads;
       ++report.reads;
       if (hooks.fell_back) ++stats.fallbacks;
+      if (hooks.fault && hooks.fault->kind == vdso::CallFault::Kind::kSpin &&
+          ++spins >= kMaxSpins) {
+        report.stop_reason = absl::StrFormat(
+            "%d calls spun or blocked past the time bound (--call-timeout)",
+            spins);
+      }
       if (!got.has_value() || (judged && !(*got == want))) {
         ++stats.mismatches;
         if (report.failures.size() < kMaxFailures) {
@@ -346,6 +355,9 @@ std::string FormatOracleRunReport(const OracleRunReport& r) {
   }
   for (const std::string& line : r.kernel_log) {
     absl::StrAppendFormat(&out, "kernel: %s\n", line);
+  }
+  if (!r.stop_reason.empty()) {
+    absl::StrAppendFormat(&out, "stopped early: %s\n", r.stop_reason);
   }
   absl::StrAppendFormat(
       &out, "\n%s\n",

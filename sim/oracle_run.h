@@ -75,6 +75,10 @@ struct OracleRunReport {
   std::vector<ClockStats> clocks;     // One row per clock id sampled.
   std::vector<std::string> failures;  // First few, with replay details.
   std::vector<std::string> kernel_log;
+  // Why the reads stopped before the end ("" if they did not): after
+  // kMaxSpins calls the watchdog stopped, as `run` stops (each costs the
+  // call bound, and a tree that spins on every call would take hours).
+  std::string stop_reason;
 
   bool ok() const;
 };
