@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <string>
 
@@ -220,6 +221,38 @@ TEST(TreeDefects, AnUnorderedCounterReadIsNamedAndFailsCausality) {
     std::printf("%s: %s; %llu causal defects in %llu calls\n", bad->name.data(),
                 bad->summary.data(),
                 static_cast<unsigned long long>(causal.defects),
+                static_cast<unsigned long long>(ko->coverage.calls));
+  }
+}
+
+// A clock id check that compares the signed id (no (u32) cast): negative
+// ids pass it and read outside the clock tables. A reader calling them
+// between valid ones (as scenarios/invalid-clock-ids.toml does) fails the
+// patched trees (an answer where the syscall says -EINVAL, or a crash) and
+// passes the clean ones.
+TEST(TreeDefects, ASignedClockIdCheckFailsOnNegativeIds) {
+  sim::Scenario s;
+  s.run.duration_ns = 5000000;
+  s.readers[0].clocks = {kClockMonotonic, -31, -1,
+                         INT32_MIN,       16,  kClockRealtime};
+  s.readers[0].period_ns = 5000;
+  for (const Tree& t : kTrees) {
+    const variants::Variant* clean = testing::BuildAndLoad(t.tarball);
+    const variants::Variant* bad = testing::BuildAndLoad(
+        t.tarball, {PatchFor(t.tarball, Defect::kSignedClockId)});
+    ASSERT_NE(clean, nullptr);
+    ASSERT_NE(bad, nullptr);
+    absl::StatusOr<sim::RunResult> ok = sim::RunRandom(s, *clean);
+    absl::StatusOr<sim::RunResult> ko = sim::RunRandom(s, *bad);
+    ASSERT_TRUE(ok.ok() && ko.ok());
+    EXPECT_FALSE(ok->failed);
+    EXPECT_TRUE(ko->failed);
+    const uint64_t defects =
+        ko->stats[static_cast<size_t>(sim::Property::kExact) - 1].defects +
+        ko->stats[static_cast<size_t>(sim::Property::kCrash) - 1].defects;
+    EXPECT_GT(defects, 0u);
+    std::printf("%s: %llu exact or crash defects in %llu calls\n",
+                bad->name.data(), static_cast<unsigned long long>(defects),
                 static_cast<unsigned long long>(ko->coverage.calls));
   }
 }

@@ -136,6 +136,17 @@ absl::StatusOr<std::string> Edit(const std::string& tree_root, Defect d,
       }
       break;
     }
+    case Defect::kSignedClockId: {
+      const size_t f = text.find("__cvdso_clock_gettime_common(");
+      if (f == std::string::npos) {
+        return Missing(*rel, "__cvdso_clock_gettime_common()");
+      }
+      if (!ReplaceAfter(text, f, "(u32) clock >= MAX_CLOCKS",
+                        "clock >= MAX_CLOCKS")) {
+        return Missing(*rel, "the (u32) clock id check");
+      }
+      break;
+    }
     case Defect::kTimensReadBeginNoRmb: {
       const size_t f = text.find("u32 vdso_read_begin(");
       if (f == std::string::npos) return Missing(*rel, "vdso_read_begin()");
@@ -176,6 +187,8 @@ const char* DefectName(Defect d) {
       return "timens-read-begin-no-rmb";
     case Defect::kUnorderedCounterRead:
       return "unordered-counter-read";
+    case Defect::kSignedClockId:
+      return "signed-clock-id";
   }
   return "?";
 }

@@ -43,9 +43,13 @@ enum class Defect {
   kTimensReadBeginNoRmb,
   // __arch_get_hw_counter() reading the TSC with rdtsc() instead of
   // rdtsc_ordered() (no lfence). Named in the variant's line; in the
-  // simulation an early read stays within its call, where the clamp hides
-  // it (docs/kernel-trees.md), so no run fails it.
+  // simulation an early read may run before its call began, and across
+  // two readers returns less than a call that ended before (causal).
   kUnorderedCounterRead,
+  // __cvdso_clock_gettime_common()'s id check without its (u32) cast: a
+  // negative id passes it and indexes the clock tables from outside them
+  // (scenarios/invalid-clock-ids.toml).
+  kSignedClockId,
 };
 
 // The defects of the initial namespace's paths.
