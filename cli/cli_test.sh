@@ -34,8 +34,18 @@ expect bad_boot_fraction 2 "--boot-realtime=1.1234567891" -- --boot_realtime=1.1
 # The 6.15+ coarse-clock step back (docs/findings.md), from the command line.
 expect coarse_step_back 1 "_COARSE went backwards" -- \
   --duration=1s --boot_realtime=1764460800 --ntp_at=1ms --ntp_freq_ppm=500
-expect replay_line 1 "replay: ./bazelw run //:vdsolab -- --seed=1" -- \
+# The replay line is a vdsolab command line, through ./bazelw only when
+# run by `bazel run` (which sets BUILD_WORKING_DIRECTORY).
+expect replay_line 1 "replay: vdsolab --seed=1" -- \
   --duration=1s --boot_realtime=1764460800 --ntp_at=1ms --ntp_freq_ppm=500
+out=$(BUILD_WORKING_DIRECTORY=$PWD "$bin" --duration=1s \
+  --boot_realtime=1764460800 --ntp_at=1ms --ntp_freq_ppm=500 2>&1)
+if grep -qF "replay: ./bazelw run //:vdsolab -- --seed=1" <<<"$out"; then
+  echo "ok   replay_line_under_bazel_run"
+else
+  echo "FAIL replay_line_under_bazel_run"; echo "$out" | tail -4
+  failures=$((failures + 1))
+fi
 
 # Scenario runs: the built-in scenarios end as documented.
 scen="${TEST_SRCDIR:-.}/vdsolab/scenarios"

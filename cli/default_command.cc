@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "absl/strings/str_format.h"
@@ -77,22 +78,33 @@ std::string RoundTrip(double v) {
   return std::string(buf.data(), r.ptr);
 }
 
-// The command that reruns this check, every value spelled out.
+// The command that reruns this check, every value spelled out: through
+// ./bazelw when run by `bazel run` (BUILD_WORKING_DIRECTORY), else as the
+// vdsolab binary itself; file paths made absolute, so that it works from
+// any directory.
 std::string ReplayCommandLine(const sim::OracleRunConfig& c,
                               const ParsedFlags& f) {
   std::string variant;
   for (const char* name :
        {"variant", "variant-so", "kernel-tree", "patch", "accept"}) {
+    const bool path = std::string_view(name) == "variant-so" ||
+                      std::string_view(name) == "kernel-tree" ||
+                      std::string_view(name) == "patch";
     for (const std::string& v : f.List(name)) {
-      absl::StrAppendFormat(&variant, " %s",
-                            ShellQuote(absl::StrFormat("--%s=%s", name, v)));
+      absl::StrAppendFormat(
+          &variant, " %s",
+          ShellQuote(absl::StrFormat(
+              "--%s=%s", name,
+              path ? AbsoluteInputPath(ResolveInputPath(v)) : v)));
     }
   }
+  const bool under_bazel = std::getenv("BUILD_WORKING_DIRECTORY") != nullptr;
   return absl::StrFormat(
-      "./bazelw run //:vdsolab -- --seed=%d --duration=%s --tsc-hz=%d "
+      "%s --seed=%d --duration=%s --tsc-hz=%d "
       "--hz=%d --ntp-freq-ppm=%s --ntp-at=%s --reads-per-tick=%d "
       "--tick-jitter=%s%s%s",
-      c.seed, Duration(c.duration_ns), c.tsc_hz, c.hz,
+      under_bazel ? "./bazelw run //:vdsolab --" : "vdsolab", c.seed,
+      Duration(c.duration_ns), c.tsc_hz, c.hz,
       RoundTrip(static_cast<double>(c.ntp_freq) / 65536.0),
       Duration(c.ntp_at_ns), c.reads_per_tick, Duration(c.tick_jitter_ns),
       c.boot_wall ? absl::StrFormat(" --boot-realtime=%d.%09d",
