@@ -48,13 +48,18 @@ absl::StatusOr<uint64_t> ParseDurationNs(const std::string& text) {
   const std::string number = text.substr(0, digits_end);
   const std::string unit =
       digits_end == std::string::npos ? "" : text.substr(digits_end);
+  // A string needs its unit: "5" was taken as 5 ns, a run of no calls
+  // that passed, where the writer meant seconds (the file's integers are
+  // nanoseconds: duration = 5000).
+  if (unit.empty() && !number.empty()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "\"%s\" has no unit (want e.g. \"%sms\", \"%ss\"; an integer, "
+        "without quotes, is nanoseconds)",
+        text, number, number));
+  }
   uint64_t scale = 0;
-  if (unit.empty()) {
-    scale = 1;  // Plain nanoseconds.
-  } else {
-    for (const auto& [name, value] : kUnits) {
-      if (unit == name) scale = value;
-    }
+  for (const auto& [name, value] : kUnits) {
+    if (unit == name) scale = value;
   }
   if (scale == 0 || number.empty() || number.front() == '.' ||
       number.back() == '.' ||

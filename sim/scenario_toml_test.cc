@@ -20,7 +20,11 @@ TEST(ParseDurationNs, AcceptsUnitsAndExactFractions) {
   EXPECT_EQ(*ParseDurationNs("1.5s"), 1500000000u);
   EXPECT_EQ(*ParseDurationNs("2m"), 120000000000u);
   EXPECT_EQ(*ParseDurationNs("3ms"), 3000000u);
-  EXPECT_EQ(*ParseDurationNs("17"), 17u);
+  // A string without its unit is refused, not read as nanoseconds (the
+  // file's integers are): "5" meant 5 ns, a run with no calls that passed.
+  EXPECT_FALSE(ParseDurationNs("17").ok());
+  EXPECT_TRUE(ParseScenario("[run]\nduration = 17000\n", "ok.toml").ok());
+  EXPECT_FALSE(ParseScenario("[run]\nduration = \"17\"\n", "bad.toml").ok());
   EXPECT_EQ(*ParseDurationNs("0.000000001s"), 1u);
   EXPECT_FALSE(ParseDurationNs("1.5ns").ok());  // Not whole nanoseconds.
   EXPECT_FALSE(ParseDurationNs("-1s").ok());
