@@ -327,6 +327,10 @@ abs_scen=$(cd "$scen" && pwd)
   >/dev/null 2>&1)
 expect plugin_relative_path_replays 1 "REPRODUCED" -- \
   replay "$tmp/rel.replay.toml"
+# A --replay-out nobody can write is bad input before the run, not a lost
+# replay after it.
+expect replay_out_unwritable 2 "--replay-out=/nonexistent/dir/x.toml: cannot write there" -- \
+  run "$scen/baseline.toml" --replay-out=/nonexistent/dir/x.toml
 expect plugin_listed 0 "example-c" -- variants --variant-so="$so"
 expect plugin_bad_file 2 "--variant-so=/nonexistent.so" -- \
   variants --variant-so=/nonexistent.so

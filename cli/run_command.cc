@@ -2,8 +2,10 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 
 #include "absl/strings/str_format.h"
@@ -35,6 +37,21 @@ std::string WriteReplay(const sim::Scenario& replay, const std::string& name,
     return "";
   }
   return out;
+}
+
+// Whether a file can be made at `path` (its directory exists and is
+// writable): checked before a run, so that a wrong --replay-out is bad
+// input at once, not a lost replay after a long run. "" if it can, else
+// why not.
+std::string CannotWriteAt(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "."
+                          : slash == 0               ? "/"
+                                                     : path.substr(0, slash);
+  if (access(dir.c_str(), W_OK) != 0) {
+    return absl::StrFormat("%s: %s", dir, strerror(errno));
+  }
+  return "";
 }
 
 // Writes `text` to `path` (a --svg or --trace file); false, said, if it
@@ -92,6 +109,14 @@ int Run(const ParsedFlags& flags) {
   }
   if (std::optional<uint64_t> seed = flags.Uint("seed")) {
     scenario->run.seed = *seed;
+  }
+  if (const std::string out = flags.String("replay-out"); !out.empty()) {
+    if (const std::string why = CannotWriteAt(ResolveOutputPath(out));
+        !why.empty()) {
+      Fail(absl::StrFormat("--replay-out=%s: cannot write there (%s)", out,
+                           why));
+      return kExitBadInput;
+    }
   }
   for (const std::string& warning : sim::ScenarioWarnings(*scenario)) {
     std::fprintf(stderr, "vdsolab: warning: %s: %s\n", path.c_str(),
