@@ -446,7 +446,29 @@ vdso::CallFault ForkFault(GuardState& g) {
 
 void ExitCalled(int status) {
   GuardState* g = InForeignCall();
-  if (g == nullptr) return;
+  if (g == nullptr) {
+    // vdsolab's own code never calls exit() but from its main thread
+    // (main()'s return, cli/main.cc's _exit()). Another thread calling it
+    // outside a guarded call is one the code under test started: it would
+    // end vdsolab, mid-run and without a report, with the status it chose
+    // (0: a pass). A check failed (exit 1), said in one line; write() and
+    // exit_group only, as vdsolab's threads may hold any lock.
+    if (syscall(SYS_gettid) != getpid()) {
+      char msg[256];
+      const int n = snprintf(
+          msg, sizeof msg,
+          "vdsolab: a thread the code under test started called exit(%d) "
+          "(or _exit(), quick_exit()) outside any call: that would end "
+          "vdsolab with the status it chose, mid-run. Exiting with status "
+          "1.\n",
+          status);
+      if (n > 0) {
+        [[maybe_unused]] ssize_t w = write(2, msg, static_cast<size_t>(n));
+      }
+      syscall(SYS_exit_group, 1);
+    }
+    return;
+  }
   g->exit_status.store(status, std::memory_order_relaxed);
   siglongjmp(g->env, kExitCode);
 }

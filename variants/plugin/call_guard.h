@@ -99,8 +99,10 @@ vdso::CallFault ForkFault(GuardState& g);
 // After a callback: jump out now if the watchdog asked while inside it.
 void AfterHostCall(GuardState& g);
 // exit(status) called on this thread: inside a guarded call (and not in a
-// callback), the call ends here as a fault; otherwise returns and the
-// process exits as asked.
+// callback), the call ends here as a fault; from a thread other than the
+// main one outside any call (one the code under test started), vdsolab
+// ends with status 1 and one line; otherwise returns and the process
+// exits as asked.
 void ExitCalled(int status);
 // pthread_exit() called on this thread: the same. Left to end the thread
 // in a guarded call, it would leave the run waiting for it for good.

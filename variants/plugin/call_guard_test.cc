@@ -200,6 +200,21 @@ void EndingSignalWithAHandlerChild() {
   std::_Exit(!fault && g_plain_sig.load() == SIGUSR1 ? 0 : 1);
 }
 
+// A thread the code under test started calls exit(0) outside any call:
+// vdsolab ends with status 1 and says why, not with the 0 it chose.
+void ForeignThreadExitChild() {
+  InstallGuard();
+  std::thread([] { std::exit(0); }).join();
+  std::fprintf(stderr, "the thread's exit(0) returned\n");
+  std::_Exit(3);
+}
+
+TEST(CallGuardExitDeath, AnExitFromAForeignThreadIsStatusOne) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(ForeignThreadExitChild(), ::testing::ExitedWithCode(1),
+              "a thread the code under test started called exit\\(0\\)");
+}
+
 class EndingSignalTest : public ::testing::Test {
  protected:
   void SetUp() override { GTEST_FLAG_SET(death_test_style, "threadsafe"); }
