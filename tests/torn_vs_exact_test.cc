@@ -1,0 +1,68 @@
+// A wrong value from a call that saw one page state throughout (no store
+// landed during it, no load reordered, an even seq) is the reader's
+// arithmetic: property `exact` reports it and `torn` does not (called torn
+// too, it pointed a kernel developer at barriers). A reader that really
+// mixes states (no seq retry, racing a stalling writer) is still torn.
+
+#include <gtest/gtest.h>
+
+#include "common/timespec.h"
+#include "sim/engine.h"
+#include "sim/scenario.h"
+#include "tests/broken_readers.h"
+
+namespace vdsolab::sim {
+namespace {
+
+// The upstream reader, one nanosecond late on CLOCK_MONOTONIC: an
+// arithmetic bug, whatever the page's state.
+template <vdso::VdsoAccess A>
+std::optional<ClockResult> OneNsLateClockGettime(A& acc, const uint8_t* vd,
+                                                 ClockId clock) {
+  std::optional<ClockResult> r = vdso::upstream::ClockGettime(acc, vd, clock);
+  if (r && r->ret == 0 && clock == kClockMonotonic) {
+    r->ts = SetNormalizedTimespec64(r->ts.tv_sec, r->ts.tv_nsec + 1);
+  }
+  return r;
+}
+
+const variants::Variant& OneNsLateVariant() {
+  static const variants::Variant* v = testing::BrokenUpstream(
+      "test-one-ns-late", "MONOTONIC one ns late (tests only)",
+      variants::MakeStateless<OneNsLateClockGettime<vdso::HookedAccess>,
+                              OneNsLateClockGettime<vdso::QuietAccess>>);
+  return *v;
+}
+
+const PropertyStats& Stats(const RunResult& r, Property p) {
+  return r.stats[static_cast<size_t>(p) - 1];
+}
+
+TEST(TornVsExact, AnArithmeticBugIsInexactNotTorn) {
+  Scenario s;
+  s.run.duration_ns = 20000000;
+  s.readers[0].clocks = {kClockMonotonic, kClockRealtime};
+  absl::StatusOr<RunResult> r = RunRandom(s, OneNsLateVariant());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_GT(Stats(*r, Property::kExact).defects, 0u);
+  EXPECT_GT(Stats(*r, Property::kTorn).checked, 0u);
+  EXPECT_EQ(Stats(*r, Property::kTorn).defects, 0u);
+}
+
+TEST(TornVsExact, AReaderWithoutItsSeqRetryIsStillTorn) {
+  Scenario s;
+  s.run.duration_ns = 200000000;
+  s.readers[0].clocks = {kClockMonotonic};
+  s.readers[0].period_ns = 300;
+  s.timing.store_ns = 200;
+  s.timing.writer_stall_ppm = 300000;
+  s.timing.writer_stall_max_ns = 5000;
+  s.timing.preempt_ppm = 100000;
+  s.timing.preempt_max_ns = 3000;
+  absl::StatusOr<RunResult> r = RunRandom(s, testing::NoSeqRetryVariant());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_GT(Stats(*r, Property::kTorn).defects, 0u);
+}
+
+}  // namespace
+}  // namespace vdsolab::sim
