@@ -461,11 +461,14 @@ void Checker::CheckCrossClock(const CallRecord& call, const Seen& seen,
     return;
   }
   // Both values advance at most 1.2x true time (ADJ_TICK allows 10%),
-  // from the earlier of the calls' starts and their counter reads (an
-  // unordered one may run before its call began) to the later end.
+  // from the earlier of the calls' starts and their counter reads to the
+  // later end. An unordered read may run before its call began, but not
+  // before the reader's previous call ended (engine.cc), so of the two
+  // reads only the previous call's can come before both starts.
   uint64_t from = std::min(call.start_ns, prev.start_ns);
-  if (seen.read_counter) from = std::min(from, seen.counter_ns);
-  if (prev_seen.read_counter) from = std::min(from, prev_seen.counter_ns);
+  if (prev_seen.read_counter && prev_seen.counter_ns < from) {
+    from = prev_seen.counter_ns;
+  }
   const uint64_t span = std::max(call.end_ns, prev.end_ns) - from;
   // In 64 bits where the product fits (an __int128 division is a libgcc
   // call): the same value.
