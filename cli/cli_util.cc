@@ -126,6 +126,13 @@ std::string AbsoluteInputPath(const std::string& path) {
   return std::string(cwd) + "/" + rel;
 }
 
+std::string ParentDir(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "."
+         : slash == 0               ? "/"
+                                    : path.substr(0, slash);
+}
+
 std::string ResolveInputPath(const std::string& path) {
   if (!path.empty() && path[0] == '/') return path;
   if (const char* wd = std::getenv("BUILD_WORKING_DIRECTORY")) {

@@ -67,6 +67,9 @@ std::string ResolveInputPath(const std::string& path);
 // or directory there (else unchanged): for paths a replay file records,
 // which `vdsolab replay` may read from anywhere.
 std::string AbsoluteInputPath(const std::string& path);
+// The directory `path` names a file in: "." for a bare name, "/" at the
+// root.
+std::string ParentDir(const std::string& path);
 std::string ResolveOutputPath(const std::string& path);
 
 // A file-name stem made from free text (a scenario's `name`, a variant's):

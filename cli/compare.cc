@@ -175,10 +175,7 @@ absl::Status CheckOutDir(const std::string& dir) {
     }
     return absl::OkStatus();
   }
-  const size_t slash = path.rfind('/');
-  const std::string parent = slash == std::string::npos ? "."
-                             : slash == 0               ? "/"
-                                                        : path.substr(0, slash);
+  const std::string parent = ParentDir(path);
   if (stat(parent.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "--out=%s: cannot create it: %s is not a directory", dir, parent));

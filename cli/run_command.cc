@@ -44,10 +44,7 @@ std::string WriteReplay(const sim::Scenario& replay, const std::string& name,
 // input at once, not a lost replay after a long run. "" if it can, else
 // why not.
 std::string CannotWriteAt(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "."
-                          : slash == 0               ? "/"
-                                                     : path.substr(0, slash);
+  const std::string dir = ParentDir(path);
   if (access(dir.c_str(), W_OK) != 0) {
     return absl::StrFormat("%s: %s", dir, strerror(errno));
   }
