@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <string>
 
 #include "common/clockid.h"
@@ -54,6 +55,35 @@ sim::ExploreResult ExploreOneCall(const variants::Variant& v) {
   absl::StatusOr<sim::ExploreResult> e = sim::Explore(one, v);
   EXPECT_TRUE(e.ok()) << e.status();
   return e.ok() ? *e : sim::ExploreResult{};
+}
+
+// A tree built clean and with one defect.
+struct CleanAndPatched {
+  const variants::Variant* clean = nullptr;
+  const variants::Variant* bad = nullptr;
+  BuiltVariant clean_built, bad_built;
+};
+
+CleanAndPatched BuildBoth(const std::string& tarball, Defect d) {
+  CleanAndPatched b;
+  b.clean = testing::BuildAndLoad(tarball, {}, &b.clean_built);
+  b.bad = testing::BuildAndLoad(tarball, {PatchFor(tarball, d)}, &b.bad_built);
+  EXPECT_NE(b.clean, nullptr);
+  EXPECT_NE(b.bad, nullptr);
+  return b;
+}
+
+// `s` run by both builds: the clean one must pass. The patched run's
+// result, or nullopt (the failure recorded) if a build or a run failed.
+std::optional<sim::RunResult> RunBoth(const sim::Scenario& s,
+                                      const CleanAndPatched& b) {
+  if (b.clean == nullptr || b.bad == nullptr) return std::nullopt;
+  absl::StatusOr<sim::RunResult> ok = sim::RunRandom(s, *b.clean);
+  absl::StatusOr<sim::RunResult> ko = sim::RunRandom(s, *b.bad);
+  EXPECT_TRUE(ok.ok() && ko.ok());
+  if (!ok.ok() || !ko.ok()) return std::nullopt;
+  EXPECT_FALSE(ok->failed) << b.clean->name;
+  return *std::move(ko);
 }
 
 TEST(TreeDefects, EachPatchAppliesAndBuildsOnBothTrees) {
@@ -160,20 +190,14 @@ TEST(TreeDefects, RemovedClampFailsASkewedRunOn61) {
   s.machine.cpus = {sim::CpuCounterSpec{}, sim::CpuCounterSpec{}};
   s.machine.cpus[1].offset_cycles = -104000;
   s.readers[0].cpu = 1;
-  const variants::Variant* clean = testing::BuildAndLoad(testing::kTarball61);
-  const variants::Variant* bad = testing::BuildAndLoad(
-      testing::kTarball61,
-      {PatchFor(testing::kTarball61, Defect::kNoNegativeMotionClamp)});
-  ASSERT_NE(clean, nullptr);
-  ASSERT_NE(bad, nullptr);
-  absl::StatusOr<sim::RunResult> ok = sim::RunRandom(s, *clean);
-  absl::StatusOr<sim::RunResult> ko = sim::RunRandom(s, *bad);
-  ASSERT_TRUE(ok.ok() && ko.ok());
-  EXPECT_FALSE(ok->failed);
+  const CleanAndPatched b =
+      BuildBoth(testing::kTarball61, Defect::kNoNegativeMotionClamp);
+  const std::optional<sim::RunResult> ko = RunBoth(s, b);
+  ASSERT_TRUE(ko.has_value());
   EXPECT_TRUE(ko->failed);
   EXPECT_FALSE(ko->violations.empty());
-  std::printf("skewed run: clean %llu calls pass; patched: %zu violations\n",
-              static_cast<unsigned long long>(ok->coverage.calls),
+  std::printf("skewed run: clean passes; patched: %llu calls, %zu violations\n",
+              static_cast<unsigned long long>(ko->coverage.calls),
               ko->violations.size());
 }
 
@@ -194,32 +218,26 @@ TEST(TreeDefects, AnUnorderedCounterReadIsNamedAndFailsCausality) {
     r.period_ns = 1000;
   }
   for (const Tree& t : kTrees) {
-    BuiltVariant clean_built, bad_built;
-    const variants::Variant* clean =
-        testing::BuildAndLoad(t.tarball, {}, &clean_built);
-    const variants::Variant* bad = testing::BuildAndLoad(
-        t.tarball, {PatchFor(t.tarball, Defect::kUnorderedCounterRead)},
-        &bad_built);
-    ASSERT_NE(clean, nullptr);
-    ASSERT_NE(bad, nullptr);
-    EXPECT_EQ(clean_built.plain_reads, 0);
+    const CleanAndPatched b =
+        BuildBoth(t.tarball, Defect::kUnorderedCounterRead);
+    ASSERT_NE(b.clean, nullptr);
+    ASSERT_NE(b.bad, nullptr);
+    EXPECT_EQ(b.clean_built.plain_reads, 0);
     // One read in the source, inlined at each of its callers' sites.
-    EXPECT_GT(bad_built.plain_reads, 0);
-    EXPECT_EQ(bad_built.ordered_reads + bad_built.plain_reads,
-              clean_built.ordered_reads);
-    EXPECT_EQ(clean->summary.find("unordered"), std::string::npos)
-        << clean->summary;
-    EXPECT_NE(bad->summary.find("bare rdtsc (unordered)"), std::string::npos)
-        << bad->summary;
-    absl::StatusOr<sim::RunResult> ok = sim::RunRandom(s, *clean);
-    absl::StatusOr<sim::RunResult> ko = sim::RunRandom(s, *bad);
-    ASSERT_TRUE(ok.ok() && ko.ok());
-    EXPECT_FALSE(ok->failed);
+    EXPECT_GT(b.bad_built.plain_reads, 0);
+    EXPECT_EQ(b.bad_built.ordered_reads + b.bad_built.plain_reads,
+              b.clean_built.ordered_reads);
+    EXPECT_EQ(b.clean->summary.find("unordered"), std::string::npos)
+        << b.clean->summary;
+    EXPECT_NE(b.bad->summary.find("bare rdtsc (unordered)"), std::string::npos)
+        << b.bad->summary;
+    const std::optional<sim::RunResult> ko = RunBoth(s, b);
+    ASSERT_TRUE(ko.has_value());
     const sim::PropertyStats& causal =
         ko->stats[static_cast<size_t>(sim::Property::kCausal) - 1];
     EXPECT_GT(causal.defects, 0u);
-    std::printf("%s: %s; %llu causal defects in %llu calls\n", bad->name.data(),
-                bad->summary.data(),
+    std::printf("%s: %s; %llu causal defects in %llu calls\n",
+                b.bad->name.data(), b.bad->summary.data(),
                 static_cast<unsigned long long>(causal.defects),
                 static_cast<unsigned long long>(ko->coverage.calls));
   }
@@ -237,22 +255,16 @@ TEST(TreeDefects, ASignedClockIdCheckFailsOnNegativeIds) {
                          INT32_MIN,       16,  kClockRealtime};
   s.readers[0].period_ns = 5000;
   for (const Tree& t : kTrees) {
-    const variants::Variant* clean = testing::BuildAndLoad(t.tarball);
-    const variants::Variant* bad = testing::BuildAndLoad(
-        t.tarball, {PatchFor(t.tarball, Defect::kSignedClockId)});
-    ASSERT_NE(clean, nullptr);
-    ASSERT_NE(bad, nullptr);
-    absl::StatusOr<sim::RunResult> ok = sim::RunRandom(s, *clean);
-    absl::StatusOr<sim::RunResult> ko = sim::RunRandom(s, *bad);
-    ASSERT_TRUE(ok.ok() && ko.ok());
-    EXPECT_FALSE(ok->failed);
+    const CleanAndPatched b = BuildBoth(t.tarball, Defect::kSignedClockId);
+    const std::optional<sim::RunResult> ko = RunBoth(s, b);
+    ASSERT_TRUE(ko.has_value());
     EXPECT_TRUE(ko->failed);
     const uint64_t defects =
         ko->stats[static_cast<size_t>(sim::Property::kExact) - 1].defects +
         ko->stats[static_cast<size_t>(sim::Property::kCrash) - 1].defects;
     EXPECT_GT(defects, 0u);
     std::printf("%s: %llu exact or crash defects in %llu calls\n",
-                bad->name.data(), static_cast<unsigned long long>(defects),
+                b.bad->name.data(), static_cast<unsigned long long>(defects),
                 static_cast<unsigned long long>(ko->coverage.calls));
   }
 }
