@@ -67,6 +67,11 @@ expect replay_shows_page 1 "    clock_data[0].cycle_last" -- \
   replay "$tmp/coarse.replay.toml"
 expect replay_needs_replay_section 2 "no [replay] section" -- \
   replay "$scen/baseline.toml"
+# A replay naming a call its run never makes is bad input, not a fix.
+sed 's/^call = .*/call = 999999999/' "$tmp/coarse.replay.toml" \
+  > "$tmp/far.replay.toml"
+expect replay_call_never_made 2 "replay.call = 999999999: reader" -- \
+  replay "$tmp/far.replay.toml"
 # The kernel's timer selftests as scenarios (docs/kselftest-map.md).
 for s in leap-a-day skew-consistency set-tai valid-adjtimex set-2038 \
          suspend-resume clocksource-switch; do
@@ -93,6 +98,31 @@ expect run_timens_pass 0 "PASS: every property held." -- \
   run "$scen/timens/namespace.toml"
 expect run_timens_refused 2 "does not model time namespaces" -- \
   run "$scen/timens/namespace.toml" --variant=6.1
+# Errors found after the file parsed still name its line and key.
+printf 'name = "x"\n[[reader]]\n[[reader]]\ntimens = true\n' \
+  > "$tmp/timens-second.toml"
+expect run_timens_refused_names_the_key 2 \
+  "timens-second.toml:4:10: reader[1].timens: variant 6.1 does not" -- \
+  run "$tmp/timens-second.toml" --variant=6.1
+printf 'name = "x"\n[run]\nduration = "1ms"\nreader = "nope"\n' \
+  > "$tmp/bad-reader.toml"
+expect run_unknown_reader_names_the_key 2 \
+  'bad-reader.toml:4:10: run.reader: unknown variant "nope"' -- \
+  run "$tmp/bad-reader.toml"
+# A run that checks nothing is not a PASS; a key that never acts warns.
+printf 'name = "x"\n[[reader]]\nperiod = "2s"\n[run]\nduration = "1s"\n' \
+  > "$tmp/no-calls.toml"
+expect run_nothing_checked 2 \
+  "no-calls.toml:5:12: run.duration = 1s: no reader made a call" -- \
+  run "$tmp/no-calls.toml"
+expect run_long_period_warns 2 \
+  "warning: $tmp/no-calls.toml:3:10: reader[0].period (2s) is not shorter" -- \
+  run "$tmp/no-calls.toml"
+printf 'name = "x"\n[[machine.cpu]]\nsteps = [{at = "2s", cycles = 9}]\n[run]\nduration = "1ms"\n' \
+  > "$tmp/late-step.toml"
+expect run_late_step_warns 0 \
+  "late-step.toml:3:10: machine.cpu[0].steps[0] (at 2s) is at or after" -- \
+  run "$tmp/late-step.toml"
 printf 'name = "x"\n[kernel]\ntimens_monotonic = "-2"\n[[reader]]\ntimens = true\n' \
   > "$tmp/bad-timens.toml"
 expect run_bad_timens 2 "returns -ERANGE" -- run "$tmp/bad-timens.toml"
@@ -313,6 +343,11 @@ expect plugin_constructor_crash 2 "crashed (SIGSEGV at 0x10) while loading" -- \
 expect plugin_spin_is_a_finding 1 "the call spun for 0.2 s" -- \
   run "$scen/baseline.toml" --variant-so="${bad}_spin.so" \
   --call-timeout=200ms --replay_out="$tmp/spin.replay.toml"
+# A replay whose run stops before its call (here: every call spins) says
+# so and fails; it is neither REPRODUCED nor a fix.
+expect plugin_spin_replay_not_reached 1 "NOT REACHED: the run failed" -- \
+  replay "$tmp/coarse.replay.toml" --variant-so="${bad}_spin.so" \
+  --call-timeout=50ms
 # A plugin's destructor runs in exit(), after the report: its _exit(0)
 # must not turn the failing run's exit 1 into 0.
 expect plugin_destructor_keeps_exit 1 "FAIL" -- \

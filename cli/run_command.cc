@@ -8,6 +8,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
@@ -18,6 +19,9 @@
 
 namespace vdsolab::cli {
 namespace {
+
+// The scenario key a run's default variant comes from.
+constexpr char kReaderKey[] = "run.reader";
 
 // Writes the replay scenario; its path, or "" (said on stderr) if it could
 // not be written. By default "<name>-seed<N>.replay.toml" in the working
@@ -37,6 +41,25 @@ std::string WriteReplay(const sim::Scenario& replay, const std::string& name,
     return "";
   }
   return out;
+}
+
+// A complete run without a single property check or event outcome: a
+// PASS would say nothing.
+bool NothingChecked(const sim::Outcome& outcome) {
+  if (outcome.failed || !outcome.complete) return false;
+  for (const sim::PropertyStats& p : outcome.stats) {
+    if (p.checked != 0) return false;
+  }
+  return !outcome.random || outcome.random->outcomes.empty();
+}
+
+// Exit 2 for an error about the scenario file at `path`, at the line of
+// the key the message starts with ("run.reader: ...") when it names one.
+int FailInScenario(const std::string& path, const absl::Status& status) {
+  const std::string message(status.message());
+  Fail(absl::StrFormat("%s: %s", sim::ScenarioKeyPosition(path, message),
+                       message));
+  return kExitBadInput;
 }
 
 // Whether a file can be made at `path` (its directory exists and is
@@ -98,8 +121,8 @@ std::function<void(const sim::Progress&)> ProgressLine(
 
 int Run(const ParsedFlags& flags) {
   const std::string path = flags.positional()[0];
-  absl::StatusOr<sim::Scenario> scenario =
-      sim::LoadScenarioFile(ResolveInputPath(path));
+  const std::string file = ResolveInputPath(path);
+  absl::StatusOr<sim::Scenario> scenario = sim::LoadScenarioFile(file);
   if (!scenario.ok()) {
     Fail(std::string(scenario.status().message()));
     return kExitBadInput;
@@ -116,12 +139,16 @@ int Run(const ParsedFlags& flags) {
     }
   }
   for (const std::string& warning : sim::ScenarioWarnings(*scenario)) {
-    std::fprintf(stderr, "vdsolab: warning: %s: %s\n", path.c_str(),
+    std::fprintf(stderr, "vdsolab: warning: %s: %s\n",
+                 sim::ScenarioKeyPosition(file, warning).c_str(),
                  warning.c_str());
   }
   absl::StatusOr<std::vector<const variants::Variant*>> chosen =
-      ChooseVariants(flags, false, scenario->run.reader);
+      ChooseVariants(flags, false, scenario->run.reader, kReaderKey);
   if (!chosen.ok()) {
+    if (absl::StartsWith(chosen.status().message(), kReaderKey)) {
+      return FailInScenario(file, chosen.status());
+    }
     Fail(std::string(chosen.status().message()));
     return kExitBadInput;
   }
@@ -135,9 +162,14 @@ int Run(const ParsedFlags& flags) {
   if (tty) options.progress = ProgressLine(std::chrono::steady_clock::now());
   absl::StatusOr<sim::Outcome> outcome = sim::Run(*scenario, variant, options);
   if (tty) std::fputs("\n", stderr);
-  if (!outcome.ok()) {
-    Fail(std::string(outcome.status().message()));
-    return kExitBadInput;
+  if (!outcome.ok()) return FailInScenario(file, outcome.status());
+  if (NothingChecked(*outcome)) {
+    return FailInScenario(
+        file, absl::InvalidArgumentError(absl::StrFormat(
+                  "run.duration = %s: no reader made a call and no event "
+                  "was checked: nothing was tested (a reader's first call "
+                  "falls within its first period)",
+                  sim::FormatDurationNs(scenario->run.duration_ns))));
   }
   const std::string format = flags.String("format", "text");
   const int exit = InterruptedExit(outcome->failed ? kExitFailed : kExitOk);
@@ -188,8 +220,8 @@ int Run(const ParsedFlags& flags) {
 }
 
 int Replay(const ParsedFlags& flags) {
-  absl::StatusOr<sim::Scenario> scenario =
-      sim::LoadScenarioFile(ResolveInputPath(flags.positional()[0]));
+  const std::string file = ResolveInputPath(flags.positional()[0]);
+  absl::StatusOr<sim::Scenario> scenario = sim::LoadScenarioFile(file);
   if (!scenario.ok()) {
     Fail(std::string(scenario.status().message()));
     return kExitBadInput;
@@ -210,19 +242,18 @@ int Replay(const ParsedFlags& flags) {
     }
   }
   absl::StatusOr<std::vector<const variants::Variant*>> chosen =
-      ChooseVariants(flags, false, scenario->run.reader);
+      ChooseVariants(flags, false, scenario->run.reader, kReaderKey);
   if (!chosen.ok()) {
+    if (absl::StartsWith(chosen.status().message(), kReaderKey)) {
+      return FailInScenario(file, chosen.status());
+    }
     Fail(std::string(chosen.status().message()));
     return kExitBadInput;
   }
   absl::StatusOr<sim::ReplayOutcome> replay =
       sim::Replay(*scenario, *chosen->front());
-  if (!replay.ok()) {
-    Fail(absl::StrFormat("%s: %s", flags.positional()[0],
-                         replay.status().message()));
-    return kExitBadInput;
-  }
-  const int exit = replay->reproduced ? kExitFailed : kExitOk;
+  if (!replay.ok()) return FailInScenario(file, replay.status());
+  const int exit = replay->reproduced || replay->failed ? kExitFailed : kExitOk;
   if (flags.Has("svg") && !WriteText("svg", flags.String("svg"),
                                      sim::ReplaySvg(*scenario, *replay))) {
     return kExitBadInput;

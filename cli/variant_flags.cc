@@ -303,7 +303,8 @@ absl::Status LoadRecordedVariant(const sim::VariantSource& source) {
 namespace {
 
 absl::StatusOr<std::vector<const variants::Variant*>> ChooseReaders(
-    const ParsedFlags& flags, bool many, std::string fallback) {
+    const ParsedFlags& flags, bool many, std::string fallback,
+    const std::string& fallback_key) {
   absl::StatusOr<std::vector<const variants::Variant*>> loaded = Load(flags);
   if (!loaded.ok()) return loaded.status();
   fallback = ReaderOf(fallback);
@@ -335,18 +336,22 @@ absl::StatusOr<std::vector<const variants::Variant*>> ChooseReaders(
         loaded->size(), absl::StrJoin(names, ", ")));
   }
   if (loaded->size() == 1) return *loaded;
-  if (absl::Status s = LoadNamed(fallback); !s.ok()) return s;
-  absl::StatusOr<const variants::Variant*> v = variants::FindVariant(fallback);
-  if (!v.ok()) return v.status();
-  return std::vector<const variants::Variant*>{*v};
+  absl::Status s = LoadNamed(fallback);
+  absl::StatusOr<const variants::Variant*> v =
+      s.ok() ? variants::FindVariant(fallback) : s;
+  if (v.ok()) return std::vector<const variants::Variant*>{*v};
+  if (fallback_key.empty()) return v.status();
+  return absl::Status(v.status().code(), absl::StrFormat("%s: %s", fallback_key,
+                                                         v.status().message()));
 }
 
 }  // namespace
 
 absl::StatusOr<std::vector<const variants::Variant*>> ChooseVariants(
-    const ParsedFlags& flags, bool many, const std::string& fallback) {
+    const ParsedFlags& flags, bool many, const std::string& fallback,
+    const std::string& fallback_key) {
   absl::StatusOr<std::vector<const variants::Variant*>> readers =
-      ChooseReaders(flags, many, fallback);
+      ChooseReaders(flags, many, fallback, fallback_key);
   if (!readers.ok() || !KernelTimeLoaded()) return readers;
   return PairWithKernelTime(*readers, many && !flags.Has("variant"));
 }

@@ -39,9 +39,11 @@ bool NamesAVariant(const ParsedFlags& flags);
 // Loads what the flags name (plugins, kernel trees) and returns the
 // variants they choose: --variant's names; else the variants loaded from
 // files; else `fallback` (none with `many`: every variant). Errors are bad
-// input (exit 2).
+// input (exit 2); one about `fallback` starts with `fallback_key` (the
+// scenario key it came from, "run.reader") when there is one.
 absl::StatusOr<std::vector<const variants::Variant*>> ChooseVariants(
-    const ParsedFlags& flags, bool many, const std::string& fallback);
+    const ParsedFlags& flags, bool many, const std::string& fallback,
+    const std::string& fallback_key = "");
 
 // Loads the variant a replay file's [variant] section records (a plugin,
 // a kernel tree with its patches, or a compiled vDSO image); warns on

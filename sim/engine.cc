@@ -567,6 +567,21 @@ bool UsesTimens(const Scenario& scenario) {
   return false;
 }
 
+absl::Status CheckTimensSupport(const Scenario& scenario,
+                                const variants::Variant& variant) {
+  if (variant.timens && variant.build_timens_page != nullptr) {
+    return absl::OkStatus();
+  }
+  for (size_t i = 0; i < scenario.readers.size(); ++i) {
+    if (!scenario.readers[i].timens) continue;
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "reader[%d].timens: variant %s does not model time namespaces "
+        "(VDSO_CLOCKMODE_TIMENS): it cannot run a reader with timens = true",
+        i, variant.name));
+  }
+  return absl::OkStatus();
+}
+
 std::vector<ClockId> ClocksFor(const ReaderSpec& reader,
                                const variants::Variant& variant) {
   std::vector<ClockId> clocks;
@@ -582,13 +597,10 @@ absl::StatusOr<RunResult> RunRandom(const Scenario& scenario,
                                     const variants::Variant& variant,
                                     const RandomOptions& options) {
   if (absl::Status s = ValidateScenario(scenario); !s.ok()) return s;
-  const bool timens = UsesTimens(scenario);
-  if (timens && (!variant.timens || variant.build_timens_page == nullptr)) {
-    return absl::FailedPreconditionError(absl::StrFormat(
-        "variant %s does not model time namespaces (VDSO_CLOCKMODE_TIMENS): "
-        "it cannot run this scenario's readers with timens = true",
-        variant.name));
+  if (absl::Status t = CheckTimensSupport(scenario, variant); !t.ok()) {
+    return t;
   }
+  const bool timens = UsesTimens(scenario);
   const uint64_t seed = scenario.run.seed;
   Machine machine(scenario.machine, seed);
   absl::StatusOr<std::unique_ptr<vdso::VvarPage>> page_or =

@@ -30,12 +30,17 @@
 
 namespace vdsolab::sim {
 
-// The clocks a reader calls in turn with this variant: its scenario
-// clocks plus the variant's own clocks, or only the variant's own clocks
-// for a user-space variant.
 // Some reader of `scenario` is in the time namespace (ReaderSpec::timens).
 bool UsesTimens(const Scenario& scenario);
 
+// FailedPrecondition naming the first reader in the time namespace
+// ("reader[1].timens: ...") when `variant` does not model namespaces.
+absl::Status CheckTimensSupport(const Scenario& scenario,
+                                const variants::Variant& variant);
+
+// The clocks a reader calls in turn with this variant: its scenario
+// clocks plus the variant's own clocks, or only the variant's own clocks
+// for a user-space variant.
 std::vector<ClockId> ClocksFor(const ReaderSpec& reader,
                                const variants::Variant& variant);
 

@@ -82,14 +82,8 @@ absl::StatusOr<Setup> MakeSetup(const Scenario& s,
   if (absl::Status v = ValidateScenario(s); !v.ok()) return v;
   Setup w;
   w.machine = std::make_unique<Machine>(s.machine, s.run.seed);
-  const bool timens = std::any_of(s.readers.begin(), s.readers.end(),
-                                  [](const ReaderSpec& r) { return r.timens; });
-  if (timens && (!variant.timens || variant.build_timens_page == nullptr)) {
-    return absl::FailedPreconditionError(absl::StrFormat(
-        "variant %s does not model time namespaces (VDSO_CLOCKMODE_TIMENS): "
-        "it cannot run this scenario's readers with timens = true",
-        variant.name));
-  }
+  if (absl::Status t = CheckTimensSupport(s, variant); !t.ok()) return t;
+  const bool timens = UsesTimens(s);
   absl::StatusOr<std::unique_ptr<vdso::VvarPage>> page =
       timens ? vdso::VvarPage::CreateWithTimensView()
              : vdso::VvarPage::Create();

@@ -223,9 +223,13 @@ JsonObject ReplayJson(const Scenario& s, const variants::Variant& variant,
       .Add("file_variant", s.run.reader)
       .Add("property", s.replay.property)
       .Add("reproduced", replay.reproduced)
-      .Add("verdict", replay.reproduced      ? "reproduced"
-                      : replay.other_variant ? "fixed"
-                                             : "not reproduced");
+      .Add("verdict", !replay.stopped_before.empty() ? "not reached"
+                      : replay.reproduced            ? "reproduced"
+                      : replay.other_variant         ? "fixed"
+                                                     : "not reproduced");
+  if (!replay.stopped_before.empty()) {
+    o.Add("stop_reason", replay.stopped_before);
+  }
   JsonArray vs;
   for (const Violation& v : replay.violations)
     vs.AddRaw(ViolationJson(v).Text());

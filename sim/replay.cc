@@ -39,8 +39,20 @@ absl::StatusOr<std::string> ReplayRandom(const Scenario& scenario,
                             v.why, v.detail);
     }
   }
+  if (!r->traced && !r->stopped_early) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "replay.call = %d: reader %d makes no such call in this run (it "
+        "ends at %s s of simulated time)",
+        scenario.replay.call, scenario.replay.reader,
+        Seconds(r->simulated_ns)));
+  }
   if (!r->traced) {
-    absl::StrAppendFormat(&o, "the run never reached that call\n");
+    // Stopped before the call (calls that spun, Ctrl-C): what stopped it
+    // is the verdict, not "not reproduced".
+    out->stopped_before = r->stop_reason;
+    out->failed = r->failed;
+    absl::StrAppendFormat(&o, "the run stopped before that call: %s\n",
+                          r->stop_reason);
     return o;
   }
   const CallRecord& c = *r->traced;
@@ -203,7 +215,10 @@ absl::StatusOr<ReplayOutcome> Replay(const Scenario& scenario,
   // not recur says the fix works.
   const bool other = variant.name != scenario.run.reader;
   out.other_variant = other;
-  if (out.reproduced) {
+  if (!out.stopped_before.empty()) {
+    absl::StrAppendFormat(&out.text, "\nNOT REACHED%s\n",
+                          out.failed ? ": the run failed before the call" : "");
+  } else if (out.reproduced) {
     absl::StrAppendFormat(
         &out.text, "\nREPRODUCED%s\n",
         other ? absl::StrFormat(" with variant %s (the "

@@ -97,6 +97,10 @@ struct ReplayOutcome {
   // Replayed against another variant than the file's: not reproduced
   // means FIXED.
   bool other_variant = false;
+  // The run stopped before the call (RunResult::stop_reason), and whether
+  // it had failed by then.
+  std::string stopped_before;
+  bool failed = false;
 };
 
 // Runs a replay scenario (one with a [replay] section) again: its failing

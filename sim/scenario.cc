@@ -520,6 +520,27 @@ namespace vdsolab::sim {
 std::vector<std::string> ScenarioWarnings(const Scenario& s) {
   std::vector<std::string> out;
   const uint64_t end = s.run.duration_ns;
+  // The random strategy starts each reader within its first period.
+  for (size_t i = 0;
+       s.run.strategy == Strategy::kRandom && i < s.readers.size(); ++i) {
+    if (s.readers[i].period_ns >= end) {
+      out.push_back(absl::StrFormat(
+          "reader[%d].period (%s) is not shorter than the run (%s): it may "
+          "make one call or none",
+          i, FormatDurationNs(s.readers[i].period_ns), FormatDurationNs(end)));
+    }
+  }
+  for (size_t c = 0; c < s.machine.cpus.size(); ++c) {
+    for (size_t k = 0; k < s.machine.cpus[c].steps.size(); ++k) {
+      const CounterStep& step = s.machine.cpus[c].steps[k];
+      if (step.at_ns >= end) {
+        out.push_back(absl::StrFormat(
+            "machine.cpu[%d].steps[%d] (at %s) is at or after the run's end "
+            "(%s): it never happens",
+            c, k, FormatDurationNs(step.at_ns), FormatDurationNs(end)));
+      }
+    }
+  }
   for (size_t i = 0; i < s.events.size(); ++i) {
     const EventSpec& e = s.events[i];
     if (e.at_ns >= end) {

@@ -322,9 +322,10 @@ struct Scenario {
 // Checks every field's range; the message names the field and the value.
 absl::Status ValidateScenario(const Scenario& scenario);
 
-// What a valid scenario probably does not mean: an event after the run's
-// end (it never happens), a pause that outlasts the run (no reader runs
-// after it starts). One line each, for stderr.
+// What a valid scenario probably does not mean: an event or a counter step
+// after the run's end (it never happens), a pause that outlasts the run
+// (no reader runs after it starts), a reader period as long as the run (it
+// may make no call). One line each, for stderr, starting with the key.
 std::vector<std::string> ScenarioWarnings(const Scenario& scenario);
 
 // The timekeeper profile kernel.era and kernel.defects name.

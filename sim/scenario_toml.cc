@@ -55,9 +55,12 @@ absl::StatusOr<Scenario> ParseScenario(const std::string& text,
   return s;
 }
 
-absl::StatusOr<Scenario> LoadScenarioFile(const std::string& path) {
-  // Only a regular file of a sane size: a directory, a device (/dev/zero)
-  // or a FIFO would be read forever or as an empty scenario.
+namespace {
+
+// The text of a scenario file: only a regular file of a sane size (a
+// directory, a device such as /dev/zero or a FIFO would be read forever or
+// as an empty scenario).
+absl::StatusOr<std::string> ReadScenarioText(const std::string& path) {
   constexpr size_t kMaxBytes = 1 << 20;
   struct stat st;
   if (stat(path.c_str(), &st) != 0) {
@@ -85,13 +88,30 @@ absl::StatusOr<Scenario> LoadScenarioFile(const std::string& path) {
     return absl::InvalidArgumentError(
         absl::StrFormat("%s: larger than 1 MiB", path));
   }
-  if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
+  return text;
+}
+
+}  // namespace
+
+absl::StatusOr<Scenario> LoadScenarioFile(const std::string& path) {
+  absl::StatusOr<std::string> text = ReadScenarioText(path);
+  if (!text.ok()) return text.status();
+  if (text->find_first_not_of(" \t\r\n") == std::string::npos) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "%s: empty: a scenario names at least itself (name = \"...\"); see "
         "docs/scenarios.md",
         path));
   }
-  return ParseScenario(text, path);
+  return ParseScenario(*text, path);
+}
+
+std::string ScenarioKeyPosition(const std::string& path,
+                                const std::string& message) {
+  absl::StatusOr<std::string> text = ReadScenarioText(path);
+  if (!text.ok()) return path;
+  absl::StatusOr<toml::table> parsed = toml_hardened::ParseToml(*text, path);
+  if (!parsed.ok()) return path;
+  return path + LineOfKey(*parsed, message);
 }
 
 std::string ScenarioToToml(const Scenario& scenario) {

@@ -22,6 +22,12 @@ absl::StatusOr<Scenario> ParseScenario(const std::string& text,
                                        const std::string& source);
 absl::StatusOr<Scenario> LoadScenarioFile(const std::string& path);
 
+// "PATH:LINE:COLUMN" of the key that `message` (an error about the
+// scenario file at `path`) starts with ("reader[1].timens: ..."), or of its
+// nearest enclosing table in the file; "PATH" when the file names neither.
+std::string ScenarioKeyPosition(const std::string& path,
+                                const std::string& message);
+
 // The scenario as TOML that ParseScenario() reads back to an equal value.
 std::string ScenarioToToml(const Scenario& scenario);
 
