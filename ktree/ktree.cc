@@ -14,6 +14,7 @@
 #include "common/sha256.h"
 #include "ktree/internal/build_steps.h"
 #include "ktree/internal/cache.h"
+#include "ktree/internal/code_map.h"
 #include "ktree/internal/fs.h"
 #include "ktree/internal/layout_match.h"
 #include "ktree/internal/patches.h"
@@ -111,6 +112,8 @@ BuiltVariant FromMeta(const std::map<std::string, std::string>& m,
   b.rdtscp_reads = num("rdtscp_reads");
   b.syscalls = num("syscalls");
   b.code_sha256 = get("code_sha256");
+  b.functions = get("functions");
+  b.reached_functions = get("reached_functions");
   return b;
 }
 
@@ -155,7 +158,9 @@ std::map<std::string, std::string> ToMeta(const BuiltVariant& b) {
           {"plain_reads", std::to_string(b.plain_reads)},
           {"rdtscp_reads", std::to_string(b.rdtscp_reads)},
           {"syscalls", std::to_string(b.syscalls)},
-          {"code_sha256", b.code_sha256}};
+          {"code_sha256", b.code_sha256},
+          {"functions", b.functions},
+          {"reached_functions", b.reached_functions}};
 }
 
 // Everything a build is keyed on before it compiles.
@@ -280,6 +285,10 @@ absl::StatusOr<BuiltVariant> Build(const Inputs& in, std::string* log) {
   b.rdtscp_reads = rewrite->rdtscp;
   b.syscalls = rewrite->syscalls;
   b.code_sha256 = CodeFingerprint(compiled->assembly);
+  const internal::CodeMap map =
+      internal::MapCode(compiled->assembly, internal::kTreeEntryPoint);
+  b.functions = internal::FormatFunctions(map);
+  b.reached_functions = internal::FormatReached(map);
 
   internal::GlueConfig g;
   g.name = b.name;
@@ -380,6 +389,21 @@ absl::StatusOr<std::string> DefaultCacheDir() {
     return JoinPath(t, "vdsolab-cache");
   }
   return absl::StrFormat("/tmp/vdsolab-cache-%d", getuid());
+}
+
+PatchReach ComparePatchedCode(const BuiltVariant& base,
+                              const BuiltVariant& patched) {
+  PatchReach out;
+  if (base.functions.empty() || patched.functions.empty()) return out;
+  const internal::CodeMap a =
+      internal::ParseCodeMap(base.functions, base.reached_functions);
+  const internal::CodeMap b =
+      internal::ParseCodeMap(patched.functions, patched.reached_functions);
+  for (const std::string& f : internal::ChangedFunctions(a, b)) {
+    const bool reached = a.reached.count(f) != 0 || b.reached.count(f) != 0;
+    (reached ? out.reached : out.unreached).push_back(f);
+  }
+  return out;
 }
 
 absl::StatusOr<BuiltVariant> BuildTreeVariant(const BuildOptions& options) {

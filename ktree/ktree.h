@@ -73,13 +73,29 @@ struct BuiltVariant {
   int rdtscp_reads = 0;
   int syscalls = 0;
   // SHA-256 of the tree's compiled vDSO code (the compiler's assembly,
-  // comments and .file/.ident lines left out): equal for a patched and an unpatched
-  // build when the patch changes nothing x86 compiles ("" from a cache
-  // entry older than the field).
+  // comments and .file/.ident lines left out): equal for a patched and an
+  // unpatched build when the patch changes nothing x86 compiles ("" from a
+  // cache entry older than the field).
   std::string code_sha256;
+  // Each function of that code with its own fingerprint, and those
+  // vdsolab's entry point reaches (ktree/internal/code_map.h; "" from a
+  // cache entry older than the fields).
+  std::string functions;
+  std::string reached_functions;
   bool from_cache = false;  // Nothing was rebuilt.
   std::string build_log;    // What was run (for --verbose).
 };
+
+// The functions a patched build's code differs from the unpatched
+// tree's in, split by whether vdsolab's entry point reaches them in either
+// build (code outside functions counts as reached). Both empty when the
+// builds cannot be compared (an old cache entry).
+struct PatchReach {
+  std::vector<std::string> reached;
+  std::vector<std::string> unreached;
+};
+PatchReach ComparePatchedCode(const BuiltVariant& base,
+                              const BuiltVariant& patched);
 
 // Builds (or finds in the cache) the variant of `options`.
 absl::StatusOr<BuiltVariant> BuildTreeVariant(const BuildOptions& options);

@@ -14,7 +14,8 @@ namespace {
 // 2: the cache meta holds code_sha256.
 // 3: semantics_flags declare time namespaces (5.6+).
 // 4: the kernel's no-FP flags; thunks without vector saves.
-constexpr char kBuildStepsVersion[] = "ktree build steps 4";
+// 5: the cache meta holds each function's fingerprint and reach.
+constexpr char kBuildStepsVersion[] = "ktree build steps 5";
 
 // The translation unit: the tree's vclock_gettime.c, compiled as the
 // kernel compiles it (it includes ../../../../lib/vdso/gettimeofday.c
@@ -26,12 +27,12 @@ std::string WrapperSource(const std::string& src_root) {
       "#include \"%s/arch/x86/entry/vdso/vclock_gettime.c\"\n"
       "\n"
       "__attribute__((visibility(\"hidden\"))) int\n"
-      "vdsolab_tree_clock_gettime(const void *vd, clockid_t clock,\n"
-      "                           struct __kernel_timespec *ts)\n"
+      "%s(const void *vd, clockid_t clock,\n"
+      "    struct __kernel_timespec *ts)\n"
       "{\n"
       "\treturn __cvdso_clock_gettime_data(vd, clock, ts);\n"
       "}\n",
-      src_root);
+      src_root, kTreeEntryPoint);
 }
 
 struct Attempt {

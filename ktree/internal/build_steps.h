@@ -22,6 +22,10 @@
 
 namespace vdsolab::ktree::internal {
 
+// The entry point the wrapper adds to the tree's code, which the glue
+// calls: everything vdsolab runs of the tree is reached from it.
+inline constexpr char kTreeEntryPoint[] = "vdsolab_tree_clock_gettime";
+
 struct StepContext {
   Compiler cc;
   std::vector<std::string> cflags;

@@ -147,6 +147,17 @@ absl::StatusOr<std::string> Edit(const std::string& tree_root, Defect d,
       }
       break;
     }
+    case Defect::kGettimeofdayUsec: {
+      const size_t f = text.find("__cvdso_gettimeofday_data(");
+      if (f == std::string::npos) {
+        return Missing(*rel, "__cvdso_gettimeofday_data()");
+      }
+      if (!ReplaceAfter(text, f, "(u32)ts.tv_nsec / NSEC_PER_USEC",
+                        "(u32)ts.tv_nsec >> 10")) {
+        return Missing(*rel, "the tv_usec conversion");
+      }
+      break;
+    }
     case Defect::kTimensReadBeginNoRmb: {
       const size_t f = text.find("u32 vdso_read_begin(");
       if (f == std::string::npos) return Missing(*rel, "vdso_read_begin()");
@@ -189,6 +200,8 @@ const char* DefectName(Defect d) {
       return "unordered-counter-read";
     case Defect::kSignedClockId:
       return "signed-clock-id";
+    case Defect::kGettimeofdayUsec:
+      return "gettimeofday-usec";
   }
   return "?";
 }

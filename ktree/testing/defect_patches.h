@@ -50,6 +50,10 @@ enum class Defect {
   // negative id passes it and indexes the clock tables from outside them
   // (scenarios/invalid-clock-ids.toml).
   kSignedClockId,
+  // __cvdso_gettimeofday_data() converting nanoseconds to microseconds with
+  // a shift (>> 10, a divide by 1024). vdsolab never calls gettimeofday():
+  // the build notes that nothing tests the patch.
+  kGettimeofdayUsec,
 };
 
 // The defects of the initial namespace's paths.

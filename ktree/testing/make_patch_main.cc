@@ -6,7 +6,8 @@
 //
 // TREE is a source directory or a tarball (extracted into the test's
 // cache); KIND is a defect name (no-seq-retry, no-negative-motion-clamp,
-// base-before-seq-loop, timens-no-nsec-offset, timens-no-seq-retry), comment (a
+// base-before-seq-loop, timens-no-nsec-offset, timens-no-seq-retry,
+// unordered-counter-read, signed-clock-id, gettimeofday-usec), comment (a
 // comment appended: no code changes) or compile-error (then the line the
 // compiler must name is printed too).
 
@@ -51,6 +52,10 @@ int main(int argc, char** argv) {
   }
   std::vector<Defect> defects = AllDefects();
   for (Defect d : TimensDefects()) defects.push_back(d);
+  for (Defect d : {Defect::kUnorderedCounterRead, Defect::kSignedClockId,
+                   Defect::kGettimeofdayUsec}) {
+    defects.push_back(d);
+  }
   for (Defect d : defects) {
     if (kind != DefectName(d)) continue;
     absl::StatusOr<std::string> p = WriteDefectPatch(*root, d, argv[3]);
