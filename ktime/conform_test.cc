@@ -55,7 +55,7 @@ TEST_P(ConformTest, ModelAgreesWithTheTreeAfterEveryOperation) {
   absl::StatusOr<TreeProfile> tp =
       ProfileForKernelTime(tree->kt, tree->version);
   ASSERT_TRUE(tp.ok()) << tp.status();
-  // Debian's 6.12.117 has 6.13's max_raw_delta check (kernel/time/
+  // Debian's 6.12.117 and .118 have 6.13's max_raw_delta check (kernel/time/
   // timekeeping_internal.h); 6.1 the MSB check x86 selects.
   EXPECT_EQ(tp->backports, (tree->version.starts_with("6.12")
                                 ? std::vector<std::string>{"max-raw-delta"}

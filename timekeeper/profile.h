@@ -107,7 +107,8 @@ absl::Status EnableDefect(std::string_view name, TimekeeperProfile* profile);
 
 // Later mainline changes a stable tree carries on top of its era (the
 // stable trees' backports): "max-raw-delta" is 6.13's "clocksource: Make
-// negative motion detection more robust", which Debian's 6.12.117 has.
+// negative motion detection more robust", which Debian's 6.12.117 and
+// 6.12.118 have.
 const std::vector<std::string>& KnownBackports();
 absl::Status ApplyBackport(std::string_view name, TimekeeperProfile* profile);
 
