@@ -338,6 +338,10 @@ expect plugin_crash_replays 1 "did not return: crashed (SIGSEGV" -- \
 # loader's lock it left held would hang exit()'s handlers).
 expect plugin_exit_is_a_finding 1 "tried to end the process (exit(3))" -- \
   run "$scen/baseline.toml" --variant-so="${bad}_exit.so"
+# A name --variant, reports and replay files could not carry is refused.
+expect plugin_bad_name 2 \
+  "name \"--variant=upstream,\\nsecond line\": starts with '-'" -- \
+  run "$scen/baseline.toml" --variant-so="${bad}_bad_name.so"
 expect plugin_constructor_crash 2 "crashed (SIGSEGV at 0x10) while loading" -- \
   run "$scen/baseline.toml" --variant-so="${bad}_constructor.so"
 expect plugin_spin_is_a_finding 1 "the call spun for 0.2 s" -- \

@@ -49,6 +49,12 @@ patch=$("$make_patch" "$t612" gettimeofday-usec "$tmp")
 expect unreached_code_noted 0 \
   "changes only __vdso_gettimeofday() of the tree's code, which vdsolab never runs" -- \
   run "$scen/exhaustive-monotonic.toml" --kernel-tree="$t612" --patch="$patch"
+# A patch file's name becomes part of the variant's: what a name cannot
+# hold becomes '_'.
+cp "$patch" "$tmp/my fix.diff"
+expect patch_name_made_safe 0 "+my_fix (Linux" -- \
+  run "$scen/exhaustive-monotonic.toml" --kernel-tree="$t612" \
+  --patch="$tmp/my fix.diff"
 
 # Each defect patch is caught, with a replay file that reproduces it with
 # the same tree and patch (recorded in the file), and that the unpatched

@@ -256,6 +256,16 @@ absl::StatusOr<BuiltVariant> Build(const Inputs& in, std::string* log) {
   b.version = version->String();
   b.name = "tree-" + b.version;
   for (const internal::Patch& p : in.patches) b.name += "+" + p.name;
+  // A variant name is at most 128 bytes (variants/plugin/loader.cc): many
+  // long patch names (git format-patch's) keep the first and a count.
+  if (constexpr size_t kMaxPatchPart = 96;
+      b.name.size() > kMaxPatchPart && !in.patches.empty()) {
+    b.name = absl::StrFormat("tree-%s+%s", b.version,
+                             in.patches[0].name.substr(0, 48));
+    if (in.patches.size() > 1) {
+      b.name += absl::StrFormat("+%d-more", in.patches.size() - 1);
+    }
+  }
   if (internal::Basename(in.cc.cc) != "gcc") {
     b.name += "@" + internal::Basename(in.cc.cc);
   }

@@ -38,6 +38,7 @@
  *   21 answers CLOCK_MONOTONIC with 0 (a wrong time) and calls _exit(0)
  *      in its destructor: after the report, in exit(), it would turn
  *      vdsolab's failing exit status into 0
+ *   22 is named "--variant=upstream,\nsecond line": refused at load
  */
 #define _GNU_SOURCE /* nanosleep(), quick_exit() */
 
@@ -51,7 +52,14 @@
 #include "vdsolab_plugin.h"
 
 #if !defined(MISBEHAVE) || !defined(MISBEHAVE_NAME)
-#error "build with -DMISBEHAVE=1..21 -DMISBEHAVE_NAME=\"misbehaving-...\""
+#error "build with -DMISBEHAVE=1..22 -DMISBEHAVE_NAME=\"misbehaving-...\""
+#endif
+
+/* 22: a name no command line, report or replay file could carry. */
+#if MISBEHAVE == 22
+#define PLUGIN_NAME "--variant=upstream,\nsecond line"
+#else
+#define PLUGIN_NAME MISBEHAVE_NAME
 #endif
 
 #if MISBEHAVE == 11
@@ -152,7 +160,7 @@ static int32_t Misbehave(const struct vdsolab_ops *ops, const uint8_t *page,
 
 static const struct vdsolab_plugin kPlugin = {
     VDSOLAB_PLUGIN_ABI_VERSION,
-    MISBEHAVE_NAME,
+    PLUGIN_NAME,
     "examples/plugin/misbehaving_plugin.c (test only)",
     "a reader that crashes, aborts, spins or blocks on CLOCK_MONOTONIC",
     "upstream",

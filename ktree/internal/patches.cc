@@ -164,6 +164,14 @@ absl::StatusOr<Patch> ReadPatch(const std::string& path) {
       p.name.resize(p.name.size() - std::string(ext).size());
     }
   }
+  // The variant's name carries it: only what a variant name may hold
+  // (variants/plugin/loader.cc), the rest as '_'.
+  for (char& c : p.name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                    (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+                    c == '+' || c == '@' || c == '-';
+    if (!ok) c = '_';
+  }
   absl::StatusOr<std::vector<FileDiff>> files = ParseUnifiedDiff(p.text);
   if (!files.ok()) return BadPatch(path, std::string(files.status().message()));
   p.files = std::move(*files);

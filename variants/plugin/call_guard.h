@@ -5,8 +5,8 @@
 // SIGSYS), raises or draws a signal whose default action ends the process
 // (SIGUSR1, SIGPIPE, SIGALRM, ...: call_guard.cc's kEndingSignals; only if
 // it would have ended it, and not one another process sent), or spins past
-// a time bound is abandoned and reported as a CallFault, so a misbehaving variant is a finding, never a crash or a hang
-// of vdsolab.
+// a time bound is abandoned and reported as a CallFault, so a misbehaving
+// variant is a finding, never a crash or a hang of vdsolab.
 //
 // How: the call runs after sigsetjmp(); the signal handlers siglongjmp()
 // back when the fault happened inside the call on this thread (not inside

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_format.h"
 #include "common/clockid.h"
 #include "variants/plugin/call_guard.h"
@@ -323,6 +324,35 @@ absl::Status Bad(const std::string& path, const std::string& what) {
       absl::StrFormat("--variant-so=%s: %s", path, what));
 }
 
+// Why a plugin's name cannot be a variant's ("" when it can): --variant,
+// reports, replay files and compare's file names carry it, so letters,
+// digits and . _ + @ - only, not starting with '-' or '.', at most 128
+// bytes.
+std::string BadName(const std::string& name) {
+  constexpr size_t kMaxName = 128;
+  if (name.size() > kMaxName) {
+    return absl::StrFormat("longer than %d bytes", kMaxName);
+  }
+  if (name.front() == '-' || name.front() == '.') {
+    return absl::StrFormat("starts with '%c'", name.front());
+  }
+  for (char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                    (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+                    c == '+' || c == '@' || c == '-';
+    if (!ok) {
+      return absl::StrFormat(
+          "has the character %s (a name is letters, digits and . _ + @ -)",
+          c == '\n' ? std::string("'\\n'")
+          : static_cast<unsigned char>(c) < 0x20 ||
+                  static_cast<unsigned char>(c) >= 0x7f
+              ? absl::StrFormat("0x%02x", static_cast<unsigned char>(c))
+              : absl::StrFormat("'%c'", c));
+    }
+  }
+  return "";
+}
+
 // What a version-1 or version-2 record says, copied out of the plugin's
 // memory while the read is contained: a wild pointer in the record faults
 // there, as the plugin's crash, never later in vdsolab. Version 1
@@ -531,6 +561,11 @@ absl::StatusOr<const Variant*> LoadPluginVariant(const std::string& path,
   auto kept = std::make_unique<Record>(*std::move(rec));
   const Record& p = *kept;
   if (!p.name || p.name->empty()) return Refuse(handle, Bad(path, "no name"));
+  if (const std::string why = BadName(*p.name); !why.empty()) {
+    return Refuse(handle,
+                  Bad(path, absl::StrFormat("name \"%s\": %s",
+                                            absl::CEscape(*p.name), why)));
+  }
   if (p.clock_gettime == nullptr)
     return Refuse(handle, Bad(path, "no clock_gettime"));
   if (!p.layout) return Refuse(handle, Bad(path, "no layout"));

@@ -117,7 +117,9 @@ struct vdsolab_ops {
 
 struct vdsolab_plugin {
   uint32_t abi_version;   /* VDSOLAB_PLUGIN_ABI_VERSION */
-  const char* name;       /* Unique among variants, e.g. "mine". */
+  /* Unique among variants, e.g. "mine": letters, digits and . _ + @ -,
+   * not starting with '-' or '.', at most 128 bytes. */
+  const char* name;
   const char* provenance; /* Where it comes from: patch, thread, author. */
   const char* summary;    /* One line. */
   /* The built-in variant whose page layout, writer and era semantics this
