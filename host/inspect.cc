@@ -6,9 +6,9 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "common/escape.h"
 #include "common/bytes.h"
 #include "common/clockid.h"
+#include "common/escape.h"
 #include "common/math64.h"
 #include "timekeeper/clocksource.h"
 #include "vdso/datapage.h"
@@ -212,7 +212,8 @@ std::string DescribeSnapshotJson(const LiveSnapshot& snap,
       "{\"kernel\": %s, \"layout\": \"%s\", \"clock_data\": [%s], "
       "\"tz_minuteswest\": %d, \"tz_dsttime\": %d, \"hrtimer_res\": %d, "
       "\"tail_offset\": %d, \"pvclock\": %s}",
-      JsonQuote(kernel.release), tail == vdso::kTzMinuteswest ? "6.17+" : "6.15",
+      JsonQuote(kernel.release),
+      tail == vdso::kTzMinuteswest ? "6.17+" : "6.15",
       absl::StrJoin(records, ", "), static_cast<int32_t>(Load32(p, tail)),
       static_cast<int32_t>(Load32(p, tail + 4)), Load32(p, tail + 8), tail, pv);
 }
@@ -343,8 +344,7 @@ bool PredictionHolds(const UpdateAnalysis& a) {
   // predicted cycle_interval (or HZ) is what is wrong.
   return a.hz != 0 && a.steps_whole_intervals > 0 &&
          a.off_tick_updates < a.steps_whole_intervals &&
-         a.steps_whole_intervals + a.off_tick_updates +
-                 a.clocksource_changes ==
+         a.steps_whole_intervals + a.off_tick_updates + a.clocksource_changes ==
              a.updates_seen &&
          a.raw_increments_exact == a.steps_whole_intervals &&
          a.mono_increments_exact == a.mono_pairs_same_mult &&

@@ -44,8 +44,8 @@ struct UpdateAnalysis {
   // identity, which tick accumulation satisfies too).
   int off_tick_raw_exact = 0;
   int clocksource_changes = 0;  // Raw mult or shift moved: not compared.
-  bool ntp_steering = false;      // hres mult != raw mult somewhere.
-  bool mult_moved = false;        // hres mult changed across samples.
+  bool ntp_steering = false;    // hres mult != raw mult somewhere.
+  bool mult_moved = false;      // hres mult changed across samples.
   uint32_t raw_mult = 0;
   uint32_t shift = 0;
 };

@@ -39,9 +39,9 @@ inline constexpr char kRunningImage[] = "[vdso]";
 // kernel's) and registers it: variant "host" for the running kernel's
 // image, "host-<version>" for a file ("host-6.18.44"; another image of the
 // same version adds its sha256's first 8 digits). Loading the same image
-// again returns the variant already loaded. Errors are InvalidArgument with a message a user
-// can act on (no vDSO, not x86-64, unknown layout, a file that is not a
-// vDSO, an image that does not read its era's layout).
+// again returns the variant already loaded. Errors are InvalidArgument with a
+// message a user can act on (no vDSO, not x86-64, unknown layout, a file that
+// is not a vDSO, an image that does not read its era's layout).
 absl::StatusOr<const variants::Variant*> LoadHostVariant(
     const std::string& image_path);
 

@@ -78,8 +78,8 @@ Scenario WithEvents() {
   aux_off.kind = EventKind::kAuxDisable;
   aux_off.at_ns = 930000;
   aux_off.aux = 2;
-  s.events = {adj, raw_modes, tai, off, leap, suspend, cs, aux_on, aux_set,
-              aux_off};
+  s.events = {adj,     raw_modes, tai,    off,     leap,
+              suspend, cs,        aux_on, aux_set, aux_off};
   s.readers[0].id = 0;  // Written resolved.
   s.readers[0].clocks = {kClockAux + 2, kClockMonotonic};
   s.run.duration_ns = 1000000;
@@ -90,8 +90,9 @@ TEST(ScenarioEvents, EveryNewFieldRoundTrips) {
   const Scenario s = WithEvents();
   ASSERT_TRUE(ValidateScenario(s).ok()) << ValidateScenario(s).message();
   const std::string text = ScenarioToToml(s);
-  EXPECT_TRUE(absl::StrContains(text, "modes = [\"OFFSET\", \"STATUS\", "
-                                      "\"NANO\"]"))
+  EXPECT_TRUE(absl::StrContains(text,
+                                "modes = [\"OFFSET\", \"STATUS\", "
+                                "\"NANO\"]"))
       << text;
   EXPECT_TRUE(absl::StrContains(text, "offset_time = \"-2.750000000\""));
   EXPECT_TRUE(absl::StrContains(text, "clock = \"AUX+2\""));
@@ -119,15 +120,15 @@ TEST(ScenarioEvents, DefaultsAreNotWritten) {
 
 TEST(ScenarioEvents, ModesAndStatusTakeNumbersToo) {
   absl::StatusOr<Scenario> s = ParseScenario(
-      "[[event]]\nkind = \"adjtimex\"\nmodes = 16\nstatus = 8193\n",
-      "n.toml");
+      "[[event]]\nkind = \"adjtimex\"\nmodes = 16\nstatus = 8193\n", "n.toml");
   ASSERT_TRUE(s.ok()) << s.status().message();
   EXPECT_EQ(s->events[0].modes, tk::kAdjStatus);
   EXPECT_EQ(s->events[0].status, tk::kStaPll | tk::kStaNano);
   absl::StatusOr<Scenario> bad = ParseScenario(
       "[[event]]\nkind = \"adjtimex\"\nmodes = [\"FREQ\"]\n", "b.toml");
   ASSERT_FALSE(bad.ok());
-  EXPECT_TRUE(absl::StrContains(bad.status().message(), "unknown name \"FREQ\""))
+  EXPECT_TRUE(
+      absl::StrContains(bad.status().message(), "unknown name \"FREQ\""))
       << bad.status().message();
 }
 

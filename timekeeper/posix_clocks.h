@@ -14,8 +14,8 @@
 #include "common/clock_result.h"
 #include "common/clockid.h"
 #include "timekeeper/timekeeper.h"
-#include "timekeeper/timens.h"
 #include "timekeeper/timekeeping.h"
+#include "timekeeper/timens.h"
 
 namespace vdsolab::timekeeper {
 

@@ -51,7 +51,7 @@ static const uint32_t kRaw = BIT(4);
 #define USE_SYSCALL 1
 
 /* &vc->basetime[clk]: {u64 sec; u64 nsec}. */
-static const uint8_t *basetime(const uint8_t *vc, int32_t clk) {
+static const uint8_t* basetime(const uint8_t* vc, int32_t clk) {
   return vc + kVcBasetime + 16 * clk;
 }
 
@@ -63,14 +63,14 @@ static uint64_t mul_add_shr(uint64_t a, uint32_t mul, uint64_t b,
 
 /* timens_offset offset[clk] of the namespace's record `vcns` (where
  * basetime[clk] is): added in u64, as do_hres_timens() adds it. */
-static void add_offset(const struct vdsolab_ops *ops, const uint8_t *vcns,
-                       int32_t clk, uint64_t *sec, uint64_t *ns) {
+static void add_offset(const struct vdsolab_ops* ops, const uint8_t* vcns,
+                       int32_t clk, uint64_t* sec, uint64_t* ns) {
   *sec += ops->load64(ops->ctx, basetime(vcns, clk));
   *ns += ops->load64(ops->ctx, basetime(vcns, clk) + 8);
 }
 
 /* vdso_set_timespec(): ns may hold whole seconds. */
-static int32_t set_timespec(struct vdsolab_timespec *ts, uint64_t sec,
+static int32_t set_timespec(struct vdsolab_timespec* ts, uint64_t sec,
                             uint64_t ns) {
   while (ns >= NSEC_PER_SEC) {
     ns -= NSEC_PER_SEC;
@@ -83,10 +83,10 @@ static int32_t set_timespec(struct vdsolab_timespec *ts, uint64_t sec,
 
 /* do_hres() (vcns NULL) or do_hres_timens() (vcns: the namespace's record,
  * vc the time page's): 0, USE_SYSCALL or VDSOLAB_ABANDONED. */
-static int32_t do_hres(const struct vdsolab_ops *ops, const uint8_t *vc,
-                       int32_t clk, struct vdsolab_timespec *ts,
-                       const uint8_t *vcns) {
-  const uint8_t *base = basetime(vc, clk);
+static int32_t do_hres(const struct vdsolab_ops* ops, const uint8_t* vc,
+                       int32_t clk, struct vdsolab_timespec* ts,
+                       const uint8_t* vcns) {
+  const uint8_t* base = basetime(vc, clk);
   uint64_t sec, ns;
   uint32_t seq;
   do {
@@ -116,9 +116,9 @@ static int32_t do_hres(const struct vdsolab_ops *ops, const uint8_t *vc,
     const uint64_t delta = cycles - last;
     if (delta > max_cycles) {
       /* Bit 62: the counter is behind cycle_last (negative motion). */
-      ns = (delta & (1ULL << 62)) ? ns >> shift
-                                  : mul_add_shr(delta & S64_MAX, mult, ns,
-                                                shift);
+      ns = (delta & (1ULL << 62))
+               ? ns >> shift
+               : mul_add_shr(delta & S64_MAX, mult, ns, shift);
     } else {
       ns = (delta * mult + ns) >> shift;
     }
@@ -135,10 +135,10 @@ static int32_t do_hres(const struct vdsolab_ops *ops, const uint8_t *vc,
 
 /* do_coarse() (vcns NULL) or do_coarse_timens(): the base time, in plain
  * ns, under the seq. */
-static int32_t do_coarse(const struct vdsolab_ops *ops, const uint8_t *vc,
-                         int32_t clk, struct vdsolab_timespec *ts,
-                         const uint8_t *vcns) {
-  const uint8_t *base = basetime(vc, clk);
+static int32_t do_coarse(const struct vdsolab_ops* ops, const uint8_t* vc,
+                         int32_t clk, struct vdsolab_timespec* ts,
+                         const uint8_t* vcns) {
+  const uint8_t* base = basetime(vc, clk);
   uint64_t sec, ns;
   uint32_t seq;
   do {
@@ -162,9 +162,9 @@ static int32_t do_coarse(const struct vdsolab_ops *ops, const uint8_t *vc,
   return set_timespec(ts, sec, ns);
 }
 
-static int32_t example_clock_gettime(const struct vdsolab_ops *ops,
-                                     const uint8_t *page, int32_t clock,
-                                     struct vdsolab_timespec *ts) {
+static int32_t example_clock_gettime(const struct vdsolab_ops* ops,
+                                     const uint8_t* page, int32_t clock,
+                                     struct vdsolab_timespec* ts) {
   int32_t r = USE_SYSCALL;
   if (clock >= 0 && clock < 16) {
     const uint32_t bit = 1u << clock;
@@ -194,4 +194,4 @@ static const struct vdsolab_plugin kPlugin = {
     example_clock_gettime,
 };
 
-const struct vdsolab_plugin *vdsolab_plugin_v1(void) { return &kPlugin; }
+const struct vdsolab_plugin* vdsolab_plugin_v1(void) { return &kPlugin; }

@@ -35,20 +35,20 @@ enum {
 #define VDSO_CLOCKMODE_TIMENS 0x7fffffff
 
 /* A load as compiled code makes it: the hook, then the load itself. */
-static uint32_t ld32(const struct vdsolab_ops *ops, const uint8_t *p) {
+static uint32_t ld32(const struct vdsolab_ops* ops, const uint8_t* p) {
   ops->before_load(ops->ctx, p, 4);
-  return *(const volatile uint32_t *)p;
+  return *(const volatile uint32_t*)p;
 }
-static uint64_t ld64(const struct vdsolab_ops *ops, const uint8_t *p) {
+static uint64_t ld64(const struct vdsolab_ops* ops, const uint8_t* p) {
   ops->before_load(ops->ctx, p, 8);
-  return *(const volatile uint64_t *)p;
+  return *(const volatile uint64_t*)p;
 }
 
 /* vdso_read_begin_timens(): the seq to re-check, after waiting out an odd
  * one; or, when `timens` is given and the odd seq is a time namespace's
  * record (seq 1 for good, VDSO_CLOCKMODE_TIMENS), *timens = 1 at once. */
-static uint32_t begin(const struct vdsolab_ops *ops, const uint8_t *vc,
-                      int *abandoned, int *timens) {
+static uint32_t begin(const struct vdsolab_ops* ops, const uint8_t* vc,
+                      int* abandoned, int* timens) {
   uint32_t seq;
   while ((seq = ld32(ops, vc + kVcSeq)) & 1) {
     if (timens != NULL &&
@@ -71,9 +71,9 @@ static uint32_t begin(const struct vdsolab_ops *ops, const uint8_t *vc,
 /* The body of do_hres()'s loop: base time and counter delta of record
  * `vc`, in *sec and *ns (not yet normalised); USE_SYSCALL if the clock mode
  * is not the TSC. */
-static int32_t hres_body(const struct vdsolab_ops *ops, const uint8_t *vc,
-                         int32_t clk, uint64_t *sec, uint64_t *ns) {
-  const uint8_t *base = vc + kVcBasetime + 16 * clk;
+static int32_t hres_body(const struct vdsolab_ops* ops, const uint8_t* vc,
+                         int32_t clk, uint64_t* sec, uint64_t* ns) {
+  const uint8_t* base = vc + kVcBasetime + 16 * clk;
   if ((int32_t)ld32(ops, vc + kVcClockMode) != 1) return USE_SYSCALL;
   const uint64_t cycles =
       ops->read_counter(ops->ctx, VDSOLAB_RDTSC_ORDERED) & S64_MAX;
@@ -96,7 +96,7 @@ static int32_t hres_body(const struct vdsolab_ops *ops, const uint8_t *vc,
 }
 
 /* vdso_set_timespec(): ns may hold whole seconds. */
-static int32_t set_timespec(struct vdsolab_timespec *ts, uint64_t sec,
+static int32_t set_timespec(struct vdsolab_timespec* ts, uint64_t sec,
                             uint64_t ns) {
   while (ns >= NSEC_PER_SEC) {
     ns -= NSEC_PER_SEC;
@@ -110,9 +110,9 @@ static int32_t set_timespec(struct vdsolab_timespec *ts, uint64_t sec,
 /* struct timens_offset at offset[clk] of the namespace's record `vcns`
  * (where basetime[clk] is in a time page's record): s64 sec, u64 nsec,
  * added in u64 as the kernel adds them. */
-static void add_timens_offset(const struct vdsolab_ops *ops,
-                              const uint8_t *vcns, int32_t clk, uint64_t *sec,
-                              uint64_t *ns) {
+static void add_timens_offset(const struct vdsolab_ops* ops,
+                              const uint8_t* vcns, int32_t clk, uint64_t* sec,
+                              uint64_t* ns) {
   *sec += ld64(ops, vcns + kVcBasetime + 16 * clk);
   *ns += ld64(ops, vcns + kVcBasetime + 16 * clk + 8);
 }
@@ -120,10 +120,10 @@ static void add_timens_offset(const struct vdsolab_ops *ops,
 /* do_hres_timens(): the time page is ops->time_page_offset bytes after the
  * namespace's page (__arch_get_vdso_u_timens_data()), and the clock's
  * record there where `vcns` is in the namespace's page. */
-static int32_t do_hres_timens(const struct vdsolab_ops *ops,
-                              const uint8_t *vcns, int32_t clk,
-                              struct vdsolab_timespec *ts) {
-  const uint8_t *vc = vcns + ops->time_page_offset;
+static int32_t do_hres_timens(const struct vdsolab_ops* ops,
+                              const uint8_t* vcns, int32_t clk,
+                              struct vdsolab_timespec* ts) {
+  const uint8_t* vc = vcns + ops->time_page_offset;
   uint64_t sec = 0, ns = 0;
   int abandoned = 0;
   for (;;) {
@@ -140,8 +140,8 @@ static int32_t do_hres_timens(const struct vdsolab_ops *ops,
   return set_timespec(ts, sec, ns);
 }
 
-static int32_t do_hres(const struct vdsolab_ops *ops, const uint8_t *vc,
-                       int32_t clk, struct vdsolab_timespec *ts) {
+static int32_t do_hres(const struct vdsolab_ops* ops, const uint8_t* vc,
+                       int32_t clk, struct vdsolab_timespec* ts) {
   uint64_t sec = 0, ns = 0;
   int abandoned = 0, timens = 0;
   for (;;) {
@@ -160,11 +160,11 @@ static int32_t do_hres(const struct vdsolab_ops *ops, const uint8_t *vc,
 
 /* do_coarse_timens(): the time page's coarse base under its seq, plus the
  * namespace's offset. */
-static int32_t do_coarse_timens(const struct vdsolab_ops *ops,
-                                const uint8_t *vcns, int32_t clk,
-                                struct vdsolab_timespec *ts) {
-  const uint8_t *vc = vcns + ops->time_page_offset;
-  const uint8_t *base = vc + kVcBasetime + 16 * clk;
+static int32_t do_coarse_timens(const struct vdsolab_ops* ops,
+                                const uint8_t* vcns, int32_t clk,
+                                struct vdsolab_timespec* ts) {
+  const uint8_t* vc = vcns + ops->time_page_offset;
+  const uint8_t* base = vc + kVcBasetime + 16 * clk;
   uint64_t sec = 0, ns = 0;
   int abandoned = 0;
   for (;;) {
@@ -182,9 +182,9 @@ static int32_t do_coarse_timens(const struct vdsolab_ops *ops,
   return set_timespec(ts, sec, ns);
 }
 
-static int32_t do_coarse(const struct vdsolab_ops *ops, const uint8_t *vc,
-                         int32_t clk, struct vdsolab_timespec *ts) {
-  const uint8_t *base = vc + kVcBasetime + 16 * clk;
+static int32_t do_coarse(const struct vdsolab_ops* ops, const uint8_t* vc,
+                         int32_t clk, struct vdsolab_timespec* ts) {
+  const uint8_t* base = vc + kVcBasetime + 16 * clk;
   int abandoned = 0, timens = 0;
   for (;;) {
     const uint32_t seq = begin(ops, vc, &abandoned, &timens);
@@ -200,9 +200,9 @@ static int32_t do_coarse(const struct vdsolab_ops *ops, const uint8_t *vc,
   }
 }
 
-static int32_t v2_clock_gettime(const struct vdsolab_ops *ops,
-                                const uint8_t *page, int32_t clock,
-                                struct vdsolab_timespec *ts) {
+static int32_t v2_clock_gettime(const struct vdsolab_ops* ops,
+                                const uint8_t* page, int32_t clock,
+                                struct vdsolab_timespec* ts) {
   int32_t r = USE_SYSCALL;
   if (clock >= 0 && clock < 16) {
     const uint32_t bit = 1u << clock;
@@ -226,7 +226,7 @@ static const int32_t kClocks[] = {0, 1, 4, 5, 6, 7, 11};
 #endif
 
 #if VDSOLAB_V2_CASE == 5
-#define VDSOLAB_V2_NAME ((const char *)16) /* A wild pointer. */
+#define VDSOLAB_V2_NAME ((const char*)16) /* A wild pointer. */
 #elif VDSOLAB_V2_CASE == 7
 #define VDSOLAB_V2_NAME "broken-v2\xff" /* Not UTF-8. */
 #elif VDSOLAB_V2_CASE == 0
@@ -249,11 +249,11 @@ static const struct vdsolab_plugin2 kPlugin = {
     VDSOLAB_V2_CASE == 2 ? 7u : (uint32_t)VDSOLAB_COUNTER_MASKED63,
     VDSOLAB_V2_CASE == 3
         ? 0x10u
-        : (VDSOLAB_SEM_OVERFLOW_PROTECTED | VDSOLAB_SEM_COARSE_FROM_COARSE_NSEC |
-           VDSOLAB_SEM_TIME_NAMESPACE),
+        : (VDSOLAB_SEM_OVERFLOW_PROTECTED |
+           VDSOLAB_SEM_COARSE_FROM_COARSE_NSEC | VDSOLAB_SEM_TIME_NAMESPACE),
     VDSOLAB_V2_CASE == 4 ? 9u : (uint32_t)VDSOLAB_RDTSC_ORDERED,
     "Linux 6.18",
     "examples/plugin/example_plugin_v2.c",
 };
 
-const struct vdsolab_plugin2 *vdsolab_plugin_v2(void) { return &kPlugin; }
+const struct vdsolab_plugin2* vdsolab_plugin_v2(void) { return &kPlugin; }

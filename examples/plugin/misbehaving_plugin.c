@@ -65,7 +65,7 @@
 #if MISBEHAVE == 11
 static volatile uintptr_t wild = 16; /* Not a constant: no -Warray-bounds. */
 __attribute__((constructor)) static void DieWhileLoading(void) {
-  *(volatile uint32_t *)wild = 1;
+  *(volatile uint32_t*)wild = 1;
 }
 #endif
 
@@ -84,13 +84,13 @@ static uint64_t Recurse(uint64_t depth) {
   return Recurse(depth + 1) + frame[0];
 }
 
-static int32_t Misbehave(const struct vdsolab_ops *ops, const uint8_t *page,
-                         int32_t clock, struct vdsolab_timespec *ts) {
+static int32_t Misbehave(const struct vdsolab_ops* ops, const uint8_t* page,
+                         int32_t clock, struct vdsolab_timespec* ts) {
   if (clock != 1) return ops->fallback(ops->ctx, clock, ts);
   const uint32_t seq = ops->load32(ops->ctx, page);
   switch (MISBEHAVE) {
     case 1:
-      return (int32_t) * (volatile uint32_t *)(uintptr_t)(16 + (seq & 1));
+      return (int32_t) * (volatile uint32_t*)(uintptr_t)(16 + (seq & 1));
     case 2: {
       volatile uint32_t zero = seq & 0u; /* Not foldable: volatile. */
       return (int32_t)(seq / zero);
@@ -114,7 +114,7 @@ static int32_t Misbehave(const struct vdsolab_ops *ops, const uint8_t *page,
       _exit(0);
     case 10:
       /* The vvar page is read-only to user space. */
-      *(volatile uint8_t *)(uintptr_t)page = (uint8_t)seq;
+      *(volatile uint8_t*)(uintptr_t)page = (uint8_t)seq;
       return -22;
     case 12:
       sink += ops->load32(ops->ctx, page - 4);
@@ -130,7 +130,7 @@ static int32_t Misbehave(const struct vdsolab_ops *ops, const uint8_t *page,
     case 16:
       return ops->fallback(ops->ctx, clock, NULL);
     case 17:
-      sink += ops->load32(ops->ctx, (const uint8_t *)(UINTPTR_MAX - 1));
+      sink += ops->load32(ops->ctx, (const uint8_t*)(UINTPTR_MAX - 1));
       return ops->fallback(ops->ctx, clock, ts);
     case 18:
       signal(SIGXCPU, SIG_IGN);
@@ -169,4 +169,4 @@ static const struct vdsolab_plugin kPlugin = {
     Misbehave,
 };
 
-const struct vdsolab_plugin *vdsolab_plugin_v1(void) { return &kPlugin; }
+const struct vdsolab_plugin* vdsolab_plugin_v1(void) { return &kPlugin; }

@@ -6,15 +6,14 @@
  * struct ntp_data (not supported yet: the build fails here).
  */
 #include "kernel/time/ntp.c"
-
 #include "ktime_abi.h"
 
 /* The ntp_tick_adj= boot parameter's handler (static __init in ntp.c). */
-int vdsolab_kt_ntp_tick_adj_setup(char *value) {
+int vdsolab_kt_ntp_tick_adj_setup(char* value) {
   return ntp_tick_adj_setup(value);
 }
 
-void vdsolab_kt_read_ntp(struct vdsolab_kt_state *o) {
+void vdsolab_kt_read_ntp(struct vdsolab_kt_state* o) {
   o->tick_usec = tick_usec;
   o->tick_length = tick_length;
   o->tick_length_base = tick_length_base;

@@ -9,31 +9,30 @@
  * Compiled with the kernel's flags and headers (no libc).
  */
 #include "kernel/time/timekeeping.c"
-
 #include "ktime_abi.h"
 
 /* shims.c: the counter of the current call, the persistent clock, events. */
 extern unsigned long long vdsolab_kt_now;
 extern long long vdsolab_kt_rtc_sec, vdsolab_kt_rtc_nsec;
 extern long long vdsolab_kt_boot_sec, vdsolab_kt_boot_nsec;
-extern struct clocksource *vdsolab_kt_clock;
+extern struct clocksource* vdsolab_kt_clock;
 void vdsolab_kt_reset_statics(void);
-const char *vdsolab_kt_take_events(void);
+const char* vdsolab_kt_take_events(void);
 /* glue_ntp.c, glue_vsyscall.c */
-void vdsolab_kt_read_ntp(struct vdsolab_kt_state *out);
-int vdsolab_kt_ntp_tick_adj_setup(char *value);
-const unsigned char *vdsolab_kt_vdso_data(unsigned int *size);
-const struct vdsolab_kt_store *vdsolab_kt_take_stores(unsigned int *n,
-                                                      unsigned int *updates,
-                                                      unsigned int *overflow);
+void vdsolab_kt_read_ntp(struct vdsolab_kt_state* out);
+int vdsolab_kt_ntp_tick_adj_setup(char* value);
+const unsigned char* vdsolab_kt_vdso_data(unsigned int* size);
+const struct vdsolab_kt_store* vdsolab_kt_take_stores(unsigned int* n,
+                                                      unsigned int* updates,
+                                                      unsigned int* overflow);
 
 /* During change_clocksource() the clocksource being switched to reads
  * its own counter; every other read, and every read after, `now`. */
-static struct clocksource *vdsolab_switching_to;
+static struct clocksource* vdsolab_switching_to;
 static unsigned long long vdsolab_now_new;
 
 /* clock->read(): the simulation's counter. */
-static u64 vdsolab_read(struct clocksource *cs) {
+static u64 vdsolab_read(struct clocksource* cs) {
   return cs == vdsolab_switching_to ? vdsolab_now_new : vdsolab_kt_now;
 }
 
@@ -47,9 +46,9 @@ static struct clocksource vdsolab_cs = {
 static struct clocksource vdsolab_next_cs[VDSOLAB_KT_MAX_SWITCHES];
 static int vdsolab_next_used;
 
-static int vdsolab_register(struct clocksource *cs,
-                            const struct vdsolab_kt_clock *c,
-                            struct vdsolab_kt_clock_fields *out) {
+static int vdsolab_register(struct clocksource* cs,
+                            const struct vdsolab_kt_clock* c,
+                            struct vdsolab_kt_clock_fields* out) {
   int ret;
   cs->mask = c->mask;
   cs->rating = c->rating;
@@ -73,18 +72,18 @@ static int vdsolab_register(struct clocksource *cs,
   return ret;
 }
 
-static int vdsolab_register_clock(const struct vdsolab_kt_clock *c,
-                                  struct vdsolab_kt_clock_fields *out) {
+static int vdsolab_register_clock(const struct vdsolab_kt_clock* c,
+                                  struct vdsolab_kt_clock_fields* out) {
   int ret = vdsolab_register(&vdsolab_cs, c, out);
   vdsolab_kt_clock = &vdsolab_cs;
   return ret;
 }
 
-static int vdsolab_change_clocksource(const struct vdsolab_kt_clock *c,
-                                      struct vdsolab_kt_clock_fields *out,
+static int vdsolab_change_clocksource(const struct vdsolab_kt_clock* c,
+                                      struct vdsolab_kt_clock_fields* out,
                                       unsigned long long now_old,
                                       unsigned long long now_new) {
-  struct clocksource *cs;
+  struct clocksource* cs;
   int ret;
   if (vdsolab_next_used >= VDSOLAB_KT_MAX_SWITCHES) return -1;
   cs = &vdsolab_next_cs[vdsolab_next_used++];
@@ -118,7 +117,7 @@ static void vdsolab_tick(unsigned long long now) {
   update_wall_time();
 }
 
-static int vdsolab_adjtimex(struct vdsolab_kt_timex *t,
+static int vdsolab_adjtimex(struct vdsolab_kt_timex* t,
                             unsigned long long now) {
   struct __kernel_timex txc = {0};
   int ret;
@@ -198,8 +197,8 @@ static void vdsolab_inject_sleeptime(long long sec, long long nsec,
   timekeeping_inject_sleeptime64(&ts);
 }
 
-static void vdsolab_copy_tkr(struct vdsolab_kt_tkr *o,
-                             const struct tk_read_base *t) {
+static void vdsolab_copy_tkr(struct vdsolab_kt_tkr* o,
+                             const struct tk_read_base* t) {
   o->mask = t->mask;
   o->cycle_last = t->cycle_last;
   o->xtime_nsec = t->xtime_nsec;
@@ -209,8 +208,8 @@ static void vdsolab_copy_tkr(struct vdsolab_kt_tkr *o,
   o->shift = t->shift;
 }
 
-static void vdsolab_read_state(struct vdsolab_kt_state *o) {
-  const struct timekeeper *tk = &tk_core.timekeeper;
+static void vdsolab_read_state(struct vdsolab_kt_state* o) {
+  const struct timekeeper* tk = &tk_core.timekeeper;
   vdsolab_copy_tkr(&o->tkr_mono, &tk->tkr_mono);
   vdsolab_copy_tkr(&o->tkr_raw, &tk->tkr_raw);
   o->xtime_sec = tk->xtime_sec;
@@ -260,7 +259,7 @@ static const struct vdsolab_kt_api vdsolab_api = {
     .change_clocksource = vdsolab_change_clocksource,
 };
 
-__attribute__((visibility("default"))) const struct vdsolab_kt_api *
+__attribute__((visibility("default"))) const struct vdsolab_kt_api*
 vdsolab_ktime_api(void) {
   return &vdsolab_api;
 }

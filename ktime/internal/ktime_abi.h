@@ -85,33 +85,35 @@ struct vdsolab_kt_api {
   /* Restores every static of the kernel code to its state at load. */
   void (*reset)(void);
   /* Registers the clocksource; timekeeping_init() then runs on it. */
-  int (*register_clock)(const struct vdsolab_kt_clock *c,
-                        struct vdsolab_kt_clock_fields *out);
+  int (*register_clock)(const struct vdsolab_kt_clock* c,
+                        struct vdsolab_kt_clock_fields* out);
   void (*init)(unsigned long long now, long long wall_sec, long long wall_nsec,
                long long boot_sec, long long boot_nsec);
-  void (*tick)(unsigned long long now);                  /* update_wall_time */
-  int (*adjtimex)(struct vdsolab_kt_timex *txc, unsigned long long now);
+  void (*tick)(unsigned long long now); /* update_wall_time */
+  int (*adjtimex)(struct vdsolab_kt_timex* txc, unsigned long long now);
   int (*settimeofday)(long long sec, long long nsec, unsigned long long now);
   int (*inject_offset)(long long sec, long long nsec, unsigned long long now);
-  void (*suspend)(unsigned long long now, long long rtc_sec, long long rtc_nsec);
+  void (*suspend)(unsigned long long now, long long rtc_sec,
+                  long long rtc_nsec);
   void (*resume)(unsigned long long now, long long rtc_sec, long long rtc_nsec);
-  void (*inject_sleeptime)(long long sec, long long nsec, unsigned long long now);
-  void (*read_state)(struct vdsolab_kt_state *out);
+  void (*inject_sleeptime)(long long sec, long long nsec,
+                           unsigned long long now);
+  void (*read_state)(struct vdsolab_kt_state* out);
   /* The vvar page as update_vsyscall() left it: _vdso_data[CS_BASES]. */
-  const unsigned char *(*vdso_data)(unsigned int *size);
+  const unsigned char* (*vdso_data)(unsigned int* size);
   /* Events and log lines, '\n'-separated, since the last call. */
-  const char *(*take_events)(void);
+  const char* (*take_events)(void);
   /* The stores since the last call (*n of them, over *updates calls of
    * update_vsyscall()); *overflow is set if some were lost. Valid until
    * the next operation. */
-  const struct vdsolab_kt_store *(*take_stores)(unsigned int *n,
-                                                unsigned int *updates,
-                                                unsigned int *overflow);
+  const struct vdsolab_kt_store* (*take_stores)(unsigned int* n,
+                                                unsigned int* updates,
+                                                unsigned int* overflow);
   /* Version 3: the tree's ntp_tick_adj_setup(), the __setup handler of the
    * ntp_tick_adj= boot parameter, on `value` (the text after the '=');
    * call it after reset() and before init(), as the kernel parses its
    * command line before timekeeping_init(). Returns the handler's value. */
-  int (*ntp_tick_adj_setup)(char *value);
+  int (*ntp_tick_adj_setup)(char* value);
   /* Version 5: registers another clocksource (a fresh struct clocksource
    * each time, up to VDSOLAB_KT_MAX_SWITCHES per reset()) and switches to
    * it through timekeeping_notify(), i.e. change_clocksource(): the old
@@ -119,8 +121,8 @@ struct vdsolab_kt_api {
    * `now_new` (tk_setup_internals()), and every operation after reads the
    * new one. Returns timekeeping_notify()'s value, or the registration's
    * error, or -1 when the pool is exhausted. */
-  int (*change_clocksource)(const struct vdsolab_kt_clock *c,
-                            struct vdsolab_kt_clock_fields *out,
+  int (*change_clocksource)(const struct vdsolab_kt_clock* c,
+                            struct vdsolab_kt_clock_fields* out,
                             unsigned long long now_old,
                             unsigned long long now_new);
 };
@@ -128,7 +130,7 @@ struct vdsolab_kt_api {
 #define VDSOLAB_KT_MAX_SWITCHES 16
 
 /* The one exported symbol. */
-const struct vdsolab_kt_api *vdsolab_ktime_api(void);
+const struct vdsolab_kt_api* vdsolab_ktime_api(void);
 
 #ifdef __cplusplus
 }

@@ -31,7 +31,7 @@
 unsigned long long vdsolab_kt_now;
 long long vdsolab_kt_rtc_sec, vdsolab_kt_rtc_nsec;
 long long vdsolab_kt_boot_sec, vdsolab_kt_boot_nsec;
-void *vdsolab_kt_clock; /* struct clocksource * */
+void* vdsolab_kt_clock; /* struct clocksource * */
 
 /* ---- the event log ---- */
 
@@ -39,7 +39,7 @@ static char events[1 << 16];
 static size_t events_len;
 static char events_out[sizeof(events)];
 
-static void vevent(const char *prefix, const char *fmt, va_list ap) {
+static void vevent(const char* prefix, const char* fmt, va_list ap) {
   char line[512];
   int n = snprintf(line, sizeof(line), "%s", prefix);
   /* printk's KERN_<level> prefix: SOH and a level character. */
@@ -54,14 +54,14 @@ static void vevent(const char *prefix, const char *fmt, va_list ap) {
   events[events_len] = 0;
 }
 
-static void event(const char *fmt, ...) {
+static void event(const char* fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   vevent("", fmt, ap);
   va_end(ap);
 }
 
-const char *vdsolab_kt_take_events(void) {
+const char* vdsolab_kt_take_events(void) {
   memcpy(events_out, events, events_len + 1);
   events_len = 0;
   events[0] = 0;
@@ -75,16 +75,16 @@ struct segment {
 };
 static struct segment segments[8];
 static int nsegments;
-static unsigned char *snapshot;
+static unsigned char* snapshot;
 static size_t snapshot_size;
 
-static int find_self(struct dl_phdr_info *info, size_t size, void *data) {
+static int find_self(struct dl_phdr_info* info, size_t size, void* data) {
   (void)size;
   uintptr_t self = (uintptr_t)data;
   int mine = 0;
   uintptr_t relro_start = 0, relro_end = 0;
   for (int i = 0; i < info->dlpi_phnum; i++) {
-    const ElfW(Phdr) *p = &info->dlpi_phdr[i];
+    const ElfW(Phdr)* p = &info->dlpi_phdr[i];
     uintptr_t s = info->dlpi_addr + p->p_vaddr;
     if (p->p_type == PT_LOAD && self >= s && self < s + p->p_memsz) mine = 1;
     if (p->p_type == PT_GNU_RELRO) {
@@ -94,7 +94,7 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *data) {
   }
   if (!mine) return 0;
   for (int i = 0; i < info->dlpi_phnum && nsegments < 8; i++) {
-    const ElfW(Phdr) *p = &info->dlpi_phdr[i];
+    const ElfW(Phdr)* p = &info->dlpi_phdr[i];
     if (p->p_type != PT_LOAD || !(p->p_flags & PF_W)) continue;
     uintptr_t s = info->dlpi_addr + p->p_vaddr, e = s + p->p_memsz;
     /* RELRO is read-only after relocation (and never changes). */
@@ -110,7 +110,7 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *data) {
 /* The snapshot excludes itself: its own bookkeeping lives in these
  * variables, which are restored to the values they have now. */
 static void take_snapshot(void) {
-  dl_iterate_phdr(find_self, (void *)&find_self);
+  dl_iterate_phdr(find_self, (void*)&find_self);
   for (int i = 0; i < nsegments; i++) {
     snapshot_size += segments[i].end - segments[i].start;
   }
@@ -118,7 +118,7 @@ static void take_snapshot(void) {
   size_t off = 0;
   for (int i = 0; i < nsegments; i++) {
     size_t n = segments[i].end - segments[i].start;
-    memcpy(snapshot + off, (void *)segments[i].start, n);
+    memcpy(snapshot + off, (void*)segments[i].start, n);
     off += n;
   }
 }
@@ -128,35 +128,35 @@ __attribute__((constructor)) static void vdsolab_kt_load(void) {
 }
 
 void vdsolab_kt_reset_statics(void) {
-  unsigned char *snap = snapshot;
+  unsigned char* snap = snapshot;
   struct segment segs[8];
   int n = nsegments;
   memcpy(segs, segments, sizeof(segs));
   size_t off = 0;
   for (int i = 0; i < n; i++) {
     size_t len = segs[i].end - segs[i].start;
-    memcpy((void *)segs[i].start, snap + off, len);
+    memcpy((void*)segs[i].start, snap + off, len);
     off += len;
   }
 }
 
 /* ---- printk, WARN ---- */
 
-int _printk(const char *fmt, ...) {
+int _printk(const char* fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   vevent("log: ", fmt, ap);
   va_end(ap);
   return 0;
 }
-int _printk_deferred(const char *fmt, ...) {
+int _printk_deferred(const char* fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   vevent("log: ", fmt, ap);
   va_end(ap);
   return 0;
 }
-void __warn_printk(const char *fmt, ...) {
+void __warn_printk(const char* fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   vevent("warn: ", fmt, ap);
@@ -168,16 +168,16 @@ void __warn_printk(const char *fmt, ...) {
 
 /* ---- locks ---- */
 
-unsigned long _raw_spin_lock_irqsave(void *lock) {
+unsigned long _raw_spin_lock_irqsave(void* lock) {
   (void)lock;
   return 0;
 }
-void _raw_spin_unlock_irqrestore(void *lock, unsigned long flags) {
+void _raw_spin_unlock_irqrestore(void* lock, unsigned long flags) {
   (void)lock;
   (void)flags;
 }
-void mutex_lock(void *m) { (void)m; }
-void mutex_unlock(void *m) { (void)m; }
+void mutex_lock(void* m) { (void)m; }
+void mutex_unlock(void* m) { (void)m; }
 
 /* ---- the clock, the persistent clock ---- */
 
@@ -186,15 +186,15 @@ struct kt_timespec64 {
   long tv_nsec;
 };
 
-void *clocksource_default_clock(void) { return vdsolab_kt_clock; }
-void clocksource_arch_init(void *cs) { (void)cs; }
+void* clocksource_default_clock(void) { return vdsolab_kt_clock; }
+void clocksource_arch_init(void* cs) { (void)cs; }
 
-void read_persistent_clock64(struct kt_timespec64 *ts) {
+void read_persistent_clock64(struct kt_timespec64* ts) {
   ts->tv_sec = vdsolab_kt_rtc_sec;
   ts->tv_nsec = vdsolab_kt_rtc_nsec;
 }
-void read_persistent_wall_and_boot_offset(struct kt_timespec64 *wall,
-                                          struct kt_timespec64 *boot) {
+void read_persistent_wall_and_boot_offset(struct kt_timespec64* wall,
+                                          struct kt_timespec64* boot) {
   wall->tv_sec = vdsolab_kt_rtc_sec;
   wall->tv_nsec = vdsolab_kt_rtc_nsec;
   boot->tv_sec = vdsolab_kt_boot_sec;
@@ -205,9 +205,7 @@ unsigned long long jiffies_64;
 
 /* ---- recorded events ---- */
 
-void clock_was_set(unsigned int bases) {
-  event("clock_was_set(%#x)", bases);
-}
+void clock_was_set(unsigned int bases) { event("clock_was_set(%#x)", bases); }
 void clock_was_set_delayed(void) { event("clock_was_set_delayed()"); }
 void tick_clock_notify(void) { event("tick_clock_notify()"); }
 void tick_suspend(void) { event("tick_suspend()"); }
@@ -216,68 +214,68 @@ int tick_oneshot_mode_active(void) { return 0; }
 void clockevents_suspend(void) { event("clockevents_suspend()"); }
 void clockevents_resume(void) { event("clockevents_resume()"); }
 void calc_global_load(void) {}
-void add_device_randomness(const void *buf, size_t len) {
+void add_device_randomness(const void* buf, size_t len) {
   (void)buf;
   (void)len;
 }
-void register_syscore_ops(void *ops) { (void)ops; }
-void register_syscore(void *ops) { (void)ops; }
-int raw_notifier_call_chain(void *nh, unsigned long val, void *v) {
+void register_syscore_ops(void* ops) { (void)ops; }
+void register_syscore(void* ops) { (void)ops; }
+int raw_notifier_call_chain(void* nh, unsigned long val, void* v) {
   (void)nh;
   (void)v;
   /* Every update calls the chain; only a clock-was-set one is news. */
   if (val != 0) event("pvclock_gtod notifier(%lu)", val);
   return 0;
 }
-int raw_notifier_chain_register(void *nh, void *n) {
+int raw_notifier_chain_register(void* nh, void* n) {
   (void)nh;
   (void)n;
   return 0;
 }
-int raw_notifier_chain_unregister(void *nh, void *n) {
+int raw_notifier_chain_unregister(void* nh, void* n) {
   (void)nh;
   (void)n;
   return 0;
 }
-int stop_machine(int (*fn)(void *), void *data, const void *cpus) {
+int stop_machine(int (*fn)(void*), void* data, const void* cpus) {
   (void)cpus;
   return fn(data);
 }
 unsigned int hrtimer_resolution = 1; /* CONFIG_HIGH_RES_TIMERS */
-void hrtimer_init(void *timer, int clock_id, int mode) {
+void hrtimer_init(void* timer, int clock_id, int mode) {
   (void)timer;
   event("hrtimer_init(clock %d, mode %d)", clock_id, mode);
 }
-void hrtimer_start_range_ns(void *timer, long long tim,
+void hrtimer_start_range_ns(void* timer, long long tim,
                             unsigned long long delta, int mode) {
   (void)timer;
   (void)delta;
   event("hrtimer_start(%lld, mode %d)", tim, mode);
 }
-int hrtimer_cancel(void *timer) {
+int hrtimer_cancel(void* timer) {
   (void)timer;
   event("hrtimer_cancel()");
   return 0;
 }
-void *system_freezable_power_efficient_wq;
-_Bool queue_work_on(int cpu, void *wq, void *work) {
+void* system_freezable_power_efficient_wq;
+_Bool queue_work_on(int cpu, void* wq, void* work) {
   (void)cpu;
   (void)wq;
   (void)work;
   event("queue_work()");
   return 1;
 }
-void *rtc_class_open(const char *name) {
+void* rtc_class_open(const char* name) {
   (void)name;
   return NULL;
 }
-void rtc_class_close(void *rtc) { (void)rtc; }
-int rtc_set_time(void *rtc, void *tm) {
+void rtc_class_close(void* rtc) { (void)rtc; }
+int rtc_set_time(void* rtc, void* tm) {
   (void)rtc;
   (void)tm;
   return -19; /* -ENODEV */
 }
-void rtc_time64_to_tm(long long time, void *tm) {
+void rtc_time64_to_tm(long long time, void* tm) {
   (void)time;
   (void)tm;
 }
@@ -291,8 +289,8 @@ static int vdsolab_kt_digit(char c) {
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
   return 99;
 }
-static int vdsolab_kt_kstrtoull(const char *s, unsigned int base,
-                                unsigned long long *res) {
+static int vdsolab_kt_kstrtoull(const char* s, unsigned int base,
+                                unsigned long long* res) {
   if (base == 0) {
     if (s[0] == '0') {
       base = ((s[1] | 0x20) == 'x' && vdsolab_kt_digit(s[2]) < 16) ? 16 : 8;
@@ -315,7 +313,7 @@ static int vdsolab_kt_kstrtoull(const char *s, unsigned int base,
   *res = v;
   return 0;
 }
-int kstrtoll(const char *s, unsigned int base, long long *res) {
+int kstrtoll(const char* s, unsigned int base, long long* res) {
   unsigned long long tmp;
   int rv;
   if (s[0] == '-') {
@@ -332,7 +330,7 @@ int kstrtoll(const char *s, unsigned int base, long long *res) {
   }
   return 0;
 }
-long sized_strscpy(char *dst, const char *src, size_t count) {
+long sized_strscpy(char* dst, const char* src, size_t count) {
   size_t n = strnlen(src, count);
   if (n == count) {
     if (count == 0) return -7;
@@ -345,7 +343,7 @@ long sized_strscpy(char *dst, const char *src, size_t count) {
 }
 /* 6.1's lib/string.c strlcpy() (boot_override_clocksource(), never
  * called). */
-size_t strlcpy(char *dst, const char *src, size_t size) {
+size_t strlcpy(char* dst, const char* src, size_t size) {
   size_t n = strlen(src);
   if (size) {
     size_t len = n >= size ? size - 1 : n;
@@ -355,12 +353,12 @@ size_t strlcpy(char *dst, const char *src, size_t size) {
   return n;
 }
 /* time.c's system calls copy to and from user space; never called. */
-unsigned long _copy_from_user(void *to, const void *from, unsigned long n) {
+unsigned long _copy_from_user(void* to, const void* from, unsigned long n) {
   (void)to;
   (void)from;
   return n;
 }
-unsigned long _copy_to_user(void *to, const void *from, unsigned long n) {
+unsigned long _copy_to_user(void* to, const void* from, unsigned long n) {
   (void)to;
   (void)from;
   return n;
@@ -368,5 +366,6 @@ unsigned long _copy_to_user(void *to, const void *from, unsigned long n) {
 _Bool cap_settime(void) { return 0; }
 /* The user-access helpers have their own calling convention (asm/uaccess.h);
  * only time.c's system calls reach them, and nothing calls those. */
-__asm__(".globl __get_user_8\n__get_user_8: ud2\n"
-        ".globl __put_user_8\n__put_user_8: ud2\n");
+__asm__(
+    ".globl __get_user_8\n__get_user_8: ud2\n"
+    ".globl __put_user_8\n__put_user_8: ud2\n");

@@ -116,7 +116,7 @@ struct vdsolab_ops {
 };
 
 struct vdsolab_plugin {
-  uint32_t abi_version;   /* VDSOLAB_PLUGIN_ABI_VERSION */
+  uint32_t abi_version; /* VDSOLAB_PLUGIN_ABI_VERSION */
   /* Unique among variants, e.g. "mine": letters, digits and . _ + @ -,
    * not starting with '-' or '.', at most 128 bytes. */
   const char* name;
