@@ -26,6 +26,12 @@ expect version 0 "vdsolab 0." -- --version
 expect unused_flag_is_an_error 2 "unknown flag --seed for 'replay'" -- replay x.toml --seed=1
 expect default_unknown_variant 2 'unknown variant "nope"' -- --variant=nope
 expect default_runs_the_variant 0 "the 6.15 vDSO variant" -- --variant=6.15 --duration=1s --reads_per_tick=5
+# Accepted, the era's step backs are listed as such, not as FAIL lines.
+out=$("$bin" --variant=6.1 --duration=1s --reads_per_tick=5 --accept=known 2>&1)
+if [ $? -eq 0 ] && grep -q '^accepted: .*\[known: era behaviour' <<<"$out" &&
+   ! grep -q '^FAIL' <<<"$out"; then echo "ok   default_accepted_not_fail"; else
+  echo "FAIL default_accepted_not_fail"; echo "$out" | tail -5
+  failures=$((failures + 1)); fi
 expect default_era_step_back_is_named 1 "[known: era behaviour: before 6.15" -- \
   --variant=6.1 --duration=1s --reads_per_tick=5
 expect patch_needs_tree 2 "--patch applies to a --kernel-tree" -- --patch=x.diff

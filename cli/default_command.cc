@@ -147,7 +147,7 @@ int DefaultMain(const ParsedFlags& flags) {
         .Add("reads_per_tick", c.reads_per_tick)
         .Add("tick_jitter_ns", c.tick_jitter_ns)
         .Add("accept_known", c.accept_known);
-    JsonArray clocks, failures, log;
+    JsonArray clocks, failures, accepted, log;
     for (const sim::ClockStats& s : report->clocks) {
       JsonObject cj;
       cj.Add("clock", s.clock)
@@ -163,6 +163,7 @@ int DefaultMain(const ParsedFlags& flags) {
       clocks.AddRaw(cj.Text());
     }
     for (const std::string& f : report->failures) failures.Add(f);
+    for (const std::string& a : report->accepted) accepted.Add(a);
     for (const std::string& l : report->kernel_log) log.Add(l);
     body.Add("variant", report->variant)
         .AddRaw("config", cfg.Text())
@@ -176,6 +177,7 @@ int DefaultMain(const ParsedFlags& flags) {
         .Add("reads", report->reads)
         .AddRaw("clocks", clocks.Text())
         .AddRaw("failures", failures.Text())
+        .AddRaw("accepted", accepted.Text())
         .AddRaw("kernel_log", log.Text());
     if (!report->stop_reason.empty()) {
       body.Add("stop_reason", report->stop_reason);

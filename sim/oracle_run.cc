@@ -298,8 +298,12 @@ absl::StatusOr<OracleRunReport> RunOracleCheck(
                                        t > config.ntp_at_ns)
                                  : nullptr;
         if (era != nullptr) ++stats.known;
-        if (report.failures.size() < kMaxFailures) {
-          report.failures.push_back(absl::StrFormat(
+        // Accepted (--accept=known), an era's step back is no failure line.
+        std::vector<std::string>& lines =
+            era != nullptr && config.accept_known ? report.accepted
+                                                  : report.failures;
+        if (lines.size() < kMaxFailures) {
+          lines.push_back(absl::StrFormat(
               "%s went backwards at true time %d ns: %s after %s%s", stats.name,
               t, FormatTimespec(got->ts), FormatTimespec(*last[which]),
               era != nullptr ? absl::StrCat(" [known: ", era, "]") : ""));
@@ -352,6 +356,9 @@ std::string FormatOracleRunReport(const OracleRunReport& r) {
   }
   for (const std::string& f : r.failures) {
     absl::StrAppendFormat(&out, "FAIL: %s\n", f);
+  }
+  for (const std::string& a : r.accepted) {
+    absl::StrAppendFormat(&out, "accepted: %s\n", a);
   }
   for (const std::string& line : r.kernel_log) {
     absl::StrAppendFormat(&out, "kernel: %s\n", line);

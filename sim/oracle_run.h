@@ -74,6 +74,9 @@ struct OracleRunReport {
   uint64_t reads = 0;
   std::vector<ClockStats> clocks;     // One row per clock id sampled.
   std::vector<std::string> failures;  // First few, with replay details.
+  // First few step backs the era documents, under accept_known (else they
+  // are failures).
+  std::vector<std::string> accepted;
   std::vector<std::string> kernel_log;
   // Why the reads stopped before the end ("" if they did not): after
   // kMaxSpins calls the watchdog stopped, as `run` stops (each costs the
