@@ -66,6 +66,15 @@ for s in skewed-cpus narrow-counter; do
 done
 expect run_exhaustive 0 "(all of them); 0 failing" -- \
   run "$scen/exhaustive-monotonic.toml"
+# Plain enumeration of 3 updates runs for minutes: said before it starts
+# (the test stops the run after 5 s).
+printf 'name = "x"\n[run]\nstrategy = "exhaustive"\nexhaustive_updates = 3\n' \
+  > "$tmp/plain3.toml"
+out=$(timeout 5 "$bin" run "$tmp/plain3.toml" 2>&1)
+if grep -qF "plain3.toml:4:22: run.exhaustive_updates = 3 without reduction" \
+    <<<"$out"; then echo "ok   exhaustive_plain_warns"; else
+  echo "FAIL exhaustive_plain_warns"; echo "$out" | tail -3
+  failures=$((failures + 1)); fi
 expect run_coarse_step_back 1 "[known kernel behaviour]" -- \
   run "$scen/coarse-step-back.toml" --replay_out="$tmp/coarse.replay.toml"
 expect replay_reproduces 1 "REPRODUCED" -- replay "$tmp/coarse.replay.toml"
