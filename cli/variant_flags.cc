@@ -108,6 +108,7 @@ absl::StatusOr<const variants::Variant*> LoadTree(
     source.patches.push_back(AbsoluteInputPath(p));
   }
   source.origin = built.origin;
+  source.tree_code_sha256 = built.code_sha256;
   Sources()[*v] = source;
   return v;
 }
@@ -298,7 +299,20 @@ absl::Status LoadRecordedVariant(const sim::VariantSource& source) {
     return absl::OkStatus();
   }
   if (!source.kernel_tree.empty()) {
-    return LoadTree(source.kernel_tree, source.patches, "").status();
+    absl::StatusOr<const variants::Variant*> v =
+        LoadTree(source.kernel_tree, source.patches, "");
+    if (!v.ok()) return v.status();
+    const std::string& now = Sources()[*v].tree_code_sha256;
+    if (!source.tree_code_sha256.empty() && !now.empty() &&
+        now != source.tree_code_sha256) {
+      std::fprintf(stderr,
+                   "vdsolab: note: the tree's code is not the code the "
+                   "replay was written with (compiled code sha256 %s, was "
+                   "%s): the tree or a patch was edited since, and a replay "
+                   "that does not reproduce may not mean a fix\n",
+                   now.c_str(), source.tree_code_sha256.c_str());
+    }
+    return absl::OkStatus();
   }
   if (source.plugin.empty()) return absl::OkStatus();
   absl::StatusOr<std::string> sha = Sha256File(source.plugin);

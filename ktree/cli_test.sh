@@ -81,6 +81,28 @@ for kind in no-seq-retry base-before-seq-loop; do
   done
 done
 
+# A patch edited after its replay was written: the replay says the code
+# it runs is not the code that failed, and the reproduced one does not.
+patch=$("$make_patch" "$t612" no-seq-retry "$tmp")
+cp "$patch" "$tmp/edited.diff"
+"$bin" run "$scen/exhaustive-monotonic.toml" --kernel-tree="$t612" \
+  --patch="$tmp/edited.diff" --replay-out="$tmp/edited.replay.toml" \
+  >/dev/null 2>&1
+if "$bin" replay "$tmp/edited.replay.toml" 2>&1 |
+    grep -q "not the code the replay was written with"; then
+  echo "FAIL unedited_patch_not_noted"; failures=$((failures + 1))
+else
+  echo "ok   unedited_patch_not_noted"
+fi
+"$make_patch" "$t612" base-before-seq-loop "$tmp" >/dev/null
+cp "$tmp/base-before-seq-loop.diff" "$tmp/edited.diff"
+if "$bin" replay "$tmp/edited.replay.toml" 2>&1 |
+    grep -q "not the code the replay was written with"; then
+  echo "ok   edited_patch_noted"
+else
+  echo "FAIL edited_patch_noted"; failures=$((failures + 1))
+fi
+
 # The time namespace path: the tree's own do_hres_timens() runs for the
 # namespace readers of compare's time-namespace scenario.
 expect timens_clean_612 0 "time namespace: " -- \

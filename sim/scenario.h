@@ -266,6 +266,9 @@ struct VariantSource {
   std::string plugin_sha256;         // Its content when the run was made.
   std::string kernel_tree;           // A kernel tree (--kernel-tree)...
   std::vector<std::string> patches;  // ...and the patches applied to it.
+  // The tree's compiled code (ktree::BuiltVariant::code_sha256) when the
+  // run was made: a directory tree edited since builds other code.
+  std::string tree_code_sha256;
   // A compiled vDSO (hostvdso/): "[vdso]" for the running kernel's image
   // (--variant=host), else the file of --vdso-image; and the sha256 of
   // the image's bytes when the run was made.

@@ -411,6 +411,7 @@ const Fields<VariantSource>& VariantSourceFields() {
       String("plugin_sha256", &V::plugin_sha256).OmitDefault(),
       String("kernel_tree", &V::kernel_tree).OmitDefault(),
       toml_table::StringList("patches", &V::patches).OmitDefault(),
+      String("tree_code_sha256", &V::tree_code_sha256).OmitDefault(),
       String("vdso_image", &V::vdso_image).OmitDefault(),
       String("vdso_image_sha256", &V::vdso_image_sha256).OmitDefault(),
       String("origin", &V::origin).OmitDefault(),
