@@ -348,6 +348,10 @@ expect plugin_crash_is_a_finding 1 "the call crashed (SIGSEGV)" -- \
   --replay_out="$tmp/segv.replay.toml"
 expect plugin_crash_replays 1 "did not return: crashed (SIGSEGV" -- \
   replay "$tmp/segv.replay.toml" --variant-so="${bad}_segv.so"
+# Another variant that fails the replay's run otherwise is not a fix.
+expect plugin_other_failure_not_fixed 1 \
+  "NOT FIXED: variant misbehaving-destructor_exit does not show" -- \
+  replay "$tmp/segv.replay.toml" --variant-so="${bad}_destructor_exit.so"
 # A plugin's exit(3) is a finding, not vdsolab's exit status; a plugin
 # that dies inside dlopen() is bad input, and vdsolab still ends (the
 # loader's lock it left held would hang exit()'s handlers).

@@ -215,6 +215,17 @@ JsonObject OutcomeJson(const Scenario& s, const Outcome& out,
   return o;
 }
 
+namespace {
+
+const char* ReplayVerdict(const ReplayOutcome& r) {
+  if (!r.stopped_before.empty()) return "not reached";
+  if (r.reproduced) return "reproduced";
+  if (r.failed) return r.other_variant ? "not fixed" : "fails elsewhere";
+  return r.other_variant ? "fixed" : "not reproduced";
+}
+
+}  // namespace
+
 JsonObject ReplayJson(const Scenario& s, const variants::Variant& variant,
                       const ReplayOutcome& replay) {
   JsonObject o;
@@ -223,13 +234,11 @@ JsonObject ReplayJson(const Scenario& s, const variants::Variant& variant,
       .Add("file_variant", s.run.reader)
       .Add("property", s.replay.property)
       .Add("reproduced", replay.reproduced)
-      .Add("verdict", !replay.stopped_before.empty() ? "not reached"
-                      : replay.reproduced            ? "reproduced"
-                      : replay.other_variant         ? "fixed"
-                                                     : "not reproduced");
+      .Add("verdict", ReplayVerdict(replay));
   if (!replay.stopped_before.empty()) {
     o.Add("stop_reason", replay.stopped_before);
   }
+  if (!replay.elsewhere.empty()) o.Add("fails_elsewhere", replay.elsewhere);
   JsonArray vs;
   for (const Violation& v : replay.violations)
     vs.AddRaw(ViolationJson(v).Text());

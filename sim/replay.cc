@@ -39,7 +39,24 @@ absl::StatusOr<std::string> ReplayRandom(const Scenario& scenario,
                             v.why, v.detail);
     }
   }
-  if (!r->traced && !r->stopped_early) {
+  // Whether the run failed anywhere: another variant that does not show
+  // the failure at the call but fails otherwise (another property at the
+  // call, another call) is not fixed.
+  out->failed = r->failed;
+  for (const Violation& v : r->violations) {
+    if (v.verdict == Verdict::kPrecondition) continue;
+    if (v.reader == scenario.replay.reader &&
+        v.reader_call == scenario.replay.call &&
+        PropertyName(v.property) == scenario.replay.property) {
+      continue;
+    }
+    out->elsewhere =
+        absl::StrFormat("reader %d, call %d: %s: %s", v.reader, v.reader_call,
+                        PropertyName(v.property), v.why);
+    break;
+  }
+  const bool other = variant.name != scenario.run.reader;
+  if (!r->traced && !r->stopped_early && !other) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "replay.call = %d: reader %d makes no such call in this run (it "
         "ends at %s s of simulated time)",
@@ -47,12 +64,22 @@ absl::StatusOr<std::string> ReplayRandom(const Scenario& scenario,
         Seconds(r->simulated_ns)));
   }
   if (!r->traced) {
-    // Stopped before the call (calls that spun, Ctrl-C): what stopped it
-    // is the verdict, not "not reproduced".
-    out->stopped_before = r->stop_reason;
-    out->failed = r->failed;
-    absl::StrAppendFormat(&o, "the run stopped before that call: %s\n",
-                          r->stop_reason);
+    // Stopped before the call (calls that spun, Ctrl-C), or another
+    // variant's calls took other times and the schedule diverged: what
+    // the run as a whole did is the verdict.
+    if (r->stopped_early) {
+      out->stopped_before = r->stop_reason;
+      absl::StrAppendFormat(&o, "the run stopped before that call: %s\n",
+                            r->stop_reason);
+    } else {
+      out->diverged = true;
+      absl::StrAppendFormat(
+          &o,
+          "with variant %s the run ends (at %s s) before reader %d makes "
+          "that call: its calls take other times, and the schedule "
+          "diverged\n",
+          variant.name, Seconds(r->simulated_ns), scenario.replay.reader);
+    }
     return o;
   }
   const CallRecord& c = *r->traced;
@@ -218,6 +245,16 @@ absl::StatusOr<ReplayOutcome> Replay(const Scenario& scenario,
   if (!out.stopped_before.empty()) {
     absl::StrAppendFormat(&out.text, "\nNOT REACHED%s\n",
                           out.failed ? ": the run failed before the call" : "");
+  } else if (!out.reproduced && out.failed) {
+    absl::StrAppendFormat(
+        &out.text, "\n%s the run fails otherwise: %s\n",
+        other ? absl::StrFormat("NOT FIXED: variant %s does not show what %s "
+                                "did at the call, but",
+                                variant.name, scenario.run.reader)
+              : std::string("NOT REPRODUCED, but"),
+        out.elsewhere.empty()
+            ? "a syscall event's expectation or the timekeeper model"
+            : out.elsewhere);
   } else if (out.reproduced) {
     absl::StrAppendFormat(
         &out.text, "\nREPRODUCED%s\n",
@@ -227,9 +264,10 @@ absl::StatusOr<ReplayOutcome> Replay(const Scenario& scenario,
               : "");
   } else if (other) {
     absl::StrAppendFormat(&out.text,
-                          "\nFIXED: variant %s does not show what %s did on "
-                          "this schedule\n",
-                          variant.name, scenario.run.reader);
+                          "\nFIXED: variant %s does not show what %s did %s\n",
+                          variant.name, scenario.run.reader,
+                          out.diverged ? "in this run, which it passes whole"
+                                       : "on this schedule");
   } else {
     absl::StrAppendFormat(&out.text, "\nNOT REPRODUCED\n");
   }

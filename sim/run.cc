@@ -44,6 +44,9 @@ absl::StatusOr<Outcome> RunExhaustive(const Scenario& s,
     replay.replay.property =
         e->minimal_violations.empty() ? "" : PropertyName(r.failure.property);
     replay.replay.decisions = *e->minimal;
+    // The replay names the variant that failed (the CLI's UseVariant()
+    // has set it already; a caller of Run() may not have).
+    replay.run.reader = std::string(variant.name);
     r.scenario = std::move(replay);
     out.replays.push_back(std::move(r));
   }
@@ -92,6 +95,7 @@ absl::StatusOr<Outcome> Run(const Scenario& s, const variants::Variant& variant,
     FailureReplay replay{v, std::nullopt, ""};
     if (minimal.ok()) {
       replay.scenario = *std::move(minimal);
+      replay.scenario->run.reader = std::string(variant.name);
     } else {
       replay.error = std::string(minimal.status().message());
     }

@@ -97,10 +97,15 @@ struct ReplayOutcome {
   // Replayed against another variant than the file's: not reproduced
   // means FIXED.
   bool other_variant = false;
-  // The run stopped before the call (RunResult::stop_reason), and whether
-  // it had failed by then.
+  // The run stopped before the call (RunResult::stop_reason); another
+  // variant's run ended before it (its schedule diverged).
   std::string stopped_before;
+  bool diverged = false;
+  // The run failed anywhere, and its first failure other than the one
+  // replayed ("reader 1, call 9: exact: ..."): a replay that does not show
+  // the failure at the call is then no fix.
   bool failed = false;
+  std::string elsewhere;
 };
 
 // Runs a replay scenario (one with a [replay] section) again: its failing
