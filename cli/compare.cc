@@ -68,6 +68,7 @@ struct VariantResult {
   uint64_t syscalls = 0;
   uint64_t page_errors = 0;  // Errors the page path returned itself.
   bool run_error = false;
+  double wall_seconds = 0;  // Its runs' wall time, for the slow-call note.
   std::map<ClockId, std::array<uint64_t, 3>> per_clock;
   // The same over the scenarios on a TSC machine only, what the seeds'
   // claims are about (on kvm-clock the x86-4.x variants go to the syscall).
@@ -160,6 +161,25 @@ bool HasNote(const VariantResult& r, const std::string& property) {
 
 // --out=DIR, before any run: a directory vdsolab can write in, or one it
 // can make there (made with the first replay file).
+// A variant whose calls are slow but each under the call bound (a loop
+// of millions of iterations) makes compare take many times longer, and
+// nothing in the table says why: say it on stderr, with the wall time per
+// call (the built-in readers' is about a microsecond, simulation included).
+void NoteSlowCalls(const std::vector<VariantResult>& results) {
+  constexpr double kSlowPerCall = 50e-6;
+  for (const VariantResult& r : results) {
+    const uint64_t calls = r.vdso_answers + r.syscalls + r.page_errors;
+    if (calls == 0) continue;
+    const double per_call = r.wall_seconds / static_cast<double>(calls);
+    if (per_call < kSlowPerCall) continue;
+    std::fprintf(stderr,
+                 "vdsolab: note: %s took %.1f s, %.0f us of wall time per "
+                 "call (built-in variants: under 1 us): its calls are slow "
+                 "(a long loop under --call-timeout?)\n",
+                 r.variant->name.data(), r.wall_seconds, per_call * 1e6);
+  }
+}
+
 absl::Status CheckOutDir(const std::string& dir) {
   std::string path = ResolveOutputPath(dir);
   while (path.size() > 1 && path.back() == '/') path.pop_back();
@@ -548,6 +568,7 @@ int Compare(const CompareOptions& options) {
   for (const variants::Variant* v : chosen) {
     VariantResult r;
     r.variant = v;
+    const auto variant_started = std::chrono::steady_clock::now();
     for (const auto& [name, scenario] : *scenarios) {
       if (StopFlag().load()) break;
       sim::Scenario s = scenario;
@@ -574,9 +595,13 @@ int Compare(const CompareOptions& options) {
       RunInto(s, name, options.out_dir, options.accept_known, progress, r);
       done_ns += scenario.run.duration_ns;
     }
+    r.wall_seconds = std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - variant_started)
+                         .count();
     results.push_back(std::move(r));
   }
   if (tty) std::fputs("\n", stderr);
+  NoteSlowCalls(results);
   // A defect or a known kernel behaviour in any cell, or a run that could
   // not run, fails the comparison.
   int exit = kExitOk;

@@ -49,6 +49,18 @@ patch=$("$make_patch" "$t612" gettimeofday-usec "$tmp")
 expect unreached_code_noted 0 \
   "changes only __vdso_gettimeofday() of the tree's code, which vdsolab never runs" -- \
   run "$scen/exhaustive-monotonic.toml" --kernel-tree="$t612" --patch="$patch"
+# Calls slow but each under the bound make compare slow: it says why.
+patch=$("$make_patch" "$t612" slow-loop "$tmp")
+mkdir -p "$tmp/short"
+printf 'name = "short"\n[[reader]]\nclocks = ["MONOTONIC"]\nperiod = "20us"\n[run]\nduration = "10ms"\n' \
+  > "$tmp/short/short.toml"
+if "$bin" compare --scenarios="$tmp/short" --kernel-tree="$t612" \
+    --patch="$patch" --out="$tmp/short-out" 2>&1 >/dev/null |
+    grep -q "+slow-loop took .* us of wall time per call"; then
+  echo "ok   slow_calls_noted"
+else
+  echo "FAIL slow_calls_noted"; failures=$((failures + 1))
+fi
 # A patch file's name becomes part of the variant's: what a name cannot
 # hold becomes '_'.
 cp "$patch" "$tmp/my fix.diff"

@@ -7,7 +7,8 @@
 // TREE is a source directory or a tarball (extracted into the test's
 // cache); KIND is a defect name (no-seq-retry, no-negative-motion-clamp,
 // base-before-seq-loop, timens-no-nsec-offset, timens-no-seq-retry,
-// unordered-counter-read, signed-clock-id, gettimeofday-usec), comment (a
+// unordered-counter-read, signed-clock-id, gettimeofday-usec), slow-loop
+// (milliseconds of loop in every do_hres() call), comment (a
 // comment appended: no code changes) or compile-error (then the line the
 // compiler must name is printed too).
 
@@ -39,6 +40,19 @@ int main(int argc, char** argv) {
       return 2;
     }
     std::printf("%s %d\n", p->c_str(), line);
+    return 0;
+  }
+  if (kind == "slow-loop") {
+    // Three million iterations in do_hres()'s loop: milliseconds per call,
+    // each under the call bound.
+    absl::StatusOr<std::string> p = WriteStatementPatch(
+        *root, argv[3], "slow-loop",
+        "{ volatile int spin; for (spin = 0; spin < 3000000; spin++); }");
+    if (!p.ok()) {
+      std::fprintf(stderr, "%s\n", std::string(p.status().message()).c_str());
+      return 2;
+    }
+    std::printf("%s\n", p->c_str());
     return 0;
   }
   if (kind == "comment") {
