@@ -51,10 +51,31 @@ absl::StatusOr<ClockId> ParseClockName(const std::string& name) {
 
 // Clock ids by name ("MONOTONIC", "CLOCK_TAI", a number), or "all": the
 // clocks the vDSO serves.
+// A clock by name ("MONOTONIC", "AUX+0", "-1") or by number (1, -1): a
+// clock id is a 32-bit integer.
+absl::StatusOr<ClockId> ClockOf(const toml::node& item, const Where& where) {
+  if (const std::optional<int64_t> v = toml_hardened::IntegerValue(item)) {
+    if (*v < INT32_MIN || *v > INT32_MAX) {
+      return where.Bad(
+          item, absl::StrFormat("clock id %d is not a 32-bit integer", *v));
+    }
+    absl::StatusOr<ClockId> id = ParseClockName(std::to_string(*v));
+    if (!id.ok()) return where.Bad(item, id.status().message());
+    return *id;
+  }
+  if (!item.is_string()) {
+    return where.Bad(item, "want clock names (\"MONOTONIC\") or ids (1)");
+  }
+  absl::StatusOr<ClockId> id = ParseClockName(*item.value<std::string>());
+  if (!id.ok()) return where.Bad(item, id.status().message());
+  return *id;
+}
+
 template <class S>
 toml_table::Field<S> Clocks(const std::string& key,
                             std::vector<ClockId> S::*member) {
-  const std::string want = "want \"all\" or a non-empty list of clock names";
+  const std::string want =
+      "want \"all\" or a non-empty list of clock names or ids";
   return toml_table::Value(
       key, member, want,
       [want](const toml::node& node, const Where& where,
@@ -68,10 +89,8 @@ toml_table::Field<S> Clocks(const std::string& key,
         if (array == nullptr || array->empty()) return where.Bad(node, want);
         out.clear();
         for (const toml::node& item : *array) {
-          if (!item.is_string()) return where.Bad(item, "want clock names");
-          absl::StatusOr<ClockId> id =
-              ParseClockName(*item.value<std::string>());
-          if (!id.ok()) return where.Bad(item, id.status().message());
+          absl::StatusOr<ClockId> id = ClockOf(item, where);
+          if (!id.ok()) return id.status();
           out.push_back(*id);
         }
         return absl::OkStatus();
@@ -91,9 +110,11 @@ toml_table::Field<S> OneClock(const std::string& key, ClockId S::*member) {
       key, member, want,
       [want](const toml::node& node, const Where& where,
              ClockId& out) -> absl::Status {
-        if (!node.is_string()) return where.Bad(node, want);
-        absl::StatusOr<ClockId> id = ParseClockName(*node.value<std::string>());
-        if (!id.ok()) return where.Bad(node, id.status().message());
+        if (!node.is_string() && !toml_hardened::IntegerValue(node)) {
+          return where.Bad(node, want);
+        }
+        absl::StatusOr<ClockId> id = ClockOf(node, where);
+        if (!id.ok()) return id.status();
         out = *id;
         return absl::OkStatus();
       },

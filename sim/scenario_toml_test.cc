@@ -139,6 +139,19 @@ void ExpectError(const std::string& text, const std::string& fragment) {
       << "message: " << s.status().message() << "\nwanted: " << fragment;
 }
 
+TEST(ScenarioToml, ClockIdsAreNamesOrNumbers) {
+  absl::StatusOr<Scenario> by_number = ParseScenario(
+      "[[reader]]\nclocks = [1, -1, 2147483647, -2147483648]\n", "n.toml");
+  ASSERT_TRUE(by_number.ok()) << by_number.status();
+  absl::StatusOr<Scenario> by_name = ParseScenario(
+      "[[reader]]\nclocks = [\"MONOTONIC\", \"-1\", \"2147483647\", "
+      "\"-2147483648\"]\n",
+      "s.toml");
+  ASSERT_TRUE(by_name.ok()) << by_name.status();
+  EXPECT_EQ(by_number->readers[0].clocks, by_name->readers[0].clocks);
+  EXPECT_EQ(by_number->readers[0].clocks[0], kClockMonotonic);
+}
+
 TEST(ScenarioToml, ErrorsNameTheProblem) {
   ExpectError("name = \"x\"\nnmae = 1\n", "unknown key \"nmae\"");
   ExpectError("[kernel]\nhz = \"fast\"\n", "kernel.hz: want an integer");
@@ -146,6 +159,14 @@ TEST(ScenarioToml, ErrorsNameTheProblem) {
   ExpectError("[timing]\nload = \"3 parsecs\"\n", "timing.load");
   ExpectError("[[reader]]\nclocks = [\"MONOTONICK\"]\n",
               "unknown clock \"MONOTONICK\"");
+  ExpectError("[[reader]]\nclocks = [99999999999]\n",
+              "clock id 99999999999 is not a 32-bit integer");
+  ExpectError("[[reader]]\nclocks = [1.5]\n",
+              "want clock names (\"MONOTONIC\") or ids (1)");
+  ExpectError(
+      "[[event]]\nkind = \"adjtimex_frequency\"\n"
+      "freq_ppm = 500.0000001\n",
+      "500.0000001 ppm is outside");
   ExpectError("[[reader]]\ncpu = 3\n", "reader[0].cpu = 3");
   ExpectError("[[event]]\nkind = \"reboot\"\n", "event[0].kind");
   ExpectError("[[event]]\nkind = \"adjtimex_frequency\"\nfreq_ppm = 900\n",

@@ -219,8 +219,10 @@ Field<S> Ppm(const std::string& key, int64_t S::*scaled, double limit) {
           return where.Bad(node, want);
         }
         if (!std::isfinite(ppm) || std::fabs(ppm) > limit) {
-          return where.Bad(node, absl::StrFormat("%g ppm is outside %g .. %g",
-                                                 ppm, -limit, limit));
+          // %.15g: as written in the file, not 500.0000001 rounded to 500.
+          return where.Bad(node,
+                           absl::StrFormat("%.15g ppm is outside %g .. %g", ppm,
+                                           -limit, limit));
         }
         out = std::llround(ppm * 65536.0);
         return absl::OkStatus();
