@@ -348,6 +348,26 @@ expect plugin_crash_is_a_finding 1 "the call crashed (SIGSEGV)" -- \
   --replay_out="$tmp/segv.replay.toml"
 expect plugin_crash_replays 1 "did not return: crashed (SIGSEGV" -- \
   replay "$tmp/segv.replay.toml" --variant-so="${bad}_segv.so"
+# A clock only the syscall can answer (CPU time, an invalid id) answered
+# from the page is inexact whatever the value.
+expect plugin_unserved_clock 1 \
+  "the vDSO answered a clock only the syscall can" -- \
+  run "$scen/invalid-clock-ids.toml" --variant-so="${bad}_unserved_zero.so"
+# Going on after may_retry() said stop is a livelock.
+printf 'name = "x"\n[[reader]]\nclocks = ["MONOTONIC"]\n[run]\nduration = "5ms"\n' \
+  > "$tmp/mono.toml"
+expect plugin_ignores_budget 1 \
+  "the reader went on looping after its loop budget was spent" -- \
+  run "$tmp/mono.toml" --variant-so="${bad}_ignore_budget.so"
+# checks.sane = false turns the check off (it was always on).
+printf 'name = "x"\n[[reader]]\nclocks = ["MONOTONIC"]\n[checks]\nsane = false\n[run]\nduration = "5ms"\n' \
+  > "$tmp/nosane.toml"
+out=$("$bin" run "$tmp/nosane.toml" --variant-so="${bad}_bad_nsec.so" 2>&1)
+if grep -qE '^4 +sane +0 +0 ' <<<"$out" &&
+   "$bin" run "$tmp/mono.toml" --variant-so="${bad}_bad_nsec.so" 2>&1 |
+     grep -qE '^4 +sane +[1-9][0-9]* +[1-9]'; then
+  echo "ok   sane_switch"; else
+  echo "FAIL sane_switch"; echo "$out" | grep sane; failures=$((failures + 1)); fi
 # Another variant that fails the replay's run otherwise is not a fix.
 expect plugin_other_failure_not_fixed 1 \
   "NOT FIXED: variant misbehaving-destructor_exit does not show" -- \

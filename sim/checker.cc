@@ -54,6 +54,9 @@ Checker::ClockFacts Checker::MakeFacts(ClockId clock) const {
   f.count_in_tv_sec = f.own != nullptr &&
                       f.own->encoding == variants::ClockEncoding::kCountInTvSec;
   f.settable = IsSettable(clock);
+  f.unserved = f.own == nullptr && !f.hres &&
+               !checker_internal::IsCoarse(clock) &&
+               !checker_internal::IsAux(clock);
   return f;
 }
 
@@ -328,6 +331,19 @@ void Checker::OnCall(const CallRecord& call) {
         call);
     return;
   }
+  // A reader that goes on after may_retry() said stop (the budget spent)
+  // is livelocked as much as one that returns VDSOLAB_ABANDONED: the
+  // simulation counted every iteration it asked for.
+  if (call.result && call.iterations > scenario_.checks.livelock_budget) {
+    ++coverage_.livelocks;
+    Report(Property::kLivelock, Verdict::kDefect,
+           "the reader went on looping after its loop budget was spent",
+           absl::StrFormat("%s returned after %d loop iterations; "
+                           "may_retry() said stop after %d",
+                           Name(call.clock), call.iterations,
+                           scenario_.checks.livelock_budget),
+           call);
+  }
   if (!call.result) {
     ++coverage_.livelocks;
     Report(Property::kLivelock, Verdict::kDefect, "the reader kept looping",
@@ -436,7 +452,7 @@ void Checker::OnCall(const CallRecord& call) {
   // 4: sane values (a clock that encodes a count by design is not a
   // timespec: not checked).
   PropertyStats& sane = stats_[static_cast<int>(Property::kSane) - 1];
-  const bool timespec = facts.timespec;
+  const bool timespec = facts.timespec && scenario_.checks.sane;
   if (timespec) ++sane.checked;
   if (timespec && (r.ts.tv_nsec < 0 || r.ts.tv_nsec >= 1000000000 ||
                    r.ts.tv_sec < 0 || r.ts.tv_sec > kKtimeSecMax)) {
@@ -451,7 +467,9 @@ void Checker::OnCall(const CallRecord& call) {
            call);
   }
 
-  if (!call.fell_back && (call.begin_seq & 1) == 0 && state != nullptr) {
+  if (!call.fell_back && facts.unserved) {
+    CheckUnservedAnswer(call);
+  } else if (!call.fell_back && (call.begin_seq & 1) == 0 && state != nullptr) {
     CheckExactAndTorn(call, facts, state);
   } else if (!call.fell_back) {
     CheckExactAndTorn(call, facts, nullptr);

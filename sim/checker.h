@@ -179,6 +179,9 @@ class Checker {
     bool timespec = true;          // A normalised timespec: checked for sanity.
     bool count_in_tv_sec = false;  // ClockEncoding::kCountInTvSec.
     bool settable = false;         // checker_internal::IsSettable().
+    // A kernel clock id the vDSO cannot answer from the page (CPU time,
+    // alarms, an invalid id): only the syscall can.
+    bool unserved = false;
   };
   static constexpr ClockId kFactIds = 64;
   ClockFacts MakeFacts(ClockId clock) const;
@@ -266,6 +269,7 @@ class Checker {
   std::optional<std::string> BrokenPrecondition(const Seen& s) const;
   void MeasureDivergence(const CallRecord& call, const Seen& seen);
   void CheckVdsoError(const CallRecord& call);
+  void CheckUnservedAnswer(const CallRecord& call);
   // checker_aux.cc: exact and torn for an aux clock's page answer; the
   // aux state it validated, or nullptr.
   const AuxRecord* CheckAuxExactAndTorn(const CallRecord& call);

@@ -42,6 +42,27 @@ void Checker::CheckVdsoError(const CallRecord& call) {
   }
 }
 
+void Checker::CheckUnservedAnswer(const CallRecord& call) {
+  // 1: a clock the page cannot give (CPU time, an alarm clock, an id no
+  // clock has) answered without the syscall: whatever the value, the
+  // kernel was not asked. The syscall's answer says what it should be.
+  if (!scenario_.checks.exact) return;
+  const UpdateRecord& u = writer_->LatestStartedAt(call.end_ns);
+  timekeeper::SyscallContext ctx;
+  ctx.cycles = writer_->SyscallCounter(u, call.cpu_end, call.end_ns);
+  ctx.has_rtc = scenario_.kernel.has_rtc;
+  ctx.aux_timekeepers = writer_->AuxStatesAt(call.end_ns);
+  const ClockResult want = variants::VariantSyscall(
+      *variant_, writer_->publish_context(), u.tk, call.clock, ctx);
+  ++stats_[static_cast<int>(Property::kExact) - 1].checked;
+  Report(
+      Property::kExact, Verdict::kDefect,
+      "the vDSO answered a clock only the syscall can",
+      absl::StrFormat("%s: vDSO %s, syscall %s", Name(call.clock),
+                      FormatClockResult(*call.result), FormatClockResult(want)),
+      call);
+}
+
 void Checker::MeasureDivergence(const CallRecord& call, const Seen& seen) {
   if (!call.read_counter) return;
   // RAW at the same counter value, from the state current then (RAW does

@@ -299,9 +299,9 @@ absl::StatusOr<OracleRunReport> RunOracleCheck(
                                  : nullptr;
         if (era != nullptr) ++stats.known;
         // Accepted (--accept=known), an era's step back is no failure line.
-        std::vector<std::string>& lines =
-            era != nullptr && config.accept_known ? report.accepted
-                                                  : report.failures;
+        std::vector<std::string>& lines = era != nullptr && config.accept_known
+                                              ? report.accepted
+                                              : report.failures;
         if (lines.size() < kMaxFailures) {
           lines.push_back(absl::StrFormat(
               "%s went backwards at true time %d ns: %s after %s%s", stats.name,

@@ -39,6 +39,10 @@
  *      in its destructor: after the report, in exit(), it would turn
  *      vdsolab's failing exit status into 0
  *   22 is named "--variant=upstream,\nsecond line": refused at load
+ *   23 answers every clock but MONOTONIC with 0 without the syscall (the
+ *      CPU-time clocks and invalid ids too)
+ *   24 goes on looping after may_retry() says stop, then answers
+ *   25 answers CLOCK_MONOTONIC with tv_nsec 2e9 (not a timespec)
  */
 #define _GNU_SOURCE /* nanosleep(), quick_exit() */
 
@@ -52,7 +56,7 @@
 #include "vdsolab_plugin.h"
 
 #if !defined(MISBEHAVE) || !defined(MISBEHAVE_NAME)
-#error "build with -DMISBEHAVE=1..22 -DMISBEHAVE_NAME=\"misbehaving-...\""
+#error "build with -DMISBEHAVE=1..25 -DMISBEHAVE_NAME=\"misbehaving-...\""
 #endif
 
 /* 22: a name no command line, report or replay file could carry. */
@@ -86,6 +90,11 @@ static uint64_t Recurse(uint64_t depth) {
 
 static int32_t Misbehave(const struct vdsolab_ops* ops, const uint8_t* page,
                          int32_t clock, struct vdsolab_timespec* ts) {
+  if (clock != 1 && MISBEHAVE == 23) {
+    ts->tv_sec = 0;
+    ts->tv_nsec = 0;
+    return 0;
+  }
   if (clock != 1) return ops->fallback(ops->ctx, clock, ts);
   const uint32_t seq = ops->load32(ops->ctx, page);
   switch (MISBEHAVE) {
@@ -153,6 +162,20 @@ static int32_t Misbehave(const struct vdsolab_ops* ops, const uint8_t* page,
     case 21:
       ts->tv_sec = 0;
       ts->tv_nsec = (int64_t)(seq & 0u);
+      return 0;
+    case 23:
+      return ops->fallback(ops->ctx, clock, ts);
+    case 24: {
+      int i;
+      for (i = 0; i < 20000; i++) {
+        sink +=
+            (uint64_t)ops->may_retry(ops->ctx) + ops->load32(ops->ctx, page);
+      }
+      return ops->fallback(ops->ctx, clock, ts);
+    }
+    case 25:
+      ts->tv_sec = 1;
+      ts->tv_nsec = 2000000000 + (int64_t)(seq & 0u);
       return 0;
   }
   return -22;
