@@ -253,7 +253,10 @@ int Replay(const ParsedFlags& flags) {
   absl::StatusOr<sim::ReplayOutcome> replay =
       sim::Replay(*scenario, *chosen->front());
   if (!replay.ok()) return FailInScenario(file, replay.status());
-  const int exit = replay->reproduced || replay->failed ? kExitFailed : kExitOk;
+  // Not comparable (another variant's schedule diverged) is no fix.
+  const int exit = replay->reproduced || replay->failed || replay->diverged
+                       ? kExitFailed
+                       : kExitOk;
   if (flags.Has("svg") && !WriteText("svg", flags.String("svg"),
                                      sim::ReplaySvg(*scenario, *replay))) {
     return kExitBadInput;
