@@ -453,6 +453,21 @@ absl::Status CopyCommon(const R& p, const std::string& path, Record& r) {
   } else if (p.n_vdso_clocks != 0) {
     r.clocks.assign(p.vdso_clocks, p.vdso_clocks + p.n_vdso_clocks);
   }
+  // The clocks it answers from the page are ones a vvar page holds: an
+  // hres, coarse or raw clock, or an aux clock (reports list them so).
+  for (size_t i = 0; i < r.clocks.size(); ++i) {
+    const int32_t c = r.clocks[i];
+    const bool page_clock =
+        (c >= 0 && c < kMaxClocks &&
+         ((1u << c) & (kVdsoHres | kVdsoCoarse | kVdsoRaw)) != 0) ||
+        (c >= kClockAux && c <= kClockAuxLast);
+    if (!page_clock) {
+      return Bad(
+          path, absl::StrFormat("vdso_clocks[%d] = %d: not a clock a vDSO page "
+                                "holds (0, 1, 4, 5, 6, 7, 11, or aux %d .. %d)",
+                                i, c, kClockAux, kClockAuxLast));
+    }
+  }
   return absl::OkStatus();
 }
 

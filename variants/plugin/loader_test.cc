@@ -154,7 +154,8 @@ TEST(PluginLoader, RefusesAVersion2RecordWithAFieldOutOfRange) {
                  "crashed (SIGSEGV at 0x10) in its entry point or reading "
                  "its record"},
                 {6, "n_vdso_clocks 4294967295"},
-                {7, "name: not UTF-8"}};
+                {7, "name: not UTF-8"},
+                {8, "vdso_clocks[2] = 99: not a clock a vDSO page holds"}};
   for (const auto& c : kCases) {
     const std::string path = Runfile("examples/plugin/libbad_v2_plugin_" +
                                      std::to_string(c.file) + ".so");
