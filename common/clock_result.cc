@@ -6,6 +6,10 @@ namespace vdsolab {
 
 std::string FormatClockResult(const ClockResult& result) {
   if (result.ret == 0) return FormatTimespec(result.ts);
+  // Not an errno at all: say what came back.
+  if (result.ret > 0) {
+    return absl::StrFormat("%d (neither 0 nor -errno)", result.ret);
+  }
   switch (-result.ret) {
     case kEinval:
       return "-EINVAL";
