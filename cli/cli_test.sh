@@ -172,6 +172,11 @@ printf 'name = "x"\n[run]\nduration = "1s"\n[[event]]\nkind = "pause"\nat = "500
   > "$tmp/pause.toml"
 expect run_pause_past_end_warns 0 "lasts past the run's end" -- \
   run "$tmp/pause.toml"
+printf 'name = "x"\n[[event]]\nkind = "suspend"\nat = "3ms"\nduration = "10m"\n[[event]]\nkind = "settime"\nat = "5ms"\nrealtime = "1764470000.25"\n[run]\nduration = "10ms"\n' \
+  > "$tmp/suspend.toml"
+expect run_suspend_past_end_warns 0 \
+  "(suspend at 3ms for 10m) lasts past the run's end (10ms): no reader runs after 3ms, and event[1] never happens" -- \
+  run "$tmp/suspend.toml"
 printf 'name = "x"\n[run]\nstrategy = "exhaustive"\n[faults]\nreorder_ppm = 5\n' \
   > "$tmp/reorder.toml"
 expect run_exhaustive_refuses_reordering 2 "faults.reorder_ppm" -- \

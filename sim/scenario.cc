@@ -563,12 +563,25 @@ std::vector<std::string> ScenarioWarnings(const Scenario& s) {
           "happens",
           i, EventKindName(e.kind), FormatDurationNs(e.at_ns),
           FormatDurationNs(end)));
-    } else if (e.kind == EventKind::kPause && e.at_ns + e.duration_ns > end) {
+    } else if ((e.kind == EventKind::kPause || e.kind == EventKind::kSuspend) &&
+               e.at_ns + e.duration_ns > end) {
+      // What starts after it never happens either.
+      std::vector<std::string> lost;
+      for (size_t j = 0; j < s.events.size(); ++j) {
+        if (j != i && s.events[j].at_ns > e.at_ns && s.events[j].at_ns < end) {
+          lost.push_back(absl::StrFormat("event[%d]", j));
+        }
+      }
       out.push_back(absl::StrFormat(
-          "event[%d] (pause at %s for %s) lasts past the run's end (%s): no "
-          "reader runs after %s",
-          i, FormatDurationNs(e.at_ns), FormatDurationNs(e.duration_ns),
-          FormatDurationNs(end), FormatDurationNs(e.at_ns)));
+          "event[%d] (%s at %s for %s) lasts past the run's end (%s): no "
+          "reader runs after %s%s",
+          i, EventKindName(e.kind), FormatDurationNs(e.at_ns),
+          FormatDurationNs(e.duration_ns), FormatDurationNs(end),
+          FormatDurationNs(e.at_ns),
+          lost.empty() ? ""
+                       : absl::StrCat(", and ", absl::StrJoin(lost, ", "),
+                                      lost.size() == 1 ? " never happens"
+                                                       : " never happen")));
     }
   }
   return out;
