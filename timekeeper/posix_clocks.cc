@@ -65,9 +65,11 @@ ClockResult ClockGettimeInitNs(const Timekeeper& tk, ClockId which,
     case kClockMonotonicRaw:
       return ClockResult::Ok(KtimeGetRawTs64(tk, cycles));
     case kClockRealtimeCoarse:
-      return ClockResult::Ok(KtimeGetCoarseRealTs64(tk));
+      return ClockResult::Ok(ctx.coarse_pre615 ? TkXtimePre615(tk)
+                                               : KtimeGetCoarseRealTs64(tk));
     case kClockMonotonicCoarse:
-      return ClockResult::Ok(KtimeGetCoarseTs64(tk));
+      return ClockResult::Ok(ctx.coarse_pre615 ? KtimeGetCoarseTs64Pre615(tk)
+                                               : KtimeGetCoarseTs64(tk));
     case kClockBoottime:
       return ClockResult::Ok(KtimeGetBoottimeTs64(tk, cycles));
     case kClockRealtimeAlarm:  // alarm_clock_get_timespec()

@@ -41,6 +41,9 @@ struct SyscallContext {
   // The calling task's time namespace (CONFIG_TIME_NS); nullptr: the
   // initial namespace, whose offsets are zero.
   const TimensOffsets* timens = nullptr;
+  // A kernel before 6.15: ktime_get_coarse_*() read tk_xtime()
+  // (xtime_nsec >> shift at the last update), not coarse_nsec.
+  bool coarse_pre615 = false;
 };
 
 // SYSCALL_DEFINE2(clock_gettime): 0 and the time, -EINVAL for an id

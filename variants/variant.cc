@@ -28,6 +28,16 @@ ClockResult VariantSyscall(const Variant& variant, const PublishContext& ctx,
       variant.syscall != nullptr) {
     return variant.syscall(clock, sc.cycles, ctx);
   }
+  // The variant's kernel's syscall: before 6.15 its coarse clocks read
+  // tk_xtime(), as its vDSO did. A patch sending the coarse clocks to the
+  // syscall must get that era's answer, not 6.15's (whose coarse clock can
+  // run a second ahead).
+  if (!variant.semantics.coarse_from_coarse_nsec &&
+      (clock == kClockRealtimeCoarse || clock == kClockMonotonicCoarse)) {
+    timekeeper::SyscallContext era = sc;
+    era.coarse_pre615 = true;
+    return timekeeper::SysClockGettime(tk, clock, era);
+  }
   return timekeeper::SysClockGettime(tk, clock, sc);
 }
 

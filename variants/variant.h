@@ -221,7 +221,8 @@ const ClockDef* FindOwnClock(const Variant& variant, ClockId clock);
 // The kernel's name for kernel ids, the variant's for its own.
 std::string VariantClockName(const Variant& variant, ClockId clock);
 // The system call on a kernel with this variant: the variant's own syscall
-// for clocks it adds, the timekeeper model's for the rest.
+// for clocks it adds, the timekeeper model's for the rest, with the coarse
+// clocks of the variant's era (tk_xtime() before 6.15).
 ClockResult VariantSyscall(const Variant& variant, const PublishContext& ctx,
                            const timekeeper::Timekeeper& tk, ClockId clock,
                            const timekeeper::SyscallContext& sc);
