@@ -270,6 +270,10 @@ class Checker {
   void MeasureDivergence(const CallRecord& call, const Seen& seen);
   void CheckVdsoError(const CallRecord& call);
   void CheckUnservedAnswer(const CallRecord& call);
+  // The model's syscall for the call's clock at the counter it read, in
+  // `state` (no era's clamp or masking).
+  ClockResult SyscallAt(const UpdateRecord& state,
+                        const CallRecord& call) const;
   // checker_aux.cc: exact and torn for an aux clock's page answer; the
   // aux state it validated, or nullptr.
   const AuxRecord* CheckAuxExactAndTorn(const CallRecord& call);
