@@ -101,6 +101,14 @@ absl::StatusOr<const variants::Variant*> LoadTree(
                built.semantics.c_str(),
                built.from_cache ? " (built before: from the cache)" : "");
   NoteUntestedPatch(options, built);
+  if (!built.skipped_files.empty()) {
+    std::fprintf(stderr,
+                 "vdsolab: note: the patches also change %s, outside the "
+                 "vDSO build: those hunks are not applied here (the page's "
+                 "writer is vdsolab's model; --kernel-time=TREE with "
+                 "--kernel-time-patch runs a tree's own kernel/time)\n",
+                 built.skipped_files.c_str());
+  }
   sim::VariantSource source;
   source.present = true;
   source.kernel_tree = AbsoluteInputPath(options.tree);

@@ -45,17 +45,24 @@ else
 fi
 # A patch to code vdsolab compiles but never calls (gettimeofday()) is
 # named as untested, with the function it changed.
-patch=$("$make_patch" "$t612" gettimeofday-usec "$tmp")
+gtod=$("$make_patch" "$t612" gettimeofday-usec "$tmp")
 expect unreached_code_noted 0 \
   "changes only __vdso_gettimeofday() of the tree's code, which vdsolab never runs" -- \
-  run "$scen/exhaustive-monotonic.toml" --kernel-tree="$t612" --patch="$patch"
+  run "$scen/exhaustive-monotonic.toml" --kernel-tree="$t612" --patch="$gtod"
+# A hunk outside the vDSO build (kernel/time) is said to be left out.
+{ cat "$gtod"; printf -- '--- /dev/null\n+++ b/kernel/time/vdsolab-test.c\n@@ -0,0 +1 @@\n+/* test */\n'; } \
+  > "$tmp/mixed.diff"
+expect outside_hunks_noted 0 \
+  "the patches also change kernel/time/vdsolab-test.c, outside the vDSO build" -- \
+  run "$scen/exhaustive-monotonic.toml" --kernel-tree="$t612" \
+  --patch="$tmp/mixed.diff"
 # Calls slow but each under the bound make compare slow: it says why.
-patch=$("$make_patch" "$t612" slow-loop "$tmp")
+slow=$("$make_patch" "$t612" slow-loop "$tmp")
 mkdir -p "$tmp/short"
 printf 'name = "short"\n[[reader]]\nclocks = ["MONOTONIC"]\nperiod = "20us"\n[run]\nduration = "10ms"\n' \
   > "$tmp/short/short.toml"
 if "$bin" compare --scenarios="$tmp/short" --kernel-tree="$t612" \
-    --patch="$patch" --out="$tmp/short-out" 2>&1 >/dev/null |
+    --patch="$slow" --out="$tmp/short-out" 2>&1 >/dev/null |
     grep -q "+slow-loop took .* us of wall time per call"; then
   echo "ok   slow_calls_noted"
 else
@@ -63,7 +70,7 @@ else
 fi
 # A patch file's name becomes part of the variant's: what a name cannot
 # hold becomes '_'.
-cp "$patch" "$tmp/my fix.diff"
+cp "$gtod" "$tmp/my fix.diff"
 expect patch_name_made_safe 0 "+my_fix (Linux" -- \
   run "$scen/exhaustive-monotonic.toml" --kernel-tree="$t612" \
   --patch="$tmp/my fix.diff"

@@ -114,6 +114,7 @@ BuiltVariant FromMeta(const std::map<std::string, std::string>& m,
   b.code_sha256 = get("code_sha256");
   b.functions = get("functions");
   b.reached_functions = get("reached_functions");
+  b.skipped_files = get("skipped_files");
   return b;
 }
 
@@ -160,7 +161,8 @@ std::map<std::string, std::string> ToMeta(const BuiltVariant& b) {
           {"syscalls", std::to_string(b.syscalls)},
           {"code_sha256", b.code_sha256},
           {"functions", b.functions},
-          {"reached_functions", b.reached_functions}};
+          {"reached_functions", b.reached_functions},
+          {"skipped_files", b.skipped_files}};
 }
 
 // Everything a build is keyed on before it compiles.
@@ -192,6 +194,7 @@ absl::StatusOr<BuiltVariant> Build(const Inputs& in, std::string* log) {
   // Patches go to a private copy of the vDSO subset.
   std::string src_root = in.tree.root;
   std::vector<std::string> touched;
+  std::vector<std::string> skipped;  // Patched files outside the build.
   if (!in.patches.empty()) {
     src_root = JoinPath(scratch.path(), "tree");
     int copied = 0;
@@ -209,6 +212,7 @@ absl::StatusOr<BuiltVariant> Build(const Inputs& in, std::string* log) {
           internal::ApplyPatch(p, src_root, scratch.path(), log);
       if (!a.ok()) return a.status();
       touched.insert(touched.end(), a->touched.begin(), a->touched.end());
+      skipped.insert(skipped.end(), a->skipped.begin(), a->skipped.end());
     }
   }
 
@@ -295,6 +299,7 @@ absl::StatusOr<BuiltVariant> Build(const Inputs& in, std::string* log) {
   b.rdtscp_reads = rewrite->rdtscp;
   b.syscalls = rewrite->syscalls;
   b.code_sha256 = CodeFingerprint(compiled->assembly);
+  b.skipped_files = absl::StrJoin(skipped, " ");
   const internal::CodeMap map =
       internal::MapCode(compiled->assembly, internal::kTreeEntryPoint);
   b.functions = internal::FormatFunctions(map);

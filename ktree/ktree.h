@@ -82,6 +82,9 @@ struct BuiltVariant {
   // cache entry older than the fields).
   std::string functions;
   std::string reached_functions;
+  // Files the patches change outside the vDSO build (kernel/time/...),
+  // space-separated: their hunks were not applied.
+  std::string skipped_files;
   bool from_cache = false;  // Nothing was rebuilt.
   std::string build_log;    // What was run (for --verbose).
 };

@@ -15,7 +15,8 @@ namespace {
 // 3: semantics_flags declare time namespaces (5.6+).
 // 4: the kernel's no-FP flags; thunks without vector saves.
 // 5: the cache meta holds each function's fingerprint and reach.
-constexpr char kBuildStepsVersion[] = "ktree build steps 5";
+// 6: and the patched files outside the build.
+constexpr char kBuildStepsVersion[] = "ktree build steps 6";
 
 // The translation unit: the tree's vclock_gettime.c, compiled as the
 // kernel compiles it (it includes ../../../../lib/vdso/gettimeofday.c
