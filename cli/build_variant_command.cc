@@ -22,8 +22,8 @@ int BuildVariant(const ParsedFlags& flags) {
   const std::string out = ResolveOutputPath(flags.String("out"));
   absl::StatusOr<ktree::BuiltVariant> built = ktree::BuildTreeVariant(options);
   if (!built.ok()) {
-    Fail(absl::StrFormat("--kernel-tree=%s: %s", flags.String("kernel-tree"),
-                         built.status().message()));
+    Fail(FlagError("kernel-tree", flags.String("kernel-tree"),
+                   std::string(built.status().message())));
     if (flags.Bool("verbose")) {
       std::fputs(ktree::BuildLogOf(built.status()).c_str(), stderr);
     }

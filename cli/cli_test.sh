@@ -331,7 +331,8 @@ expect compare_replays 1 "replay: \`vdsolab replay $tmp/cmp/upstream--coarse-ste
 mkdir -p "$tmp/one" && cp "$scen/baseline.toml" "$tmp/one/"
 # --out: a directory compare can make, refused up front otherwise; a replay
 # file that cannot be written is said on stderr.
-expect compare_out_unmakeable 2 "--out=/nonexistent/dir: cannot create it" -- \
+expect compare_out_unmakeable 2 \
+  "--out=/nonexistent/dir: cannot create it: /nonexistent does not exist" -- \
   compare --variant=upstream --scenarios="$tmp/one" --out=/nonexistent/dir
 mkdir -p "$tmp/csb" && cp "$scen/coarse-step-back.toml" "$tmp/csb/"
 mkdir -p "$tmp/cmpbad/upstream--coarse-step-back--cross_clock.replay.toml"

@@ -111,6 +111,12 @@ bool FileExists(const std::string& path) {
   return access(path.c_str(), R_OK) == 0;
 }
 
+std::string FlagError(const std::string& flag, const std::string& value,
+                      const std::string& message) {
+  if (message.starts_with("--" + flag + "=")) return message;
+  return absl::StrFormat("--%s=%s: %s", flag, value, message);
+}
+
 void Fail(const std::string& message) {
   std::fprintf(stderr, "vdsolab: %s\n", message.c_str());
 }

@@ -60,6 +60,11 @@ bool FileExists(const std::string& path);
 // "vdsolab: <message>" on stderr.
 void Fail(const std::string& message);
 
+// "--FLAG=VALUE: message", unless the message already starts with
+// "--FLAG=" (a library that names the flag itself).
+std::string FlagError(const std::string& flag, const std::string& value,
+                      const std::string& message);
+
 // A path as the user meant it: relative to the directory `bazel run` was
 // started in, else to the runfiles (for the built-in scenarios/).
 std::string ResolveInputPath(const std::string& path);

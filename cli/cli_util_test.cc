@@ -29,6 +29,14 @@ TEST(SafeFileStem, KeepsSafeNamesAndCleansTheRest) {
             std::string(kMaxFileStem, 'x'));
 }
 
+TEST(FlagError, NamesTheFlagOnce) {
+  EXPECT_EQ(FlagError("kernel-tree", "/x", "no Makefile"),
+            "--kernel-tree=/x: no Makefile");
+  // A library's message that names the flag already is kept as it is.
+  EXPECT_EQ(FlagError("kernel-tree", "/x", "--kernel-tree=/x: no Makefile"),
+            "--kernel-tree=/x: no Makefile");
+}
+
 TEST(ShellQuote, QuotesOnlyWhatNeedsIt) {
   EXPECT_EQ(ShellQuote("dir/a-seed1.replay.toml"), "dir/a-seed1.replay.toml");
   EXPECT_EQ(ShellQuote("--variant=5.3"), "--variant=5.3");

@@ -196,7 +196,13 @@ absl::Status CheckOutDir(const std::string& dir) {
     return absl::OkStatus();
   }
   const std::string parent = ParentDir(path);
-  if (stat(parent.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+  if (stat(parent.c_str(), &st) != 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--out=%s: cannot create it: %s does not exist (compare makes one "
+        "directory, not its parents)",
+        dir, parent));
+  }
+  if (!S_ISDIR(st.st_mode)) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "--out=%s: cannot create it: %s is not a directory", dir, parent));
   }

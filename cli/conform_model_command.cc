@@ -49,8 +49,8 @@ int ConformModel(const ParsedFlags& flags) {
   absl::StatusOr<ktime::TreeProfile> tree_profile =
       ktime::ProfileForKernelTime(*kt, built->version);
   if (!tree_profile.ok()) {
-    Fail(absl::StrFormat("--kernel-tree=%s: %s", flags.String("kernel-tree"),
-                         tree_profile.status().message()));
+    Fail(FlagError("kernel-tree", flags.String("kernel-tree"),
+                   std::string(tree_profile.status().message())));
     return kExitBadInput;
   }
   const timekeeper::TimekeeperProfile* profile = &tree_profile->profile;

@@ -90,7 +90,7 @@ absl::StatusOr<const variants::Variant*> LoadTree(
       ktree::BuildAndLoadTreeVariant(options, &built);
   if (!v.ok()) {
     return absl::InvalidArgumentError(
-        absl::StrFormat("--kernel-tree=%s: %s", tree, v.status().message()));
+        FlagError("kernel-tree", tree, std::string(v.status().message())));
   }
   // What was built and how it will be judged, for the person running it.
   std::fprintf(stderr,
