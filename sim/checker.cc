@@ -467,6 +467,9 @@ void Checker::OnCall(const CallRecord& call) {
            call);
   }
 
+  if (call.pvclock_read && !call.fell_back && facts.hres) {
+    CheckPvclockStable(call);
+  }
   if (!call.fell_back && facts.unserved) {
     CheckUnservedAnswer(call);
   } else if (!call.fell_back && (call.begin_seq & 1) == 0 && state != nullptr) {

@@ -270,6 +270,7 @@ class Checker {
   void MeasureDivergence(const CallRecord& call, const Seen& seen);
   void CheckVdsoError(const CallRecord& call);
   void CheckUnservedAnswer(const CallRecord& call);
+  void CheckPvclockStable(const CallRecord& call);
   // The model's syscall for the call's clock at the counter it read, in
   // `state` (no era's clamp or masking).
   ClockResult SyscallAt(const UpdateRecord& state,

@@ -5,6 +5,7 @@
 #include "absl/strings/str_format.h"
 #include "sim/checker.h"
 #include "sim/checker_internal.h"
+#include "sim/hypervisor.h"
 #include "timekeeper/posix_clocks.h"
 
 namespace vdsolab::sim {
@@ -61,6 +62,27 @@ void Checker::CheckUnservedAnswer(const CallRecord& call) {
       absl::StrFormat("%s: vDSO %s, syscall %s", Name(call.clock),
                       FormatClockResult(*call.result), FormatClockResult(want)),
       call);
+}
+
+void Checker::CheckPvclockStable(const CallRecord& call) {
+  // 1: kvm-clock from the page is valid only under PVCLOCK_TSC_STABLE_BIT,
+  // which promises synchronised TSCs; without it vread_pvclock() returns
+  // U64_MAX and the call goes to the syscall. The state in force at the
+  // counter read is the one a correct reader validated (its version
+  // re-check follows the read).
+  const Hypervisor* hv = writer_->hypervisor();
+  if (!scenario_.checks.exact || hv == nullptr) return;
+  if ((hv->StateAt(call.counter_ns).flags & kPvclockTscStable) != 0) return;
+  ++stats_[static_cast<int>(Property::kExact) - 1].checked;
+  Report(Property::kExact, Verdict::kDefect,
+         "kvm-clock answered from the pvclock page without "
+         "PVCLOCK_TSC_STABLE_BIT",
+         absl::StrFormat("%s returned %s from vCPU 0's page on CPU %d, whose "
+                         "flags had the stable bit clear: the vDSO must use "
+                         "the syscall then",
+                         Name(call.clock), FormatClockResult(*call.result),
+                         call.counter_cpu),
+         call);
 }
 
 void Checker::MeasureDivergence(const CallRecord& call, const Seen& seen) {

@@ -266,6 +266,9 @@ enum class PvclockFlaw {
   // arch_vdso_cycles_ok() as `cycles != 0`: vread_pvclock()'s U64_MAX
   // (no PVCLOCK_TSC_STABLE_BIT) is taken for a counter.
   kCyclesOkNonZero,
+  // The PVCLOCK_TSC_STABLE_BIT check dropped: vCPU 0's page is used from
+  // every CPU even when the TSCs are not promised to agree.
+  kNoStableCheck,
 };
 
 // vread_pvclock() with `flaw` (the upstream reader's otherwise).
@@ -275,7 +278,8 @@ std::optional<uint64_t> FlawedVreadPvclock(A& acc, const uint8_t* pvti) {
     const uint32_t version =
         acc.template Load<uint32_t>(pvti + vdso::kPvtiVersion) & ~1u;
     if constexpr (kFlaw != PvclockFlaw::kNoBeginBarrier) acc.Rmb();
-    if ((acc.template Load<uint8_t>(pvti + vdso::kPvtiFlags) &
+    if (kFlaw != PvclockFlaw::kNoStableCheck &&
+        (acc.template Load<uint8_t>(pvti + vdso::kPvtiFlags) &
          vdso::kPvclockTscStableBit) == 0) {
       return kU64Max;
     }
@@ -371,6 +375,13 @@ inline const variants::Variant& CyclesOkNonZeroVariant() {
       "test-cycles-ok-nonzero",
       "the upstream reader whose arch_vdso_cycles_ok() is `cycles != 0` "
       "(tests only)");
+}
+
+inline const variants::Variant& NoPvclockStableCheckVariant() {
+  return FlawedPvclockVariant<PvclockFlaw::kNoStableCheck>(
+      "test-no-pvclock-stable-check",
+      "the upstream reader whose vread_pvclock() ignores "
+      "PVCLOCK_TSC_STABLE_BIT (tests only)");
 }
 
 }  // namespace vdsolab::testing

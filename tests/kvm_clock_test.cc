@@ -187,6 +187,27 @@ TEST(KvmClock, ACyclesOkThatTakesUnstableForACounterIsInexact) {
   EXPECT_TRUE(named);
 }
 
+// Without PVCLOCK_TSC_STABLE_BIT the page's kvm-clock is not valid from
+// every CPU: a vread_pvclock() that ignores the bit answers exactly what
+// the page gives the TSC it read (exact could not tell), so the bit is
+// checked itself. Before, such a reader passed every scenario.
+TEST(KvmClock, AReaderIgnoringTheStableBitIsInexact) {
+  absl::StatusOr<RunResult> r = RunRandom(
+      KvmRacing(1, false), testing::NoPvclockStableCheckVariant(), {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_GT(Of(*r, Property::kExact), 1000u);
+  bool named = false;
+  for (const Violation& v : r->violations) {
+    named |= v.why.find("without PVCLOCK_TSC_STABLE_BIT") != std::string::npos;
+  }
+  EXPECT_TRUE(named);
+  // The upstream reader on the same run: none.
+  absl::StatusOr<RunResult> up =
+      RunRandom(KvmRacing(1, false), variants::UpstreamVariant(), {});
+  ASSERT_TRUE(up.ok()) << up.status();
+  EXPECT_EQ(Of(*up, Property::kExact), 0u);
+}
+
 // A broken aux clock reader on kvm-clock, on CPUs whose TSCs agree: what
 // it gets wrong are defects, none excused as cross-CPU skew (the aux
 // record's kvm-clock read is judged as kvm-clock, not as a TSC value).
