@@ -98,8 +98,8 @@ absl::StatusOr<Scenario> LoadScenarioFile(const std::string& path) {
   if (!text.ok()) return text.status();
   if (text->find_first_not_of(" \t\r\n") == std::string::npos) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: empty: a scenario names at least itself (name = \"...\"); see "
-        "docs/scenarios.md",
+        "%s: empty: a scenario file has at least one key (name = \"...\" "
+        "is enough: every other key has a default); see docs/scenarios.md",
         path));
   }
   return ParseScenario(*text, path);
