@@ -271,6 +271,9 @@ class Checker {
   void CheckVdsoError(const CallRecord& call);
   void CheckUnservedAnswer(const CallRecord& call);
   void CheckPvclockStable(const CallRecord& call);
+  // The variant's syscall for the call's clock as the call ends (the
+  // state and counter then, the scenario's RTC and aux clocks).
+  ClockResult SyscallAtEnd(const CallRecord& call) const;
   // The model's syscall for the call's clock at the counter it read, in
   // `state` (no era's clamp or masking).
   ClockResult SyscallAt(const UpdateRecord& state,

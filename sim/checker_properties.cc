@@ -16,6 +16,16 @@ using checker_internal::IsHres;
 using checker_internal::OffsetFromMonotonic;
 using checker_internal::ToNs;
 
+ClockResult Checker::SyscallAtEnd(const CallRecord& call) const {
+  const UpdateRecord& u = writer_->LatestStartedAt(call.end_ns);
+  timekeeper::SyscallContext ctx;
+  ctx.cycles = writer_->SyscallCounter(u, call.cpu_end, call.end_ns);
+  ctx.has_rtc = scenario_.kernel.has_rtc;
+  ctx.aux_timekeepers = writer_->AuxStatesAt(call.end_ns);
+  return variants::VariantSyscall(*variant_, writer_->publish_context(), u.tk,
+                                  call.clock, ctx);
+}
+
 void Checker::CheckVdsoError(const CallRecord& call) {
   // 1: an error the vDSO returns itself must be the syscall's answer too
   // (an invalid clock id); a patch that answers -EINVAL where the kernel
@@ -24,13 +34,7 @@ void Checker::CheckVdsoError(const CallRecord& call) {
       Facts(call.clock).kind == variants::ClockKind::kUserspace) {
     return;
   }
-  const UpdateRecord& u = writer_->LatestStartedAt(call.end_ns);
-  timekeeper::SyscallContext ctx;
-  ctx.cycles = writer_->SyscallCounter(u, call.cpu_end, call.end_ns);
-  ctx.has_rtc = scenario_.kernel.has_rtc;
-  ctx.aux_timekeepers = writer_->AuxStatesAt(call.end_ns);
-  const ClockResult want = variants::VariantSyscall(
-      *variant_, writer_->publish_context(), u.tk, call.clock, ctx);
+  const ClockResult want = SyscallAtEnd(call);
   PropertyStats& s = stats_[static_cast<int>(Property::kExact) - 1];
   ++s.checked;
   if (want.ret != call.result->ret) {
@@ -48,13 +52,7 @@ void Checker::CheckUnservedAnswer(const CallRecord& call) {
   // clock has) answered without the syscall: whatever the value, the
   // kernel was not asked. The syscall's answer says what it should be.
   if (!scenario_.checks.exact) return;
-  const UpdateRecord& u = writer_->LatestStartedAt(call.end_ns);
-  timekeeper::SyscallContext ctx;
-  ctx.cycles = writer_->SyscallCounter(u, call.cpu_end, call.end_ns);
-  ctx.has_rtc = scenario_.kernel.has_rtc;
-  ctx.aux_timekeepers = writer_->AuxStatesAt(call.end_ns);
-  const ClockResult want = variants::VariantSyscall(
-      *variant_, writer_->publish_context(), u.tk, call.clock, ctx);
+  const ClockResult want = SyscallAtEnd(call);
   ++stats_[static_cast<int>(Property::kExact) - 1].checked;
   Report(
       Property::kExact, Verdict::kDefect,
