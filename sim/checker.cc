@@ -163,9 +163,10 @@ void Checker::OnAuxCall(const CallRecord& call, PerReader& reader) {
   seen.kvm_skew_cpu = skew.cpu;
   seen.kvm_skew_cycles = skew.cycles;
   PropertyStats& sane = stats_[static_cast<int>(Property::kSane) - 1];
-  ++sane.checked;
-  if (r.ts.tv_nsec < 0 || r.ts.tv_nsec >= 1000000000 || r.ts.tv_sec < 0 ||
-      r.ts.tv_sec > kKtimeSecMax) {
+  if (scenario_.checks.sane) ++sane.checked;
+  if (scenario_.checks.sane &&
+      (r.ts.tv_nsec < 0 || r.ts.tv_nsec >= 1000000000 || r.ts.tv_sec < 0 ||
+       r.ts.tv_sec > kKtimeSecMax)) {
     Report(Property::kSane, Verdict::kDefect, "out of range",
            absl::StrFormat("%s returned %s", Name(call.clock),
                            FormatTimespec(r.ts)),

@@ -22,6 +22,9 @@ ClockResult Checker::SyscallAtEnd(const CallRecord& call) const {
   ctx.cycles = writer_->SyscallCounter(u, call.cpu_end, call.end_ns);
   ctx.has_rtc = scenario_.kernel.has_rtc;
   ctx.aux_timekeepers = writer_->AuxStatesAt(call.end_ns);
+  // The CPU-time clocks as the engine's syscall answers them (its Fallback).
+  ctx.thread_cputime_ns = static_cast<int64_t>(call.end_ns / 4);
+  ctx.process_cputime_ns = static_cast<int64_t>(call.end_ns / 2);
   return variants::VariantSyscall(*variant_, writer_->publish_context(), u.tk,
                                   call.clock, ctx);
 }
@@ -66,11 +69,15 @@ void Checker::CheckPvclockStable(const CallRecord& call) {
   // 1: kvm-clock from the page is valid only under PVCLOCK_TSC_STABLE_BIT,
   // which promises synchronised TSCs; without it vread_pvclock() returns
   // U64_MAX and the call goes to the syscall. The state in force at the
-  // counter read is the one a correct reader validated (its version
+  // counter step is the one a correct reader validated (its version
   // re-check follows the read).
   const Hypervisor* hv = writer_->hypervisor();
   if (!scenario_.checks.exact || hv == nullptr) return;
-  if ((hv->StateAt(call.counter_ns).flags & kPvclockTscStable) != 0) return;
+  // The pvti the reader loaded (ResolveKvmClock() scales with it): an
+  // early counter read may precede the rewrite that set the bit.
+  if ((hv->StateAt(call.counter_step_ns).flags & kPvclockTscStable) != 0) {
+    return;
+  }
   ++stats_[static_cast<int>(Property::kExact) - 1].checked;
   Report(Property::kExact, Verdict::kDefect,
          "kvm-clock answered from the pvclock page without "
@@ -201,9 +208,14 @@ constexpr absl::string_view kWidthWhy =
 
 ClockResult Checker::SyscallAt(const UpdateRecord& state,
                                const CallRecord& call) const {
+  // The variant's syscall (its era's coarse clocks, its own clocks'), not
+  // the model's bare one.
   timekeeper::SyscallContext sc;
   sc.cycles = call.counter;
-  return timekeeper::SysClockGettime(state.tk, call.clock, sc);
+  sc.has_rtc = scenario_.kernel.has_rtc;
+  sc.aux_timekeepers = writer_->AuxStatesAt(call.counter_ns);
+  return variants::VariantSyscall(*variant_, writer_->publish_context(),
+                                  state.tk, call.clock, sc);
 }
 
 void Checker::ReportInexact(const CallRecord& call, const UpdateRecord& state,
