@@ -94,8 +94,11 @@ CodeMap MapCode(std::string_view assembly, std::string_view entry) {
         t.starts_with(".ident")) {
       continue;
     }
-    if (t.back() == ':' && names.count(t.substr(0, t.size() - 1)) != 0) {
-      current = std::string(t.substr(0, t.size() - 1));
+    // "NAME:" (GCC), "NAME:    # @NAME" (Clang).
+    const std::string_view head = t.substr(0, t.find_first_of(" \t#"));
+    if (head.size() > 1 && head.back() == ':' &&
+        names.count(head.substr(0, head.size() - 1)) != 0) {
+      current = std::string(head.substr(0, head.size() - 1));
     }
     Body& body = bodies[current];
     body.hash.Update(Renumbered(t, &body.labels));

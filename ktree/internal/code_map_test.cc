@@ -107,6 +107,44 @@ TEST(CodeMapTest, RemovedFunctionsCountAsChanged) {
             std::vector<std::string>{"by_pointer"});
 }
 
+// Clang's shape: "NAME:  # @NAME" labels, .Lfunc_end sizes, .LBB labels.
+TEST(CodeMapTest, ReadsClangsAssemblyToo) {
+  const std::string text =
+      "\t.text\n"
+      "\t.type\thelper,@function\n"
+      "helper:                                 # @helper\n"
+      "\tmovl\t$1000, %ecx\n"
+      ".LBB0_1:\n"
+      "\tjne\t.LBB0_1\n"
+      "\tretq\n"
+      ".Lfunc_end0:\n"
+      "\t.size\thelper, .Lfunc_end0-helper\n"
+      "\t.globl\t__vdso_time\n"
+      "\t.type\t__vdso_time,@function\n"
+      "__vdso_time:                            # @__vdso_time\n"
+      "\tretq\n"
+      ".Lfunc_end1:\n"
+      "\t.size\t__vdso_time, .Lfunc_end1-__vdso_time\n"
+      "\t.globl\tentry\n"
+      "\t.type\tentry,@function\n"
+      "entry:                                  # @entry\n"
+      "\tjmp\thelper                          # TAILCALL\n"
+      ".Lfunc_end2:\n"
+      "\t.size\tentry, .Lfunc_end2-entry\n";
+  const CodeMap map = MapCode(text, "entry");
+  EXPECT_EQ(map.functions.count("helper"), 1u);
+  EXPECT_EQ(map.functions.count("__vdso_time"), 1u);
+  EXPECT_EQ(map.reached,
+            (std::set<std::string>{"entry", "helper", kOutsideFunctions}));
+  std::string changed = text;
+  const std::string body = "# @__vdso_time\n\t";
+  const size_t at = changed.find(body);
+  ASSERT_NE(at, std::string::npos);
+  changed.insert(at + body.size(), "nop\n\t");
+  EXPECT_EQ(ChangedFunctions(map, MapCode(changed, "entry")),
+            std::vector<std::string>{"__vdso_time"});
+}
+
 TEST(CodeMapTest, RoundTripsThroughTheMetaFile) {
   const CodeMap map = MapCode(Assembly("", ""), "entry");
   EXPECT_EQ(ParseCodeMap(FormatFunctions(map), FormatReached(map)), map);
