@@ -253,8 +253,10 @@ int Replay(const ParsedFlags& flags) {
   absl::StatusOr<sim::ReplayOutcome> replay =
       sim::Replay(*scenario, *chosen->front());
   if (!replay.ok()) return FailInScenario(file, replay.status());
-  // Not comparable (another variant's schedule diverged) is no fix.
-  const int exit = replay->reproduced || replay->failed || replay->diverged
+  // Not comparable (another variant's schedule diverged) and not reached
+  // (the run stopped first) are no fix.
+  const int exit = replay->reproduced || replay->failed || replay->diverged ||
+                           !replay->stopped_before.empty()
                        ? kExitFailed
                        : kExitOk;
   if (flags.Has("svg") && !WriteText("svg", flags.String("svg"),

@@ -133,6 +133,9 @@ absl::StatusOr<std::string> ReplayExhaustive(const Scenario& s,
         absl::StrFormat("replay.decisions: %s", e->script_problem));
   }
   *reproduced = e->failed;
+  // Another variant whose call takes another path than the choices
+  // describe, and passes: the schedule was not the failing one.
+  out->diverged = !e->failed && !e->script_problem.empty();
   out->call = e->call;
   out->violations = e->violations;
   out->page = e->page;
