@@ -159,17 +159,18 @@ bool HasNote(const VariantResult& r, const std::string& property) {
   return false;
 }
 
-// --out=DIR, before any run: a directory vdsolab can write in, or one it
-// can make there (made with the first replay file).
 // A variant whose calls are slow but each under the call bound (a loop
 // of millions of iterations) makes compare take many times longer, and
 // nothing in the table says why: say it on stderr, with the wall time per
-// call (the built-in readers' is about a microsecond, simulation included).
+// call (the built-in readers' is under a microsecond, simulation included).
 void NoteSlowCalls(const std::vector<VariantResult>& results) {
   constexpr double kSlowPerCall = 50e-6;
   for (const VariantResult& r : results) {
     const uint64_t calls = r.vdso_answers + r.syscalls + r.page_errors;
-    if (calls == 0) continue;
+    // A failure's minimal replay re-runs the scenario many times, which the
+    // wall time includes and the call count does not: only a variant with
+    // no failure is timed fairly (a slow failing one has its failures).
+    if (calls == 0 || !r.failures.empty() || r.run_error) continue;
     const double per_call = r.wall_seconds / static_cast<double>(calls);
     if (per_call < kSlowPerCall) continue;
     std::fprintf(stderr,
@@ -180,6 +181,8 @@ void NoteSlowCalls(const std::vector<VariantResult>& results) {
   }
 }
 
+// --out=DIR, before any run: a directory vdsolab can write in, or one it
+// can make there (made with the first replay file).
 absl::Status CheckOutDir(const std::string& dir) {
   std::string path = ResolveOutputPath(dir);
   while (path.size() > 1 && path.back() == '/') path.pop_back();
