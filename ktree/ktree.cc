@@ -264,11 +264,15 @@ absl::StatusOr<BuiltVariant> Build(const Inputs& in, std::string* log) {
   // long patch names (git format-patch's) keep the first and a count.
   if (constexpr size_t kMaxPatchPart = 96;
       b.name.size() > kMaxPatchPart && !in.patches.empty()) {
+    // The patches' hashes keep two such names apart.
+    std::string shas;
+    for (const internal::Patch& p : in.patches) shas += p.sha256;
     b.name = absl::StrFormat("tree-%s+%s", b.version,
                              in.patches[0].name.substr(0, 48));
     if (in.patches.size() > 1) {
       b.name += absl::StrFormat("+%d-more", in.patches.size() - 1);
     }
+    b.name += "-" + Sha256::Of(shas).substr(0, 8);
   }
   if (internal::Basename(in.cc.cc) != "gcc") {
     b.name += "@" + internal::Basename(in.cc.cc);
