@@ -49,8 +49,6 @@ absl::StatusOr<ClockId> ParseClockName(const std::string& name) {
       name));
 }
 
-// Clock ids by name ("MONOTONIC", "CLOCK_TAI", a number), or "all": the
-// clocks the vDSO serves.
 // A clock by name ("MONOTONIC", "AUX+0", "-1") or by number (1, -1): a
 // clock id is a 32-bit integer.
 absl::StatusOr<ClockId> ClockOf(const toml::node& item, const Where& where) {
@@ -71,6 +69,8 @@ absl::StatusOr<ClockId> ClockOf(const toml::node& item, const Where& where) {
   return *id;
 }
 
+// Clock ids by name ("MONOTONIC", "CLOCK_TAI", a number) or number, or
+// "all": the clocks the vDSO serves.
 template <class S>
 toml_table::Field<S> Clocks(const std::string& key,
                             std::vector<ClockId> S::*member) {
