@@ -49,8 +49,10 @@ Checker::ClockFacts Checker::MakeFacts(ClockId clock) const {
   f.aux_kernel =
       checker_internal::IsAux(clock) && f.kind == variants::ClockKind::kKernel;
   f.monotonic = f.own != nullptr ? f.own->monotonic : IsMonotonicFamily(clock);
-  f.timespec =
-      f.own == nullptr || f.own->encoding == variants::ClockEncoding::kTimespec;
+  // checks.sane decided once per run here, not on every call.
+  f.timespec = scenario_.checks.sane &&
+               (f.own == nullptr ||
+                f.own->encoding == variants::ClockEncoding::kTimespec);
   f.count_in_tv_sec = f.own != nullptr &&
                       f.own->encoding == variants::ClockEncoding::kCountInTvSec;
   f.settable = IsSettable(clock);
@@ -453,7 +455,7 @@ void Checker::OnCall(const CallRecord& call) {
   // 4: sane values (a clock that encodes a count by design is not a
   // timespec: not checked).
   PropertyStats& sane = stats_[static_cast<int>(Property::kSane) - 1];
-  const bool timespec = facts.timespec && scenario_.checks.sane;
+  const bool timespec = facts.timespec;
   if (timespec) ++sane.checked;
   if (timespec && (r.ts.tv_nsec < 0 || r.ts.tv_nsec >= 1000000000 ||
                    r.ts.tv_sec < 0 || r.ts.tv_sec > kKtimeSecMax)) {

@@ -173,10 +173,10 @@ class Checker {
   struct ClockFacts {
     const variants::ClockDef* own = nullptr;  // The variant defines it.
     variants::ClockKind kind = variants::ClockKind::kKernel;
-    bool hres = false;             // checker_internal::IsHres().
-    bool aux_kernel = false;       // An aux clock the kernel defines.
-    bool monotonic = false;        // Checked for monotonicity and causality.
-    bool timespec = true;          // A normalised timespec: checked for sanity.
+    bool hres = false;        // checker_internal::IsHres().
+    bool aux_kernel = false;  // An aux clock the kernel defines.
+    bool monotonic = false;   // Checked for monotonicity and causality.
+    bool timespec = true;     // A timespec checked for sanity (checks.sane).
     bool count_in_tv_sec = false;  // ClockEncoding::kCountInTvSec.
     bool settable = false;         // checker_internal::IsSettable().
     // A kernel clock id the vDSO cannot answer from the page (CPU time,
