@@ -365,6 +365,19 @@ printf 'name = "x"\n[[reader]]\nclocks = ["MONOTONIC"]\n[run]\nduration = "5ms"\
 expect plugin_ignores_budget 1 \
   "the reader went on looping after its loop budget was spent" -- \
   run "$tmp/mono.toml" --variant-so="${bad}_ignore_budget.so"
+# Callbacks called from a thread the plugin started (through a copy of the
+# table, with the call's context, then a dead frame's) touch nothing of
+# vdsolab's and are the plugin's fault; a crash on such a thread ends
+# vdsolab with exit 1 and one line, not by the signal.
+expect plugin_stray_callbacks 1 \
+  "the call did what a vDSO call cannot (vdsolab's callbacks outside the call)" -- \
+  run "$tmp/mono.toml" --variant-so="${bad}_stray_thread.so"
+expect plugin_thread_crash 1 \
+  "a thread the code under test started crashed (SIGSEGV) outside any call" -- \
+  run "$tmp/mono.toml" --variant-so="${bad}_thread_crash.so"
+expect plugin_bad_counter_kind 1 \
+  "the call did what a vDSO call cannot (read_counter() with an unknown kind)" -- \
+  run "$tmp/mono.toml" --variant-so="${bad}_bad_counter_kind.so"
 # checks.sane = false turns the check off (it was always on).
 printf 'name = "x"\n[[reader]]\nclocks = ["MONOTONIC"]\n[checks]\nsane = false\n[run]\nduration = "5ms"\n' \
   > "$tmp/nosane.toml"

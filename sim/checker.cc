@@ -278,13 +278,21 @@ void Checker::OnCall(const CallRecord& call) {
     ++coverage_.crashes;
     if (call.fault->called != nullptr) {
       const std::string what = vdso::FaultCause(*call.fault);
+      std::string detail =
+          absl::StrFormat("%s called %s after %d loop iteration(s)",
+                          Name(call.clock), what, call.iterations);
+      if (call.fault->why != nullptr) {
+        absl::StrAppend(&detail, " (", call.fault->why,
+                        "); vdsolab dropped the call's answer");
+      } else {
+        absl::StrAppend(
+            &detail, "; vdsolab stopped it",
+            what == "fork()" ? " (a forked child ends at once)" : "",
+            " and dropped the call's answer");
+      }
       Report(Property::kCrash, Verdict::kDefect,
              absl::StrCat("the call did what a vDSO call cannot (", what, ")"),
-             absl::StrFormat("%s called %s after %d loop iteration(s); "
-                             "vdsolab stopped it (a forked child ends at "
-                             "once) and dropped the call's answer",
-                             Name(call.clock), what, call.iterations),
-             call);
+             std::move(detail), call);
       return;
     }
     if (call.fault->exit_status >= 0) {

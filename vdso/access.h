@@ -58,6 +58,9 @@ struct CallFault {
   // vDSO call cannot, "fork()" (call_guard.h ends the child at once) or
   // "pthread_exit()"; else nullptr.
   const char* called = nullptr;
+  // With `called`, when the call was not stopped there but blamed when it
+  // returned: why (a report prints it); else nullptr.
+  const char* why = nullptr;
 };
 
 // Addresses below this are never mapped (Linux's default mmap_min_addr):

@@ -43,6 +43,14 @@
  *      CPU-time clocks and invalid ids too)
  *   24 goes on looping after may_retry() says stop, then answers
  *   25 answers CLOCK_MONOTONIC with tv_nsec 2e9 (not a timespec)
+ *   26 copies the callback table on its first call and starts a thread
+ *      that calls every callback through the copy for ever (during that
+ *      call, and after it with a context that is a dead stack frame);
+ *      the calls answer the syscall's time
+ *   27 starts a thread on its first call that crashes (a wild pointer)
+ *      outside any call
+ *   28 reads the counter with kind 99 (no such instruction), then answers
+ *      the syscall's time
  */
 #define _GNU_SOURCE /* nanosleep(), quick_exit() */
 
@@ -56,7 +64,7 @@
 #include "vdsolab_plugin.h"
 
 #if !defined(MISBEHAVE) || !defined(MISBEHAVE_NAME)
-#error "build with -DMISBEHAVE=1..25 -DMISBEHAVE_NAME=\"misbehaving-...\""
+#error "build with -DMISBEHAVE=1..28 -DMISBEHAVE_NAME=\"misbehaving-...\""
 #endif
 
 /* 22: a name no command line, report or replay file could carry. */
@@ -81,6 +89,57 @@ static const int32_t kClocks[] = {1};
 
 /* Keeps the compiler from proving the loops and the recursion away. */
 static volatile uint64_t sink;
+
+#if MISBEHAVE == 26 || MISBEHAVE == 27
+static struct vdsolab_ops kept;
+static const uint8_t* kept_page;
+static volatile int thread_ran;
+
+static void* CallOutsideTheCall(void* arg) {
+  (void)arg;
+  for (;;) {
+    struct vdsolab_timespec ts;
+#if MISBEHAVE == 27
+    thread_ran = 1;
+    *(volatile uint32_t*)(uintptr_t)(16 + (sink & 1)) = 1;
+#endif
+    sink += kept.load32(kept.ctx, kept_page);
+    sink += kept.load64(kept.ctx, kept_page);
+    sink += kept.read_counter(kept.ctx, VDSOLAB_RDTSC);
+    sink += (uint64_t)kept.may_retry(kept.ctx);
+    sink += (uint64_t)kept.fallback(kept.ctx, 1, &ts);
+    kept.rmb(kept.ctx);
+    kept.cpu_relax(kept.ctx);
+    thread_ran = 1;
+  }
+  return NULL;
+}
+
+/* Starts the thread once and waits until it has run (at most 1 s): a
+ * deterministic first stray callback, during this call. */
+static void StartThreadOnce(const struct vdsolab_ops* ops,
+                            const uint8_t* page) {
+  static int started;
+  pthread_t thread;
+  int i;
+  if (started) return;
+  started = 1;
+  kept = *ops;
+  kept_page = page;
+  if (pthread_create(&thread, NULL, CallOutsideTheCall, NULL) != 0) return;
+  pthread_detach(thread);
+  for (i = 0; i < 1000 && !thread_ran; i++) {
+    const struct timespec ms = {0, 1000000};
+    nanosleep(&ms, NULL);
+  }
+#if MISBEHAVE == 27
+  for (i = 0; i < 1000; i++) { /* The crash ends the process meanwhile. */
+    const struct timespec ms = {0, 1000000};
+    nanosleep(&ms, NULL);
+  }
+#endif
+}
+#endif
 
 static uint64_t Recurse(uint64_t depth) {
   volatile char frame[256];
@@ -173,10 +232,19 @@ static int32_t Misbehave(const struct vdsolab_ops* ops, const uint8_t* page,
       }
       return ops->fallback(ops->ctx, clock, ts);
     }
+#if MISBEHAVE == 26 || MISBEHAVE == 27
+    case 26:
+    case 27:
+      StartThreadOnce(ops, page);
+      return ops->fallback(ops->ctx, clock, ts);
+#endif
     case 25:
       ts->tv_sec = 1;
       ts->tv_nsec = 2000000000 + (int64_t)(seq & 0u);
       return 0;
+    case 28:
+      sink += ops->read_counter(ops->ctx, 99);
+      return ops->fallback(ops->ctx, clock, ts);
   }
   return -22;
 }

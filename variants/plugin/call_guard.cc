@@ -155,6 +155,33 @@ bool CallsOwnEndingSignal(int sig, const siginfo_t* info) {
          info->si_pid == getpid();
 }
 
+// The watchdog thread: vdsolab's only thread besides the main one and
+// those that make guarded calls (which have a GuardState).
+constinit thread_local bool t_watchdog = false;
+
+// A fault on a thread without a GuardState that vdsolab did not start
+// (not the main thread, not the watchdog): a thread the code under test
+// started, crashing outside any call (in its own code, or calling through
+// a table it kept from a call). Nothing can be contained there, and the
+// default action would end vdsolab by the signal, mid-run and without a
+// report: a check failed (exit 1), said in one line; write() and
+// exit_group only, as vdsolab's threads may hold any lock.
+[[noreturn]] void ForeignThreadFault(int sig) {
+  char msg[256];
+  const char* abbrev = sigabbrev_np(sig);
+  const int n = snprintf(
+      msg, sizeof msg,
+      "vdsolab: a thread the code under test started crashed (SIG%s) "
+      "outside any call: vdsolab cannot contain it. Exiting with status "
+      "1.\n",
+      abbrev != nullptr ? abbrev : "?");
+  if (n > 0) {
+    [[maybe_unused]] ssize_t w = write(2, msg, static_cast<size_t>(n));
+  }
+  syscall(SYS_exit_group, 1);
+  __builtin_trap();
+}
+
 extern "C" void OnSignal(int sig, siginfo_t* info, void* uctx) {
   GuardState* g = t_state;
   if (g != nullptr && g->active.load(std::memory_order_relaxed) != 0) {
@@ -182,10 +209,15 @@ extern "C" void OnSignal(int sig, siginfo_t* info, void* uctx) {
   if (sig == kWatchdogSignal && g_previous[sig].sa_handler == SIG_DFL) {
     return;  // A late watchdog signal: the call has returned since.
   }
+  if (g == nullptr && !t_watchdog && !EndsProcess(sig) &&
+      sig != kWatchdogSignal && syscall(SYS_gettid) != getpid()) {
+    ForeignThreadFault(sig);
+  }
   Chain(sig, info, uctx);
 }
 
 void Watchdog() {
+  t_watchdog = true;
   for (;;) {
     struct timespec ts = {0, static_cast<long>(kWatchdogPeriodMs * 1000000)};
     nanosleep(&ts, nullptr);

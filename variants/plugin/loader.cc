@@ -33,12 +33,48 @@ struct Ctx {
   A* access;
   const uint8_t* page;
   bool out_of_bounds = false;
+  // read_counter() was given a kind not in enum vdsolab_counter_read.
+  bool bad_counter_kind = false;
   // This thread's containment state (the simulation only), looked up once
   // per call rather than per callback.
   call_guard_internal::GuardState* guard = nullptr;
   // A quiet call's loads the plugin counts itself (QuietAccess only).
   vdsolab_quiet* quiet = nullptr;
 };
+
+constexpr int32_t kEfault = 14;
+
+// The context of the call in progress on this thread (ops->ctx), or
+// nullptr. A callback given another context comes from outside any call:
+// from a thread the plugin started, or through a table kept from an
+// earlier call, whose context is a dead stack frame. It must not touch
+// that context (vdsolab would crash in its own code, or race the
+// simulation): it answers 0 and is counted, and the next call on the
+// simulation's thread is the plugin's fault (CallPlugin()).
+constinit thread_local const void* t_call_ctx = nullptr;
+std::atomic<uint64_t> g_stray_callbacks{0};
+// The count the simulation's thread has already blamed a call for.
+constinit thread_local uint64_t t_strays_seen = 0;
+
+// Whether a callback with context `ctx` runs outside its call (counted).
+inline bool Stray(void* ctx) {
+  if (ctx == t_call_ctx && ctx != nullptr) [[likely]] {
+    return false;
+  }
+  g_stray_callbacks.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
+// The fault of the call after which stray callbacks were seen.
+vdso::CallFault StrayFault() {
+  vdso::CallFault f;
+  f.kind = vdso::CallFault::Kind::kCrash;
+  f.called = "vdsolab's callbacks outside the call";
+  f.why =
+      "seen when it returned: from a thread it started, or through a table "
+      "kept from an earlier call; vdsolab answered each with 0";
+  return f;
+}
 
 // The loads a plugin counted in a quiet call reach QuietAccess before any
 // other callback and at the call's end (SyncIn), and what a callback noted
@@ -119,16 +155,19 @@ struct OpsFor {
     return false;
   }
   static uint32_t Load32(void* ctx, const uint8_t* p) {
+    if (Stray(ctx)) return 0;
     [[maybe_unused]] HostScopeFor<A> host(ctx);
     [[maybe_unused]] Synced<A> synced(ctx);
     return InPage(ctx, p, 4) ? Of(ctx).template Load<uint32_t>(p) : 0;
   }
   static uint64_t Load64(void* ctx, const uint8_t* p) {
+    if (Stray(ctx)) return 0;
     [[maybe_unused]] HostScopeFor<A> host(ctx);
     [[maybe_unused]] Synced<A> synced(ctx);
     return InPage(ctx, p, 8) ? Of(ctx).template Load<uint64_t>(p) : 0;
   }
   static uint64_t ReadCounter(void* ctx, int kind) {
+    if (Stray(ctx)) return 0;
     [[maybe_unused]] HostScopeFor<A> host(ctx);
     [[maybe_unused]] Synced<A> synced(ctx);
     switch (kind) {
@@ -136,26 +175,41 @@ struct OpsFor {
         return Of(ctx).ReadTscp();
       case VDSOLAB_RDTSC:
         return Of(ctx).ReadTscPlain();
-      default:
+      case VDSOLAB_RDTSC_ORDERED:
         return Of(ctx).ReadTsc();
+      default:
+        // No counter instruction to model: the plugin's bug, its call's
+        // fault (CallPlugin()). Natively, the ordered read.
+        if constexpr (std::is_same_v<A, vdso::NativeAccess>) {
+          return Of(ctx).ReadTsc();
+        }
+        C(ctx).bad_counter_kind = true;
+        return 0;
     }
   }
   // v2: a preemption point before a load the plugin makes itself. Outside
   // the area it is the plugin's bug, like an out-of-page load32.
   static void BeforeLoad(void* ctx, const uint8_t* p, uint32_t size) {
+    if (Stray(ctx)) return;
     [[maybe_unused]] HostScopeFor<A> host(ctx);
     [[maybe_unused]] Synced<A> synced(ctx);
     if (!InPage(ctx, p, size)) return;
     Of(ctx).BeforeLoad(p, size);
   }
-  static void Rmb(void* ctx) { Of(ctx).Rmb(); }
-  static void CpuRelax(void* ctx) { Of(ctx).CpuRelax(); }
+  static void Rmb(void* ctx) {
+    if (!Stray(ctx)) Of(ctx).Rmb();
+  }
+  static void CpuRelax(void* ctx) {
+    if (!Stray(ctx)) Of(ctx).CpuRelax();
+  }
   static int MayRetry(void* ctx) {
+    if (Stray(ctx)) return 0;
     [[maybe_unused]] HostScopeFor<A> host(ctx);
     [[maybe_unused]] Synced<A> synced(ctx);
     return Of(ctx).MayRetry() ? 1 : 0;
   }
   static int32_t Fallback(void* ctx, int32_t clock, vdsolab_timespec* ts) {
+    if (Stray(ctx)) return -kEfault;
     ClockResult r;
     {
       [[maybe_unused]] HostScopeFor<A> host(ctx);
@@ -197,8 +251,6 @@ struct OpsFor {
   }
 };
 
-constexpr int32_t kEfault = 14;
-
 // Loading a plugin runs contained with at least this bound of CPU time
 // (RunContainedAtLeast()), whatever the per-call bound.
 constexpr double kLoadSeconds = 2.0;
@@ -231,16 +283,41 @@ std::optional<ClockResult> CallPlugin(ClockGettimeFn clock_gettime, A& access,
   const vdsolab_ops ops = OpsFor<A>::Make(&ctx, time_page_offset);
   vdsolab_timespec ts{0, 0};
   int32_t ret = 0;
+  const void* const outer_ctx = t_call_ctx;
+  t_call_ctx = &ctx;
   if constexpr (std::is_same_v<A, vdso::NativeAccess>) {
     ret = clock_gettime(&ops, page, clock, &ts);
+    t_call_ctx = outer_ctx;
   } else {
     // In the simulation a crash or a spin is a finding, not vdsolab's end.
     ctx.guard = &call_guard_internal::ThisThread();
     const std::optional<vdso::CallFault> fault = RunContained(
         *ctx.guard, [&] { ret = clock_gettime(&ops, page, clock, &ts); });
+    t_call_ctx = outer_ctx;
     SyncIn(ctx);  // The loads since the last callback.
     if (fault) {
       access.Fault(*fault);
+      return std::nullopt;
+    }
+    // Callbacks from outside any call since the last one this thread
+    // blamed: this call's fault, the first the simulation can report. A
+    // quiet attempt only gives way (the hooked rerun blames it).
+    const uint64_t strays = g_stray_callbacks.load(std::memory_order_relaxed);
+    if (ctx.bad_counter_kind) [[unlikely]] {
+      vdso::CallFault f;
+      f.kind = vdso::CallFault::Kind::kCrash;
+      f.called = "read_counter() with an unknown kind";
+      f.why =
+          "not VDSOLAB_RDTSC_ORDERED (0), VDSOLAB_RDTSCP (1) or VDSOLAB_RDTSC "
+          "(2); vdsolab answered it with 0";
+      access.Fault(f);
+      return std::nullopt;
+    }
+    if (strays != t_strays_seen) [[unlikely]] {
+      if constexpr (std::is_same_v<A, vdso::HookedAccess>) {
+        t_strays_seen = strays;
+      }
+      access.Fault(StrayFault());
       return std::nullopt;
     }
   }
