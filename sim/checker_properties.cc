@@ -158,8 +158,7 @@ void Checker::CheckExactAndTorn(const CallRecord& call, const ClockFacts& facts,
   // copy, whose wide loads of the callee's narrow stores stall).
   const bool has_want = state != nullptr;
   const ClockResult want =
-      has_want ? oracle_.Expected(state->tk, call.clock, call.counter)
-               : ClockResult{};
+      has_want ? ExpectedOf(call, facts, *state) : ClockResult{};
   // A reader whose answer is the kernel's syscall at that counter where its
   // era's vDSO answers otherwise (a 6.1 tree with 6.5's masking
   // backported, across a counter wrap) is exact: the era's answer excuses

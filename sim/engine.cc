@@ -793,6 +793,7 @@ absl::StatusOr<RunResult> RunRandom(const Scenario& scenario,
   result.retained.Max(Sample(*writer, checker));
   result.stats = checker.stats();
   result.coverage = checker.coverage();
+  result.expected_shortcut = checker.expected_shortcut();
   result.violations = checker.violations();
   result.divergence = checker.divergence();
   result.updates = writer->latest_update();

@@ -115,6 +115,8 @@ struct RunResult {
   // difference between them ("" if none; one fails the run).
   std::string timekeeping;
   uint64_t timekeeping_operations = 0;
+  // Checker::expected_shortcut(): for tests; no report prints it.
+  Checker::ShortcutStats expected_shortcut;
   std::string timekeeping_difference;
   // The timekeeper model's state against independent computations after
   // each writer operation (sim/timekeeper_consistency.h); any fails the run.

@@ -132,6 +132,10 @@ void CheckScenario(Scenario s) {
   RC_CLASSIFY(c.fallbacks > 0, "syscall fallback");
   RC_CLASSIFY(c.pvclock_reads > 0, "kvm-clock read through the pvclock page");
   RC_CLASSIFY(c.pvclock_raced > 0, "raced a pvclock rewrite");
+  // The checker's expected answers from a page state's base (sim/checker.h,
+  // ExpectedLine) never disagreed with the syscall model it samples.
+  RC_CLASSIFY(r->expected_shortcut.answers > 0, "expected answer from a base");
+  RC_ASSERT(!r->expected_shortcut.off);
   for (const EventSpec& e : s.events) RC_TAG(EventKindName(e.kind));
   RC_CLASSIFY(r->stats[static_cast<int>(Property::kRawRate) - 1].checked > 0,
               "timekeeper pace checked");
