@@ -162,6 +162,12 @@ expect run_empty 2 "empty.toml: empty" -- run "$tmp/empty.toml"
 printf 'name = "x"\nbogus = 1\n' > "$tmp/top.toml"
 expect run_unknown_top_key 2 'top.toml:2:1: unknown key "bogus"' -- \
   run "$tmp/top.toml"
+# A value the TOML parser itself refuses still names its key.
+printf 'name = "x"\n[[reader]]\n[[reader]]\ncpu = 99999999999999999999\n' \
+  > "$tmp/huge.toml"
+expect run_parse_error_names_key 2 \
+  "huge.toml:4:27: reader[1].cpu: Error while parsing decimal integer" -- \
+  run "$tmp/huge.toml"
 printf 'name = "x"\n[kernel]\ntimekeeping_cpu = 5\n' > "$tmp/sem.toml"
 expect run_semantic_error_has_line 2 "sem.toml:3:" -- run "$tmp/sem.toml"
 printf 'name = "x"\n[run]\nduration = "169h"\n' > "$tmp/long.toml"

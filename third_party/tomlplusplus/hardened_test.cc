@@ -17,6 +17,28 @@ TEST(ParseToml, ParsesAndSaysWhereItStopped) {
 }
 
 // Fix 1: an internal check of the library fails; an error, not an abort.
+// The parser's own errors name the key of their line, in its table.
+TEST(ParseToml, AParseErrorNamesTheKeyOfItsLine) {
+  struct Case {
+    const char* text;
+    const char* want;  // The message's start.
+  };
+  for (const Case& c : {
+           Case{"a = 99999999999999999999\n", "k.toml:1:25: a: "},
+           Case{"[m.n]\n# c\nx = 1e999\n", "k.toml:3:10: m.n.x: "},
+           Case{"[[r]]\n[[r]]\n[[q]]\n[[r]]\n y = 1e999\n",
+                "k.toml:5:11: r[2].y: "},
+           // Not a `key = value` line: no key.
+           Case{"a = [1,\n 99999999999999999999]\n", "k.toml:2:22: Error"},
+           Case{"[b\n", "k.toml:1:3: Error"},
+       }) {
+    const absl::StatusOr<toml::table> t = ParseToml(c.text, "k.toml");
+    ASSERT_FALSE(t.ok()) << c.text;
+    EXPECT_EQ(t.status().message().rfind(c.want, 0), 0u)
+        << c.text << " -> " << t.status();
+  }
+}
+
 TEST(ParseToml, ATableHeaderWithoutAKeyIsAnError) {
   const absl::StatusOr<toml::table> t = ParseToml("[{a]]\n", "h.toml");
   ASSERT_FALSE(t.ok());
