@@ -411,23 +411,6 @@ GuardState& RegisterThisThread() {
   return registration.state;
 }
 
-void Enter(GuardState& g) {
-  g.in_host.store(0, std::memory_order_relaxed);
-  g.spin_pending.store(0, std::memory_order_relaxed);
-  g.blocked.store(0, std::memory_order_relaxed);
-  // Only this thread writes `calls` (the watchdog reads it): a load and a
-  // store, not a locked read-modify-write, which cost a tenth of a kernel
-  // tree's simulated call.
-  g.calls.store(g.calls.load(std::memory_order_relaxed) + 1,
-                std::memory_order_relaxed);
-  g.active.store(1, std::memory_order_relaxed);
-}
-
-void Leave(GuardState& g) {
-  g.active.store(0, std::memory_order_relaxed);
-  g.in_host.store(0, std::memory_order_relaxed);
-}
-
 vdso::CallFault FaultFrom(int code, GuardState& g) {
   // A fork before the fault: the fault is the finding.
   g.forked.store(0, std::memory_order_relaxed);

@@ -88,11 +88,24 @@ inline GuardState& ThisThread() {
   }
   return RegisterThisThread();
 }
-// Installs the handlers, the alternate stack and the watchdog (once per
-// process or thread, as each needs) and marks a call as started.
-void Enter(GuardState& g);
-// Marks the call as ended; what it ended with.
-void Leave(GuardState& g);
+// Marks a call as started (ThisThread() installed the handlers, the
+// alternate stack and the watchdog). Inline: on every guarded call.
+inline void Enter(GuardState& g) {
+  g.in_host.store(0, std::memory_order_relaxed);
+  g.spin_pending.store(0, std::memory_order_relaxed);
+  g.blocked.store(0, std::memory_order_relaxed);
+  // Only this thread writes `calls` (the watchdog reads it): a load and a
+  // store, not a locked read-modify-write, which cost a tenth of a kernel
+  // tree's simulated call.
+  g.calls.store(g.calls.load(std::memory_order_relaxed) + 1,
+                std::memory_order_relaxed);
+  g.active.store(1, std::memory_order_relaxed);
+}
+// Marks the call as ended.
+inline void Leave(GuardState& g) {
+  g.active.store(0, std::memory_order_relaxed);
+  g.in_host.store(0, std::memory_order_relaxed);
+}
 vdso::CallFault FaultFrom(int code, GuardState& g);
 // The fault of a call that returned after calling fork().
 vdso::CallFault ForkFault(GuardState& g);

@@ -52,28 +52,41 @@ constexpr int32_t kEfault = 14;
 // simulation): it answers 0 and is counted, and the next call on the
 // simulation's thread is the plugin's fault (CallPlugin()).
 constinit thread_local const void* t_call_ctx = nullptr;
-std::atomic<uint64_t> g_stray_callbacks{0};
-// The count the simulation's thread has already blamed a call for.
-constinit thread_local uint64_t t_strays_seen = 0;
+// A stray callback ran since the simulation's thread last blamed a call.
+std::atomic<bool> g_stray{false};
 
-// Whether a callback with context `ctx` runs outside its call (counted).
+// Whether a callback with context `ctx` runs outside its call (noted).
 inline bool Stray(void* ctx) {
   if (ctx == t_call_ctx && ctx != nullptr) [[likely]] {
     return false;
   }
-  g_stray_callbacks.fetch_add(1, std::memory_order_relaxed);
+  g_stray.store(true, std::memory_order_relaxed);
   return true;
 }
 
-// The fault of the call after which stray callbacks were seen.
-vdso::CallFault StrayFault() {
+// The call's fault when it misused the callbacks (a counter kind no
+// instruction has) or stray callbacks ran since the last blamed call: the
+// first call the simulation can report them on. A quiet attempt only gives
+// way (the hooked rerun blames it and clears the note). Out of line: rare.
+template <class A>
+[[gnu::noinline, gnu::cold]] void Misbehaved(bool bad_counter_kind, A& access) {
   vdso::CallFault f;
   f.kind = vdso::CallFault::Kind::kCrash;
-  f.called = "vdsolab's callbacks outside the call";
-  f.why =
-      "seen when it returned: from a thread it started, or through a table "
-      "kept from an earlier call; vdsolab answered each with 0";
-  return f;
+  if (bad_counter_kind) {
+    f.called = "read_counter() with an unknown kind";
+    f.why =
+        "not VDSOLAB_RDTSC_ORDERED (0), VDSOLAB_RDTSCP (1) or VDSOLAB_RDTSC "
+        "(2); vdsolab answered it with 0";
+  } else {
+    if constexpr (std::is_same_v<A, vdso::HookedAccess>) {
+      g_stray.store(false, std::memory_order_relaxed);
+    }
+    f.called = "vdsolab's callbacks outside the call";
+    f.why =
+        "seen when it returned: from a thread it started, or through a table "
+        "kept from an earlier call; vdsolab answered each with 0";
+  }
+  access.Fault(f);
 }
 
 // The loads a plugin counted in a quiet call reach QuietAccess before any
@@ -170,13 +183,15 @@ struct OpsFor {
     if (Stray(ctx)) return 0;
     [[maybe_unused]] HostScopeFor<A> host(ctx);
     [[maybe_unused]] Synced<A> synced(ctx);
+    // The common kind first (kernel trees' rdtsc_ordered()).
+    if (kind == VDSOLAB_RDTSC_ORDERED) [[likely]] {
+      return Of(ctx).ReadTsc();
+    }
     switch (kind) {
       case VDSOLAB_RDTSCP:
         return Of(ctx).ReadTscp();
       case VDSOLAB_RDTSC:
         return Of(ctx).ReadTscPlain();
-      case VDSOLAB_RDTSC_ORDERED:
-        return Of(ctx).ReadTsc();
       default:
         // No counter instruction to model: the plugin's bug, its call's
         // fault (CallPlugin()). Natively, the ordered read.
@@ -283,41 +298,25 @@ std::optional<ClockResult> CallPlugin(ClockGettimeFn clock_gettime, A& access,
   const vdsolab_ops ops = OpsFor<A>::Make(&ctx, time_page_offset);
   vdsolab_timespec ts{0, 0};
   int32_t ret = 0;
-  const void* const outer_ctx = t_call_ctx;
+  // No call nests in another (a plugin cannot reach CallPlugin()).
   t_call_ctx = &ctx;
   if constexpr (std::is_same_v<A, vdso::NativeAccess>) {
     ret = clock_gettime(&ops, page, clock, &ts);
-    t_call_ctx = outer_ctx;
+    t_call_ctx = nullptr;
   } else {
     // In the simulation a crash or a spin is a finding, not vdsolab's end.
     ctx.guard = &call_guard_internal::ThisThread();
     const std::optional<vdso::CallFault> fault = RunContained(
         *ctx.guard, [&] { ret = clock_gettime(&ops, page, clock, &ts); });
-    t_call_ctx = outer_ctx;
+    t_call_ctx = nullptr;
     SyncIn(ctx);  // The loads since the last callback.
     if (fault) {
       access.Fault(*fault);
       return std::nullopt;
     }
-    // Callbacks from outside any call since the last one this thread
-    // blamed: this call's fault, the first the simulation can report. A
-    // quiet attempt only gives way (the hooked rerun blames it).
-    const uint64_t strays = g_stray_callbacks.load(std::memory_order_relaxed);
-    if (ctx.bad_counter_kind) [[unlikely]] {
-      vdso::CallFault f;
-      f.kind = vdso::CallFault::Kind::kCrash;
-      f.called = "read_counter() with an unknown kind";
-      f.why =
-          "not VDSOLAB_RDTSC_ORDERED (0), VDSOLAB_RDTSCP (1) or VDSOLAB_RDTSC "
-          "(2); vdsolab answered it with 0";
-      access.Fault(f);
-      return std::nullopt;
-    }
-    if (strays != t_strays_seen) [[unlikely]] {
-      if constexpr (std::is_same_v<A, vdso::HookedAccess>) {
-        t_strays_seen = strays;
-      }
-      access.Fault(StrayFault());
+    if (ctx.bad_counter_kind || g_stray.load(std::memory_order_relaxed))
+        [[unlikely]] {
+      Misbehaved(ctx.bad_counter_kind, access);
       return std::nullopt;
     }
   }
