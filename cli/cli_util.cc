@@ -155,8 +155,8 @@ std::string ResolveInputPath(const std::string& path) {
   // The binary run directly (bazel-bin/cli/vdsolab from another
   // directory): the built-in files beside it, in its runfiles tree.
   char exe[4096];
-  const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n > 0) {
+  const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe);
+  if (!path.empty() && n > 0 && n < static_cast<ssize_t>(sizeof exe)) {
     const std::string p =
         std::string(exe, static_cast<size_t>(n)) + ".runfiles/vdsolab/" + path;
     if (FileExists(p)) return p;

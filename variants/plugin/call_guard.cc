@@ -14,6 +14,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <thread>
 
 namespace vdsolab::variants {
@@ -155,17 +156,20 @@ bool CallsOwnEndingSignal(int sig, const siginfo_t* info) {
          info->si_pid == getpid();
 }
 
-// The watchdog thread: vdsolab's only thread besides the main one and
-// those that make guarded calls (which have a GuardState).
-constinit thread_local bool t_watchdog = false;
+// A thread the code under test started inside a guarded call (its
+// constructors' and dlopen()'s included): pthread_create() is interposed
+// (exit_guard.cc) and marks it. Only such a thread's fault is
+// ForeignThreadFault(); vdsolab's own threads (the main one, the
+// watchdog, a benchmark's, a test's) keep the signal's own action.
+constinit thread_local bool t_foreign_thread = false;
 
-// A fault on a thread without a GuardState that vdsolab did not start
-// (not the main thread, not the watchdog): a thread the code under test
-// started, crashing outside any call (in its own code, or calling through
-// a table it kept from a call). Nothing can be contained there, and the
-// default action would end vdsolab by the signal, mid-run and without a
-// report: a check failed (exit 1), said in one line; write() and
-// exit_group only, as vdsolab's threads may hold any lock.
+// A fault on a thread the code under test started (t_foreign_thread),
+// outside any call (in its own code, or calling through a table it kept
+// from a call). Nothing can be contained there, and the default action
+// would end vdsolab by the signal, mid-run and without a report: a check
+// failed (exit 1), said in one line; write() and exit_group only, as
+// vdsolab's threads may hold any lock (snprintf of integers and strings
+// only, which glibc does without allocating).
 [[noreturn]] void ForeignThreadFault(int sig) {
   char msg[256];
   const char* abbrev = sigabbrev_np(sig);
@@ -209,15 +213,14 @@ extern "C" void OnSignal(int sig, siginfo_t* info, void* uctx) {
   if (sig == kWatchdogSignal && g_previous[sig].sa_handler == SIG_DFL) {
     return;  // A late watchdog signal: the call has returned since.
   }
-  if (g == nullptr && !t_watchdog && !EndsProcess(sig) &&
-      sig != kWatchdogSignal && syscall(SYS_gettid) != getpid()) {
+  if (t_foreign_thread && (g == nullptr || g->active.load() == 0) &&
+      !EndsProcess(sig) && sig != kWatchdogSignal) {
     ForeignThreadFault(sig);
   }
   Chain(sig, info, uctx);
 }
 
 void Watchdog() {
-  t_watchdog = true;
   for (;;) {
     struct timespec ts = {0, static_cast<long>(kWatchdogPeriodMs * 1000000)};
     nanosleep(&ts, nullptr);
@@ -457,6 +460,21 @@ vdso::CallFault ForkFault(GuardState& g) {
   f.kind = vdso::CallFault::Kind::kCrash;
   f.called = "fork()";
   return f;
+}
+
+bool StartedInForeignCall() { return InForeignCall() != nullptr; }
+
+void MarkForeignThread() {
+  t_foreign_thread = true;
+  // Its own alternate signal stack, so that a stack overflow there is
+  // ForeignThreadFault() too; kept for the thread's life (a few per
+  // misbehaving plugin).
+  constexpr size_t kStack = 64 * 1024;
+  stack_t ss = {};
+  ss.ss_sp = new (std::nothrow) char[kStack];
+  if (ss.ss_sp == nullptr) return;
+  ss.ss_size = kStack;
+  sigaltstack(&ss, nullptr);
 }
 
 void ExitCalled(int status) {

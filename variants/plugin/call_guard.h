@@ -117,6 +117,12 @@ void AfterHostCall(GuardState& g);
 // ends with status 1 and one line; otherwise returns and the process
 // exits as asked.
 void ExitCalled(int status);
+// pthread_create() (interposed): whether the calling thread is in foreign
+// code of a guarded call, and, first thing in a thread started so,
+// MarkForeignThread(): a fault there outside any call ends vdsolab with
+// exit 1 and one line (docs/robustness.md).
+bool StartedInForeignCall();
+void MarkForeignThread();
 // pthread_exit() called on this thread: the same. Left to end the thread
 // in a guarded call, it would leave the run waiting for it for good.
 void ThreadExitCalled();

@@ -1,4 +1,5 @@
-// exit(), _exit(), _Exit(), quick_exit() and pthread_exit() for the whole
+// exit(), _exit(), _Exit(), quick_exit(), pthread_exit() and pthread_create()
+// for the whole
 // process, so that foreign code
 // under test that calls one of them inside a guarded call ends that call
 // as a fault (call_guard.h) instead of ending vdsolab with the status it
@@ -10,7 +11,9 @@
 #include <dlfcn.h>
 #include <pthread.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <new>
 
 #include "variants/plugin/call_guard.h"
 
@@ -23,6 +26,19 @@ using ExitFn = void (*)(int);
   auto real = reinterpret_cast<ExitFn>(dlsym(RTLD_NEXT, name));
   if (real != nullptr) real(status);
   __builtin_trap();  // No libc exit: nothing sane is left to do.
+}
+
+// A thread the code under test starts in a guarded call: marked first
+// (call_guard_internal::MarkForeignThread()), then the plugin's routine.
+struct ForeignStart {
+  void* (*routine)(void*);
+  void* arg;
+};
+void* StartForeign(void* p) {
+  const ForeignStart start = *static_cast<ForeignStart*>(p);
+  delete static_cast<ForeignStart*>(p);
+  vdsolab::variants::call_guard_internal::MarkForeignThread();
+  return start.routine(start.arg);
 }
 
 }  // namespace
@@ -52,6 +68,25 @@ void _Exit(int status) noexcept {
 void quick_exit(int status) noexcept {
   vdsolab::variants::call_guard_internal::ExitCalled(status);
   Forward("quick_exit", status);
+}
+
+// vdsolab's own threads (std::thread) pass straight through.
+int pthread_create(pthread_t* __restrict thread,
+                   const pthread_attr_t* __restrict attr,
+                   void* (*routine)(void*), void* __restrict arg) noexcept {
+  using CreateFn =
+      int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
+  static const auto real =
+      reinterpret_cast<CreateFn>(dlsym(RTLD_NEXT, "pthread_create"));
+  if (real == nullptr) return EAGAIN;
+  if (!vdsolab::variants::call_guard_internal::StartedInForeignCall()) {
+    return real(thread, attr, routine, arg);
+  }
+  auto* start = new (std::nothrow) ForeignStart{routine, arg};
+  if (start == nullptr) return EAGAIN;
+  const int r = real(thread, attr, StartForeign, start);
+  if (r != 0) delete start;
+  return r;
 }
 
 void pthread_exit(void* value) {

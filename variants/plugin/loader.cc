@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <array>
 #include <atomic>
 #include <cstring>
 #include <memory>
@@ -51,16 +52,27 @@ constexpr int32_t kEfault = 14;
 // that context (vdsolab would crash in its own code, or race the
 // simulation): it answers 0 and is counted, and the next call on the
 // simulation's thread is the plugin's fault (CallPlugin()).
+// One per access policy: a callback of one policy's table given the
+// context of a call through another (a function pointer kept from a quiet
+// call) would take that context for its own type.
+template <vdso::VdsoAccess A>
 constinit thread_local const void* t_call_ctx = nullptr;
-// A stray callback ran since the simulation's thread last blamed a call.
-std::atomic<bool> g_stray{false};
+// Plugins are few and live for the process: each gets a slot (its callbacks
+// and reader are instantiated for it), so that a stray callback is blamed
+// on its own plugin, not on whichever variant runs next (compare runs
+// several in one process while a plugin's thread may go on calling).
+constexpr int kMaxPlugins = 32;
+// Slot I's stray callbacks ran since a call of it was last blamed.
+std::array<std::atomic<bool>, kMaxPlugins> g_stray{};
 
-// Whether a callback with context `ctx` runs outside its call (noted).
+// Whether a callback of slot I with context `ctx` runs outside its call
+// (noted).
+template <vdso::VdsoAccess A, int I>
 inline bool Stray(void* ctx) {
-  if (ctx == t_call_ctx && ctx != nullptr) [[likely]] {
+  if (ctx == t_call_ctx<A> && ctx != nullptr) [[likely]] {
     return false;
   }
-  g_stray.store(true, std::memory_order_relaxed);
+  g_stray[I].store(true, std::memory_order_relaxed);
   return true;
 }
 
@@ -68,7 +80,7 @@ inline bool Stray(void* ctx) {
 // instruction has) or stray callbacks ran since the last blamed call: the
 // first call the simulation can report them on. A quiet attempt only gives
 // way (the hooked rerun blames it and clears the note). Out of line: rare.
-template <class A>
+template <class A, int I>
 [[gnu::noinline, gnu::cold]] void Misbehaved(bool bad_counter_kind, A& access) {
   vdso::CallFault f;
   f.kind = vdso::CallFault::Kind::kCrash;
@@ -79,7 +91,7 @@ template <class A>
         "(2); vdsolab answered it with 0";
   } else {
     if constexpr (std::is_same_v<A, vdso::HookedAccess>) {
-      g_stray.store(false, std::memory_order_relaxed);
+      g_stray[I].store(false, std::memory_order_relaxed);
     }
     f.called = "vdsolab's callbacks outside the call";
     f.why =
@@ -153,7 +165,7 @@ struct HostScopeFor<vdso::QuietAccess> {
   *nsec = value.tv_nsec;
 }
 
-template <vdso::VdsoAccess A>
+template <vdso::VdsoAccess A, int I>
 struct OpsFor {
   static Ctx<A>& C(void* ctx) { return *static_cast<Ctx<A>*>(ctx); }
   static A& Of(void* ctx) { return *C(ctx).access; }
@@ -168,19 +180,19 @@ struct OpsFor {
     return false;
   }
   static uint32_t Load32(void* ctx, const uint8_t* p) {
-    if (Stray(ctx)) return 0;
+    if (Stray<A, I>(ctx)) return 0;
     [[maybe_unused]] HostScopeFor<A> host(ctx);
     [[maybe_unused]] Synced<A> synced(ctx);
     return InPage(ctx, p, 4) ? Of(ctx).template Load<uint32_t>(p) : 0;
   }
   static uint64_t Load64(void* ctx, const uint8_t* p) {
-    if (Stray(ctx)) return 0;
+    if (Stray<A, I>(ctx)) return 0;
     [[maybe_unused]] HostScopeFor<A> host(ctx);
     [[maybe_unused]] Synced<A> synced(ctx);
     return InPage(ctx, p, 8) ? Of(ctx).template Load<uint64_t>(p) : 0;
   }
   static uint64_t ReadCounter(void* ctx, int kind) {
-    if (Stray(ctx)) return 0;
+    if (Stray<A, I>(ctx)) return 0;
     [[maybe_unused]] HostScopeFor<A> host(ctx);
     [[maybe_unused]] Synced<A> synced(ctx);
     // The common kind first (kernel trees' rdtsc_ordered()).
@@ -205,26 +217,26 @@ struct OpsFor {
   // v2: a preemption point before a load the plugin makes itself. Outside
   // the area it is the plugin's bug, like an out-of-page load32.
   static void BeforeLoad(void* ctx, const uint8_t* p, uint32_t size) {
-    if (Stray(ctx)) return;
+    if (Stray<A, I>(ctx)) return;
     [[maybe_unused]] HostScopeFor<A> host(ctx);
     [[maybe_unused]] Synced<A> synced(ctx);
     if (!InPage(ctx, p, size)) return;
     Of(ctx).BeforeLoad(p, size);
   }
   static void Rmb(void* ctx) {
-    if (!Stray(ctx)) Of(ctx).Rmb();
+    if (!Stray<A, I>(ctx)) Of(ctx).Rmb();
   }
   static void CpuRelax(void* ctx) {
-    if (!Stray(ctx)) Of(ctx).CpuRelax();
+    if (!Stray<A, I>(ctx)) Of(ctx).CpuRelax();
   }
   static int MayRetry(void* ctx) {
-    if (Stray(ctx)) return 0;
+    if (Stray<A, I>(ctx)) return 0;
     [[maybe_unused]] HostScopeFor<A> host(ctx);
     [[maybe_unused]] Synced<A> synced(ctx);
     return Of(ctx).MayRetry() ? 1 : 0;
   }
   static int32_t Fallback(void* ctx, int32_t clock, vdsolab_timespec* ts) {
-    if (Stray(ctx)) return -kEfault;
+    if (Stray<A, I>(ctx)) return -kEfault;
     ClockResult r;
     {
       [[maybe_unused]] HostScopeFor<A> host(ctx);
@@ -274,7 +286,7 @@ constexpr double kLoadSeconds = 2.0;
 using ClockGettimeFn = int32_t (*)(const vdsolab_ops*, const uint8_t*, int32_t,
                                    vdsolab_timespec*);
 
-template <vdso::VdsoAccess A>
+template <int I, vdso::VdsoAccess A>
 std::optional<ClockResult> CallPlugin(ClockGettimeFn clock_gettime, A& access,
                                       const uint8_t* page, ClockId clock,
                                       bool counts_quiet_loads = false) {
@@ -295,28 +307,28 @@ std::optional<ClockResult> CallPlugin(ClockGettimeFn clock_gettime, A& access,
       time_page_offset = vdso::kPageSize;
     }
   }
-  const vdsolab_ops ops = OpsFor<A>::Make(&ctx, time_page_offset);
+  const vdsolab_ops ops = OpsFor<A, I>::Make(&ctx, time_page_offset);
   vdsolab_timespec ts{0, 0};
   int32_t ret = 0;
   // No call nests in another (a plugin cannot reach CallPlugin()).
-  t_call_ctx = &ctx;
+  t_call_ctx<A> = &ctx;
   if constexpr (std::is_same_v<A, vdso::NativeAccess>) {
     ret = clock_gettime(&ops, page, clock, &ts);
-    t_call_ctx = nullptr;
+    t_call_ctx<A> = nullptr;
   } else {
     // In the simulation a crash or a spin is a finding, not vdsolab's end.
     ctx.guard = &call_guard_internal::ThisThread();
     const std::optional<vdso::CallFault> fault = RunContained(
         *ctx.guard, [&] { ret = clock_gettime(&ops, page, clock, &ts); });
-    t_call_ctx = nullptr;
+    t_call_ctx<A> = nullptr;
     SyncIn(ctx);  // The loads since the last callback.
     if (fault) {
       access.Fault(*fault);
       return std::nullopt;
     }
-    if (ctx.bad_counter_kind || g_stray.load(std::memory_order_relaxed))
+    if (ctx.bad_counter_kind || g_stray[I].load(std::memory_order_relaxed))
         [[unlikely]] {
-      Misbehaved(ctx.bad_counter_kind, access);
+      Misbehaved<A, I>(ctx.bad_counter_kind, access);
       return std::nullopt;
     }
   }
@@ -332,13 +344,14 @@ std::optional<ClockResult> CallPlugin(ClockGettimeFn clock_gettime, A& access,
       std::atomic_ref<int64_t>(ts.tv_nsec).load(std::memory_order_relaxed)});
 }
 
+template <int I>
 class PluginSimReader final : public SimReader {
  public:
   PluginSimReader(ClockGettimeFn fn, bool rerunnable)
       : fn_(fn), rerunnable_(rerunnable) {}
   std::optional<ClockResult> Call(vdso::HookedAccess& access,
                                   const uint8_t* page, ClockId clock) override {
-    return CallPlugin(fn_, access, page, clock);
+    return CallPlugin<I>(fn_, access, page, clock);
   }
   // A plugin the loader was told keeps no state between calls
   // (PluginOptions::rerunnable) is tried quietly too.
@@ -347,7 +360,8 @@ class PluginSimReader final : public SimReader {
                                        const uint8_t* page,
                                        ClockId clock) override {
     if (!rerunnable_) return SimReader::QuietCall(access, page, clock);
-    return CallPlugin(fn_, access, page, clock, /*counts_quiet_loads=*/true);
+    return CallPlugin<I>(fn_, access, page, clock,
+                         /*counts_quiet_loads=*/true);
   }
 
  private:
@@ -355,9 +369,8 @@ class PluginSimReader final : public SimReader {
   bool rerunnable_;
 };
 
-// Variant records hold plain function pointers; plugins are few and live
-// for the process, so each gets a slot.
-constexpr int kMaxPlugins = 32;
+// Variant records hold plain function pointers: each plugin's slot
+// (kMaxPlugins) has its own.
 ClockGettimeFn g_plugins[kMaxPlugins];
 bool g_rerunnable[kMaxPlugins];
 PluginInfo g_info[kMaxPlugins];
@@ -370,12 +383,12 @@ std::atomic<bool> g_foreign{false};
 
 template <int I>
 std::unique_ptr<SimReader> MakeReader() {
-  return std::make_unique<PluginSimReader>(g_plugins[I], g_rerunnable[I]);
+  return std::make_unique<PluginSimReader<I>>(g_plugins[I], g_rerunnable[I]);
 }
 template <int I>
 uint64_t Native(const uint8_t* page, ClockId clock, uint64_t iterations) {
   return RunNativeLoop(iterations, [page, clock](vdso::NativeAccess& access) {
-    return CallPlugin(g_plugins[I], access, page, clock);
+    return CallPlugin<I>(g_plugins[I], access, page, clock);
   });
 }
 
