@@ -28,6 +28,14 @@ TEST(ParseToml, AParseErrorNamesTheKeyOfItsLine) {
            Case{"[m.n]\n# c\nx = 1e999\n", "k.toml:3:10: m.n.x: "},
            Case{"[[r]]\n[[r]]\n[[q]]\n[[r]]\n y = 1e999\n",
                 "k.toml:5:11: r[2].y: "},
+           // Array tables counted per parent; a table under one indexed.
+           Case{"[[a]]\n[[a.b]]\n[[a]]\n[[a.b]]\nz = 1e999\n",
+                "k.toml:5:10: a[1].b[0].z: "},
+           Case{"[[a]]\n[[a]]\n[a.c]\nz = 1e999\n", "k.toml:4:10: a[1].c.z: "},
+           // A header inside a multi-line string is no header.
+           Case{
+               "n = \"\"\"\n[[r]]\n\"\"\"\n[[r]]\ncpu = 99999999999999999999\n",
+               "k.toml:5:27: r[0].cpu: "},
            // Not a `key = value` line: no key.
            Case{"a = [1,\n 99999999999999999999]\n", "k.toml:2:22: Error"},
            Case{"[b\n", "k.toml:1:3: Error"},
