@@ -40,6 +40,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 
 #include "vdso/access.h"
@@ -137,11 +138,18 @@ std::optional<vdso::CallFault> RunContained(Fn&& fn) {
   return RunContained(call_guard_internal::ThisThread(), fn);
 }
 
+template <class Fn>
+std::optional<vdso::CallFault> RunNested(call_guard_internal::GuardState& g,
+                                         Fn& fn);
+
 // The same with this thread's guard state already at hand (ThisThread()),
 // for callers that also hand it to their callbacks' HostCallScope.
 template <class Fn>
 std::optional<vdso::CallFault> RunContained(call_guard_internal::GuardState& g,
                                             Fn&& fn) {
+  if (g.active.load(std::memory_order_relaxed) != 0) [[unlikely]] {
+    return RunNested(g, fn);
+  }
   // savemask 0: no sigprocmask syscall per call; the handlers are
   // SA_NODEFER, so a jump out of one leaves no signal blocked.
   const int code = sigsetjmp(g.env, 0);
@@ -156,6 +164,28 @@ std::optional<vdso::CallFault> RunContained(call_guard_internal::GuardState& g,
   }
   call_guard_internal::Leave(g);
   return call_guard_internal::FaultFrom(code, g);
+}
+
+// A guarded call made inside another's callback (a kernel tree's
+// timekeeper stepped from a reader's load hook, ktime/tree_timekeeping.cc):
+// the outer call's jump buffer and marks are saved and put back, so that
+// it is still guarded when the inner one returns (left as the inner call
+// leaves them, a crash of the outer call's code afterwards would end
+// vdsolab). Out of line: rare.
+template <class Fn>
+[[gnu::noinline]] std::optional<vdso::CallFault> RunNested(
+    call_guard_internal::GuardState& g, Fn& fn) {
+  sigjmp_buf outer;
+  std::memcpy(&outer, &g.env, sizeof outer);
+  const int in_host = g.in_host.load(std::memory_order_relaxed);
+  const int spin_pending = g.spin_pending.load(std::memory_order_relaxed);
+  g.active.store(0, std::memory_order_relaxed);
+  std::optional<vdso::CallFault> fault = RunContained(g, fn);
+  std::memcpy(&g.env, &outer, sizeof outer);
+  g.spin_pending.store(spin_pending, std::memory_order_relaxed);
+  g.in_host.store(in_host, std::memory_order_relaxed);
+  g.active.store(1, std::memory_order_relaxed);
+  return fault;
 }
 
 // The same with a bound of at least `min_seconds` for this call: loading a

@@ -629,4 +629,29 @@ TEST(CallGuardWatchdog, ASpinThatBlocksTheWatchdogsSignalEndsVdsolab) {
 }
 
 }  // namespace
+// A guarded call made inside another's callback (a kernel tree's
+// timekeeper stepped from a reader's hook) leaves the outer call guarded:
+// its later crash is its fault, not vdsolab's end.
+TEST(CallGuard, ANestedCallLeavesTheOuterOneGuarded) {
+  call_guard_internal::GuardState& g = call_guard_internal::ThisThread();
+  std::optional<vdso::CallFault> inner_ok;
+  std::optional<vdso::CallFault> inner_crash;
+  const std::optional<vdso::CallFault> outer = RunContained(g, [&] {
+    {
+      HostCallScope host(g);
+      inner_ok = RunContained(g, [] {});
+      inner_crash = RunContained(g, [] { raise(SIGFPE); });
+    }
+    raise(SIGSEGV);
+  });
+  EXPECT_FALSE(inner_ok.has_value());
+  ASSERT_TRUE(inner_crash.has_value());
+  EXPECT_EQ(inner_crash->signal, SIGFPE);
+  ASSERT_TRUE(outer.has_value());
+  EXPECT_EQ(outer->kind, vdso::CallFault::Kind::kCrash);
+  EXPECT_EQ(outer->signal, SIGSEGV);
+  // And the thread's next call is an ordinary one.
+  EXPECT_FALSE(RunContained(g, [] {}).has_value());
+}
+
 }  // namespace vdsolab::variants
