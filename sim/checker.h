@@ -296,10 +296,10 @@ class Checker {
     if (call.clock >= 0 && call.clock < kFactIds) {
       ExpectedLine& line = expected_[static_cast<size_t>(call.clock)];
       if (line.state_id == state.id && line.usable && (++line.uses & 15) != 0) {
-        const timekeeper::TkReadBase& tkr =
-            line.raw ? state.tk.tkr_raw : state.tk.tkr_mono;
-        if (call.counter >= tkr.cycle_last &&
-            call.counter - tkr.cycle_last <= tkr.clock->max_cycles) {
+        const timekeeper::TkReadBase& tkr = call.clock == kClockMonotonicRaw
+                                                ? state.tk.tkr_raw
+                                                : state.tk.tkr_mono;
+        if (InShortcutRange(tkr, call.counter)) {
           ++shortcut_answers_;
           return ExpectedFromBase(line, tkr, call.counter);
         }
@@ -346,10 +346,17 @@ class Checker {
   struct ExpectedLine {
     uint32_t state_id = 0;
     bool usable = false;  // base_ns holds for this state.
-    bool raw = false;     // MONOTONIC_RAW: tkr_raw.
     uint32_t uses = 0;
     uint64_t base_ns = 0;
   };
+  // Whether the shortcut may answer for `counter`: at or past cycle_last
+  // (no era's clamp applies) by at most max_cycles (below 2^62, so no
+  // era's 63-bit masking or sign changes it either).
+  static bool InShortcutRange(const timekeeper::TkReadBase& tkr,
+                              uint64_t counter) {
+    return counter >= tkr.cycle_last &&
+           counter - tkr.cycle_last <= tkr.clock->max_cycles;
+  }
   static ClockResult ExpectedFromBase(const ExpectedLine& line,
                                       const timekeeper::TkReadBase& tkr,
                                       uint64_t counter);

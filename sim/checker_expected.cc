@@ -19,15 +19,6 @@ bool Shortcuttable(ClockId clock) {
          clock == kClockTai;
 }
 
-// Whether the counter is one the shortcut may answer for: at or past
-// cycle_last (no era's clamp applies) by at most max_cycles (below 2^62,
-// so no era's 63-bit masking or sign changes it either). ExpectedOf()
-// tests the same inline.
-bool InRange(const timekeeper::TkReadBase& tkr, uint64_t counter) {
-  return counter >= tkr.cycle_last &&
-         counter - tkr.cycle_last <= tkr.clock->max_cycles;
-}
-
 }  // namespace
 
 ClockResult Checker::ExpectedFromBase(const ExpectedLine& line,
@@ -55,7 +46,6 @@ ClockResult Checker::ExpectedSlow(const CallRecord& call,
   if (line.state_id != state.id) {
     line = ExpectedLine{};
     line.state_id = state.id;
-    line.raw = clock == kClockMonotonicRaw;
     // The base: the answer at cycle_last less the model's ns there.
     const uint64_t last = tkr.cycle_last;
     const ClockResult at_last = oracle_.Expected(tk, clock, last);
@@ -79,7 +69,7 @@ ClockResult Checker::ExpectedSlow(const CallRecord& call,
   }
   // The first answer on a state and every 16th after it come here (uses):
   // the shortcut's answer must be the oracle's.
-  if (line.usable && InRange(tkr, call.counter) &&
+  if (line.usable && InShortcutRange(tkr, call.counter) &&
       !(ExpectedFromBase(line, tkr, call.counter) == want)) {
     expected_shortcut_ = false;
     for (ExpectedLine& l : expected_) l.usable = false;

@@ -50,8 +50,8 @@ constexpr int32_t kEfault = 14;
 // from a thread the plugin started, or through a table kept from an
 // earlier call, whose context is a dead stack frame. It must not touch
 // that context (vdsolab would crash in its own code, or race the
-// simulation): it answers 0 and is counted, and the next call on the
-// simulation's thread is the plugin's fault (CallPlugin()).
+// simulation): it answers 0 and is noted (g_stray), and the plugin's next
+// call is its fault (CallPlugin()).
 // One per access policy: a callback of one policy's table given the
 // context of a call through another (a function pointer kept from a quiet
 // call) would take that context for its own type.
