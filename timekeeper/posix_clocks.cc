@@ -107,4 +107,60 @@ ClockResult SysClockGettime(const Timekeeper& tk, ClockId which,
   return r;
 }
 
+GtodResult SysGettimeofday(const Timekeeper& tk, const SyscallContext& ctx) {
+  const Timespec64 ts = KtimeGetRealTs64(tk, ctx.cycles);
+  GtodResult r;
+  r.tv_sec = ts.tv_sec;
+  r.tv_usec = ts.tv_nsec / 1000;  // NSEC_PER_USEC
+  return r;                       // sys_tz: 0, 0 (see the header).
+}
+
+int64_t SysTime(const Timekeeper& tk) {
+  return static_cast<int64_t>(tk.xtime_sec);
+}
+
+ClockResult SysClockGetres(ClockId which, const SyscallContext& ctx,
+                           uint32_t hrtimer_res, int hz) {
+  // TICK_NSEC: (NSEC_PER_SEC + HZ / 2) / HZ, include/linux/jiffies.h.
+  const int64_t tick_nsec = (1000000000LL + hz / 2) / hz;
+  const auto ns = [](int64_t n) { return ClockResult::Ok(Timespec64{0, n}); };
+  if (which < 0) {
+    if ((which & kClockfdMask) == kClockfd) return ClockResult::Error(-kEinval);
+    // posix_cpu_clock_getres(): the task must exist (pid_for_clock()).
+    const ClockResult found = CpuClockGet(which, ctx);
+    if (found.ret != 0) return found;
+    // (NSEC_PER_SEC + HZ - 1) / HZ; 1 for CPUCLOCK_SCHED.
+    return ns(CpuclockWhich(which) == 2 ? 1 : (1000000000LL + hz - 1) / hz);
+  }
+  switch (which) {
+    case kClockRealtime:
+    case kClockMonotonic:
+    case kClockMonotonicRaw:
+    case kClockBoottime:
+    case kClockTai:
+      return ns(hrtimer_res);
+    case kClockRealtimeCoarse:
+    case kClockMonotonicCoarse:
+      return ns(tick_nsec);
+    case kClockProcessCputimeId:
+    case kClockThreadCputimeId:
+      return ns(1);  // The SCHED clocks of the calling process and thread.
+    case kClockRealtimeAlarm:
+    case kClockBoottimeAlarm:
+      if (!ctx.has_rtc) return ClockResult::Error(-kEinval);
+      return ns(hrtimer_res);
+    default:
+      if (which >= kClockAux && which <= kClockAuxLast &&
+          ctx.aux_timekeepers != nullptr) {
+        // aux_get_res(): -ENODEV unless the aux clock is enabled, then
+        // aux_clock_resolution_ns() (include/vdso/auxclock.h): 1 ns.
+        if (!KtimeGetAux(ctx.aux_timekeepers[which - kClockAux], ctx.cycles)) {
+          return ClockResult::Error(-kEnodev);
+        }
+        return ns(1);
+      }
+      return ClockResult::Error(-kEinval);
+  }
+}
+
 }  // namespace vdsolab::timekeeper

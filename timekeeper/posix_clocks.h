@@ -57,6 +57,30 @@ inline ClockResult SysClockGettime(const Timekeeping& tk, ClockId which,
   return SysClockGettime(tk.timekeeper(), which, ctx);
 }
 
+// SYSCALL_DEFINE2(gettimeofday) (kernel/time/time.c): the realtime clock
+// (ktime_get_real_ts64()) in microseconds, and sys_tz. The model never
+// sets a timezone (settimeofday() with one is not modelled), so sys_tz is
+// its boot value, 0 minutes west and no DST, as the vvar page's
+// tz_minuteswest/tz_dsttime. In a time namespace REALTIME is not shifted.
+GtodResult SysGettimeofday(const Timekeeper& tk, const SyscallContext& ctx);
+
+// SYSCALL_DEFINE1(time) (kernel/time/time.c): ktime_get_real_seconds(),
+// the seconds of the last update (xtime_sec), whatever the counter says.
+int64_t SysTime(const Timekeeper& tk);
+
+// SYSCALL_DEFINE2(clock_getres) (kernel/time/posix-timers.c), by kclock:
+// the hrtimer clocks (REALTIME, MONOTONIC, BOOTTIME, TAI, MONOTONIC_RAW)
+// posix_get_hrtimer_res(), `hrtimer_res` ns (1 with high-resolution
+// timers); the coarse clocks posix_get_coarse_res(), LOW_RES_NSEC
+// (TICK_NSEC at `hz`); the CPU-time clocks posix_cpu_clock_getres() (1 ns
+// for the SCHED clocks, TICK_NSEC rounded up for PROF and VIRT, -EINVAL for
+// a task not found); the alarm clocks hrtimer_res with an RTC, else
+// -EINVAL; an enabled aux clock (6.17+) 1 ns (aux_clock_resolution_ns()),
+// -ENODEV when not enabled; -EINVAL for ids without a kclock. Not shifted
+// by a namespace.
+ClockResult SysClockGetres(ClockId which, const SyscallContext& ctx,
+                           uint32_t hrtimer_res, int hz);
+
 }  // namespace vdsolab::timekeeper
 
 #endif  // VDSOLAB_TIMEKEEPER_POSIX_CLOCKS_H_

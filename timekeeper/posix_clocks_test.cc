@@ -71,5 +71,57 @@ TEST_F(PosixClocksTest, AlarmClocksWorkWithAnRtc) {
   EXPECT_EQ(Get(kClockRealtimeAlarm).ret, 0);
 }
 
+TEST_F(PosixClocksTest, GettimeofdayIsRealtimeInMicrosecondsTruncated) {
+  const ClockResult rt = Get(kClockRealtime);
+  ASSERT_EQ(rt.ret, 0);
+  const GtodResult g = SysGettimeofday(tk_->timekeeper(), ctx_);
+  EXPECT_EQ(g.ret, 0);
+  EXPECT_EQ(g.tv_sec, 1700000000);
+  // 0.999999xxx s: the microseconds truncate, never round up to a second.
+  EXPECT_EQ(g.tv_usec, rt.ts.tv_nsec / 1000);
+  EXPECT_EQ(g.tv_usec, 999999);
+  EXPECT_EQ(g.tz_minuteswest, 0);
+  EXPECT_EQ(g.tz_dsttime, 0);
+  // time() is the last update's seconds, whatever the counter says.
+  EXPECT_EQ(SysTime(tk_->timekeeper()), 1700000000);
+}
+
+TEST_F(PosixClocksTest, GetresByKclock) {
+  // hrtimer clocks: hrtimer_resolution; coarse: TICK_NSEC at HZ,
+  // (1e9 + HZ / 2) / HZ: 4 ms at 250, 1 ms at 1000, 3333333 ns at 300.
+  for (ClockId id : {kClockRealtime, kClockMonotonic, kClockMonotonicRaw,
+                     kClockBoottime, kClockTai}) {
+    EXPECT_EQ(SysClockGetres(id, ctx_, 1, 250), ClockResult::Ok({0, 1})) << id;
+    EXPECT_EQ(SysClockGetres(id, ctx_, 4000000, 250),
+              ClockResult::Ok({0, 4000000}))
+        << id;
+  }
+  for (ClockId id : {kClockRealtimeCoarse, kClockMonotonicCoarse}) {
+    EXPECT_EQ(SysClockGetres(id, ctx_, 1, 250), ClockResult::Ok({0, 4000000}));
+    EXPECT_EQ(SysClockGetres(id, ctx_, 1, 1000), ClockResult::Ok({0, 1000000}));
+    EXPECT_EQ(SysClockGetres(id, ctx_, 1, 300), ClockResult::Ok({0, 3333333}));
+  }
+  // The calling task's SCHED clocks: 1 ns; PROF and VIRT (which 0 and 1):
+  // a tick rounded up, (1e9 + HZ - 1) / HZ.
+  EXPECT_EQ(SysClockGetres(kClockProcessCputimeId, ctx_, 1, 300),
+            ClockResult::Ok({0, 1}));
+  EXPECT_EQ(SysClockGetres(-6, ctx_, 1, 300), ClockResult::Ok({0, 1}));
+  EXPECT_EQ(SysClockGetres(~0 << 3, ctx_, 1, 300),
+            ClockResult::Ok({0, 3333334}));
+  // Another task's clock, an fd clock, and ids without a kclock.
+  EXPECT_EQ(SysClockGetres((~12345 << 3) | 4 | 2, ctx_, 1, 250),
+            ClockResult::Error(-kEinval));
+  for (ClockId id : {kClockRealtimeAlarm, kClockBoottimeAlarm, kClockSgiCycle,
+                     12, 15, 16, 23, -1, -5, INT_MIN, INT_MAX}) {
+    EXPECT_EQ(SysClockGetres(id, ctx_, 1, 250), ClockResult::Error(-kEinval))
+        << id;
+  }
+  ctx_.has_rtc = true;
+  EXPECT_EQ(SysClockGetres(kClockBoottimeAlarm, ctx_, 4000000, 250),
+            ClockResult::Ok({0, 4000000}));
+  EXPECT_EQ(SysClockGetres(kClockRealtimeAlarm, ctx_, 1, 250),
+            ClockResult::Ok({0, 1}));
+}
+
 }  // namespace
 }  // namespace vdsolab::timekeeper
