@@ -384,6 +384,37 @@ expect plugin_thread_crash 1 \
 expect plugin_bad_counter_kind 1 \
   "the call did what a vDSO call cannot (read_counter() with an unknown kind)" -- \
   run "$tmp/mono.toml" --variant-so="${bad}_bad_counter_kind.so"
+# A version-3 plugin's other entry points are probed on settled pages, in
+# both views of a time namespace scenario (sim/entry_points.h): a correct
+# one passes; a crash in gettimeofday() is a finding; a wrong time() or
+# clock_getres() fails exact; a config_hz no kernel has is bad input.
+ep="${TEST_SRCDIR:-.}/vdsolab/examples/plugin/libentry_points_plugin"
+expect entry_points_plugin_runs 0 "PASS: every property held." -- \
+  run "$scen/time-namespace.toml" --variant-so="${ep}_0.so"
+expect entry_points_gettimeofday_crash 1 \
+  "the vDSO's gettimeofday() crashed (SIGSEGV" -- \
+  run "$tmp/mono.toml" --variant-so="${ep}_1.so"
+expect entry_points_time_late 1 \
+  "the vDSO's time() differs from the model's system call" -- \
+  run "$tmp/mono.toml" --variant-so="${ep}_2.so"
+expect entry_points_bad_config_hz 2 "config_hz 5: want 0 or 10 .. 10000" -- \
+  run "$tmp/mono.toml" --variant-so="${ep}_3.so"
+expect entry_points_getres_invalid_id 1 \
+  "the vDSO's clock_getres(-2147483648) differs from the model's system call" -- \
+  run "$tmp/mono.toml" --variant-so="${ep}_4.so"
+# checks.exact = false turns their exact check off too.
+printf 'name = "x"\n[[reader]]\nclocks = ["MONOTONIC"]\n[checks]\nexact = false\n[run]\nduration = "5ms"\n' \
+  > "$tmp/noexact.toml"
+expect entry_points_exact_off 0 "PASS" -- \
+  run "$tmp/noexact.toml" --variant-so="${ep}_2.so"
+# A plugin with only some of them is probed on those alone.
+expect entry_points_partial 0 "PASS: every property held." -- \
+  run "$scen/time-namespace.toml" --variant-so="${ep}_5.so"
+# One that spins is stopped once (one watchdog bound, 0.2 s here), and that
+# entry point is not probed again: the run ends.
+expect entry_points_spin 1 \
+  "the vDSO's clock_getres(-2147483648) spun" -- \
+  run "$tmp/mono.toml" --variant-so="${ep}_6.so" --call-timeout=200ms
 # checks.sane = false turns the check off (it was always on).
 printf 'name = "x"\n[[reader]]\nclocks = ["MONOTONIC"]\n[checks]\nsane = false\n[run]\nduration = "5ms"\n' \
   > "$tmp/nosane.toml"

@@ -20,4 +20,11 @@ std::string FormatClockResult(const ClockResult& result) {
   }
 }
 
+std::string FormatGtodResult(const GtodResult& result) {
+  if (result.ret != 0) return FormatClockResult(ClockResult::Error(result.ret));
+  return absl::StrFormat("%d.%06d s, tz %d min west, dst %d", result.tv_sec,
+                         result.tv_usec, result.tz_minuteswest,
+                         result.tz_dsttime);
+}
+
 }  // namespace vdsolab

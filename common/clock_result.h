@@ -17,6 +17,7 @@ inline constexpr int32_t kEinval = 22;  // EINVAL
 inline constexpr int32_t kEperm = 1;    // EPERM
 inline constexpr int32_t kEnodev = 19;  // ENODEV
 inline constexpr int32_t kErange = 34;  // ERANGE
+inline constexpr int32_t kEnosys = 38;  // ENOSYS
 
 struct ClockResult {
   int32_t ret = 0;  // 0 or -errno, as the syscall returns it.
@@ -35,6 +36,27 @@ struct ClockResult {
 
 // "12.000000345" or "-EINVAL".
 std::string FormatClockResult(const ClockResult& result);
+
+// What a gettimeofday() call returns: 0 or -errno and, on 0, the time in
+// microseconds (struct __kernel_old_timeval) and the timezone (struct
+// timezone), both as x86-64 lays them out.
+struct GtodResult {
+  int32_t ret = 0;
+  int64_t tv_sec = 0;
+  int64_t tv_usec = 0;
+  int32_t tz_minuteswest = 0;
+  int32_t tz_dsttime = 0;
+
+  friend bool operator==(const GtodResult& a, const GtodResult& b) {
+    return a.ret == b.ret &&
+           (a.ret != 0 || (a.tv_sec == b.tv_sec && a.tv_usec == b.tv_usec &&
+                           a.tz_minuteswest == b.tz_minuteswest &&
+                           a.tz_dsttime == b.tz_dsttime));
+  }
+};
+
+// "12.000345 tz 0/0" or "-EINVAL".
+std::string FormatGtodResult(const GtodResult& result);
 
 }  // namespace vdsolab
 

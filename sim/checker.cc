@@ -127,6 +127,27 @@ void Checker::Report(Property p, Verdict v, std::string why, std::string detail,
   }
 }
 
+void Checker::OnEntryPoints(const std::vector<EntryPointVerdict>& verdicts,
+                            const CallRecord& at) {
+  for (const EntryPointVerdict& v : verdicts) {
+    PropertyStats& s = stats_[static_cast<int>(v.property) - 1];
+    ++s.checked;
+    if (v.ok) continue;
+    if (!v.keep) {
+      ++s.defects;
+      continue;
+    }
+    if (v.watchdog_stopped) {
+      CallRecord stopped = at;
+      stopped.fault = vdso::CallFault{};
+      stopped.fault->kind = vdso::CallFault::Kind::kSpin;
+      Report(v.property, Verdict::kDefect, v.why, v.detail, stopped);
+    } else {
+      Report(v.property, Verdict::kDefect, v.why, v.detail, at);
+    }
+  }
+}
+
 std::string Checker::Name(ClockId clock) const {
   return variants::VariantClockName(*variant_, clock);
 }

@@ -50,6 +50,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "sim/call.h"
 #include "sim/coverage.h"
+#include "sim/entry_points.h"
 #include "sim/machine.h"
 #include "sim/properties.h"
 #include "sim/scenario.h"
@@ -66,6 +67,10 @@ class Checker {
 
   // Checks one call; calls must arrive in non-decreasing start order.
   void OnCall(const CallRecord& call);
+  // Counts and reports a probe of the reader's other entry points
+  // (sim/entry_points.h), judged there, as made just before `at`.
+  void OnEntryPoints(const std::vector<EntryPointVerdict>& verdicts,
+                     const CallRecord& at);
 
   const std::array<PropertyStats, kNumProperties>& stats() const {
     return stats_;

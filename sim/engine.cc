@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "common/math64.h"
 #include "common/rng.h"
+#include "sim/entry_points.h"
 #include "sim/kvm_counter.h"
 #include "sim/load_observer.h"
 #include "sim/machine.h"
@@ -630,6 +631,10 @@ absl::StatusOr<RunResult> RunRandom(const Scenario& scenario,
       &offsets,  reader->reports_barriers() ? scenario.faults.reorder_ppm : 0};
   QuietCalls quiet_calls(scenario, *reader, *variant.layout, page->data(),
                          options.quiet_calls);
+  EntryPointProbe probe(scenario, variant, reader.get(), &machine,
+                        writer.get());
+  // Tested once here: the built-in readers have no other entry points.
+  const bool probing = probe.enabled();
   RunResult result;
 
   std::vector<ReaderState> readers(scenario.readers.size());
@@ -696,6 +701,17 @@ absl::StatusOr<RunResult> RunRandom(const Scenario& scenario,
                          options.trace_call->first == r->id &&
                          options.trace_call->second == r->calls;
     rec.timens = spec.timens;
+    if (probing && probe.Due(start)) [[unlikely]] {
+      // Before the call, on its reader's CPU and view: the page holds one
+      // update whole.
+      const std::vector<EntryPointVerdict> verdicts =
+          probe.Run(page->data(), spec.timens ? page->timens_data() : nullptr,
+                    page->size(), r->cpu, start);
+      // A spin there cost the watchdog's bound like a call's (the probe
+      // does not try that entry point again).
+      for (const EntryPointVerdict& v : verdicts) spins += v.watchdog_stopped;
+      checker.OnEntryPoints(verdicts, rec);
+    }
     if (quiet_calls.Try(spec, rec.clock, tracing) &&
         QuietCall(*reader, machine, view, quiet_calls, page->data(), r->cpu,
                   &rec)) {

@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_format.h"
 #include "common/math64.h"
+#include "sim/entry_points.h"
 #include "sim/kvm_counter.h"
 #include "sim/load_observer.h"
 #include "sim/machine.h"
@@ -601,6 +602,37 @@ Execution RunOne(const Scenario& s, const variants::Variant& variant, Setup* w,
   return e;
 }
 
+// The reader's other entry points on the page before the raced updates,
+// once: they take no part in the interleavings.
+void ProbeEntryPoints(const Scenario& s, const variants::Variant& variant,
+                      Setup* w, ExploreResult* result) {
+  std::unique_ptr<variants::SimReader> reader = variant.make_sim_reader();
+  EntryPointProbe probe(s, variant, reader.get(), w->machine.get(),
+                        w->writer.get());
+  if (!probe.enabled() || !probe.Due(w->start_ns)) return;
+  const ReaderSpec& spec = s.readers[0];
+  const std::vector<EntryPointVerdict> verdicts =
+      probe.Run(w->page->data(), spec.timens ? w->page->timens_data() : nullptr,
+                w->page->size(), spec.cpu, w->start_ns);
+  for (const EntryPointVerdict& v : verdicts) {
+    PropertyStats& st = result->stats[static_cast<size_t>(v.property) - 1];
+    ++st.checked;
+    ++result->entry_points_checked;
+    if (v.ok) continue;
+    ++st.defects;
+    ++result->entry_points_wrong;
+    if (!v.keep) continue;
+    Violation violation;
+    violation.property = v.property;
+    violation.why = v.why;
+    violation.detail = v.detail;
+    violation.reader = ReaderId(s, 0);
+    violation.t_ns = w->start_ns;
+    violation.watchdog_stopped = v.watchdog_stopped;
+    result->entry_point_violations.push_back(std::move(violation));
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<ExploreResult> Explore(const Scenario& s,
@@ -622,6 +654,7 @@ absl::StatusOr<ExploreResult> Explore(const Scenario& s,
         variants::VariantClockName(variant, ClocksFor(second, variant)[0]);
     result.second_cpu = second.cpu;
   }
+  ProbeEntryPoints(s, variant, &*setup, &result);
   StateCache cache;
   StateCache* states =
       s.run.exhaustive_reduction == Reduction::kPor ? &cache : nullptr;

@@ -111,6 +111,13 @@ struct ExploreResult {
   CallRecord minimal_call;  // Two-call shapes: the second call.
   std::string minimal_page;
   std::optional<CallRecord> minimal_first_call;  // Two-call shapes.
+  // A reader with other entry points (sim/entry_points.h): how many of
+  // their answers were checked on the page before the raced updates (as
+  // reader 0 sees it), and the wrong ones (counted in `stats` too). Any
+  // fails the run.
+  uint64_t entry_points_checked = 0;
+  uint64_t entry_points_wrong = 0;
+  std::vector<Violation> entry_point_violations;  // The first of each kind.
 };
 
 absl::StatusOr<ExploreResult> Explore(const Scenario& scenario,

@@ -204,6 +204,17 @@ JsonObject OutcomeJson(const Scenario& s, const Outcome& out,
       }
       ej.AddRaw("minimal_violations", vs.Text());
     }
+    // Only for readers with other entry points (sim/entry_points.h), so
+    // other runs print as before.
+    if (e.entry_points_checked != 0) {
+      JsonArray vs;
+      for (const Violation& v : e.entry_point_violations) {
+        vs.AddRaw(ViolationJson(v).Text());
+      }
+      ej.Add("entry_points_checked", e.entry_points_checked)
+          .Add("entry_points_wrong", e.entry_points_wrong)
+          .AddRaw("entry_point_violations", vs.Text());
+    }
     o.AddRaw("exhaustive", ej.Text());
   }
   if (!replay_file.empty()) {

@@ -52,10 +52,18 @@ std::string OutcomeTap(const Scenario& s, const Outcome& out,
       "variant %s\n1..%d\n",
       s.name, s.run.seed, StrategyName(s.run.strategy), s.run.reader,
       kNumProperties + static_cast<int>(extra.size()));
-  const std::vector<Violation>* violations =
-      out.random       ? &out.random->violations
-      : out.exhaustive ? &out.exhaustive->minimal_violations
-                       : nullptr;
+  // Exhaustive: the minimal interleaving's, then the other entry points'.
+  std::vector<Violation> explored;
+  if (out.exhaustive) {
+    explored = out.exhaustive->minimal_violations;
+    for (const Violation& v : out.exhaustive->entry_point_violations) {
+      explored.push_back(v);
+    }
+  }
+  const std::vector<Violation>* violations = out.random
+                                                 ? &out.random->violations
+                                             : out.exhaustive ? &explored
+                                                              : nullptr;
   for (int i = 0; i < kNumProperties; ++i) {
     const Property p = static_cast<Property>(i + 1);
     const PropertyStats& st = out.stats[static_cast<size_t>(i)];

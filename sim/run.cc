@@ -30,7 +30,7 @@ absl::StatusOr<Outcome> RunExhaustive(const Scenario& s,
   Outcome out;
   out.strategy = Strategy::kExhaustive;
   out.stats = e->stats;
-  out.failed = e->minimal.has_value();
+  out.failed = e->minimal.has_value() || !e->entry_point_violations.empty();
   out.complete = e->complete;
   out.interrupted = e->interrupted;
   if (e->minimal && options.replays != ReplayPolicy::kNone) {
@@ -48,6 +48,18 @@ absl::StatusOr<Outcome> RunExhaustive(const Scenario& s,
     // has set it already; a caller of Run() may not have).
     replay.run.reader = std::string(variant.name);
     r.scenario = std::move(replay);
+    out.replays.push_back(std::move(r));
+  }
+  if (!e->minimal && !e->entry_point_violations.empty() &&
+      options.replays != ReplayPolicy::kNone) {
+    // No interleaving to replay: the answers come from the setup's page,
+    // which the scenario and seed alone decide.
+    FailureReplay r;
+    r.failure = e->entry_point_violations[0];
+    r.error =
+        "the failure is no interleaving but the other entry points' answers "
+        "on the page before the raced updates: running the same scenario "
+        "and seed again reproduces it";
     out.replays.push_back(std::move(r));
   }
   out.exhaustive = *std::move(e);

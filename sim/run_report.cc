@@ -285,6 +285,25 @@ std::string FormatExploreReport(const Scenario& s, const ExploreResult& r) {
           ? std::string(" (stopped early)")
           : absl::StrFormat(" (stopped early: %s)", r.stop_reason),
       r.failing);
+  if (r.entry_points_checked != 0) {
+    absl::StrAppendFormat(
+        &o,
+        "other entry points (gettimeofday, time, clock_getres) on the page "
+        "before the raced updates: %d answers checked, %d wrong\n",
+        r.entry_points_checked, r.entry_points_wrong);
+    for (const Violation& v : r.entry_point_violations) {
+      absl::StrAppendFormat(&o, "  [%s] %s: %s\n    %s\n",
+                            VerdictName(v.verdict), PropertyName(v.property),
+                            v.why, v.detail);
+    }
+  }
+  if (!r.minimal && !r.entry_point_violations.empty()) {
+    absl::StrAppendFormat(&o,
+                          "\nFAIL: %d answer(s) of the other entry points "
+                          "are wrong; no interleaving explored failed.\n",
+                          r.entry_points_wrong);
+    return o;
+  }
   if (!r.minimal) {
     absl::StrAppendFormat(
         &o, "\n%s\n",

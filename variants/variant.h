@@ -67,6 +67,9 @@ using BuildAuxUpdateFn = vdso::VvarUpdate (*)(const timekeeper::Timekeeper& tk,
 using BuildTimensPageFn =
     vdso::VvarUpdate (*)(const timekeeper::TimensOffsets& offsets);
 
+// The vDSO's entry points besides clock_gettime() (SimReader).
+enum class EntryPoint { kGettimeofday, kTime, kClockGetres };
+
 // A reader instance in the simulation. One instance serves every simulated
 // thread of a run (state a variant keeps, like the seed's static
 // previous_tsc, is process-wide).
@@ -99,6 +102,39 @@ class SimReader {
                                                const uint8_t* /*page*/,
                                                ClockId /*clock*/) {
     access.MayRetry();  // Aborts the attempt.
+    return std::nullopt;
+  }
+
+  // The vDSO's other entry points (x86 vclock_gettime.c's gettimeofday(),
+  // time() and clock_getres()), where the reader has them: a kernel tree's
+  // (plugin ABI v3). The simulation checks them on settled pages
+  // (sim/entry_points.h). Each is nullopt when the reader lacks it or the
+  // call was abandoned (it asked to retry) or faulted (access.Fault()).
+  bool has_other_entry_points() const {
+    return has_entry_point(EntryPoint::kGettimeofday) ||
+           has_entry_point(EntryPoint::kTime) ||
+           has_entry_point(EntryPoint::kClockGetres);
+  }
+  virtual bool has_entry_point(EntryPoint /*e*/) const { return false; }
+  // The CONFIG_HZ the reader's code compiles in (the coarse clocks'
+  // clock_getres(), LOW_RES_NSEC); 0: the simulated kernel's.
+  virtual int config_hz() const { return 0; }
+  virtual std::optional<GtodResult> Gettimeofday(vdso::HookedAccess& /*access*/,
+                                                 const uint8_t* /*page*/) {
+    return std::nullopt;
+  }
+  // time(): its return value and what it stored through its argument.
+  struct TimeResult {
+    int64_t ret = 0;
+    int64_t stored = 0;
+  };
+  virtual std::optional<TimeResult> Time(vdso::HookedAccess& /*access*/,
+                                         const uint8_t* /*page*/) {
+    return std::nullopt;
+  }
+  virtual std::optional<ClockResult> ClockGetres(vdso::HookedAccess& /*access*/,
+                                                 const uint8_t* /*page*/,
+                                                 ClockId /*clock*/) {
     return std::nullopt;
   }
 };

@@ -147,6 +147,14 @@ class AccessHooks {
   virtual bool MayRetry() = 0;
   // The syscall the reader falls back to.
   virtual ClockResult Fallback(ClockId clock) = 0;
+  // The other syscalls a vDSO entry point falls back to: gettimeofday()'s
+  // and clock_getres()'s (a kernel tree's __cvdso_gettimeofday_data() and
+  // __cvdso_clock_getres_data(); sim/entry_points.h). -ENOSYS where no
+  // such call is made.
+  virtual GtodResult GettimeofdayFallback() { return GtodResult{-kEnosys}; }
+  virtual ClockResult ClockGetresFallback(ClockId /*clock*/) {
+    return ClockResult::Error(-kEnosys);
+  }
   // The call did not return normally (after this, it answers nothing).
   virtual void OnFault(const CallFault& /*fault*/) {}
 
@@ -261,6 +269,10 @@ class HookedAccess {
   void CpuRelax() { hooks_->NoteBarrier(); }
   bool MayRetry() { return hooks_->MayRetry(); }
   ClockResult Fallback(ClockId clock) { return hooks_->Fallback(clock); }
+  GtodResult GettimeofdayFallback() { return hooks_->GettimeofdayFallback(); }
+  ClockResult ClockGetresFallback(ClockId clock) {
+    return hooks_->ClockGetresFallback(clock);
+  }
   void Fault(const CallFault& fault) { hooks_->OnFault(fault); }
 
  private:

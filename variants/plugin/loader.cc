@@ -165,6 +165,21 @@ struct HostScopeFor<vdso::QuietAccess> {
   *nsec = value.tv_nsec;
 }
 
+// gettimeofday()'s answer through the plugin's pointers, either may be
+// NULL (as the syscall allows); like StoreForPlugin().
+[[gnu::noinline, gnu::no_sanitize("address", "undefined")]] void
+StoreGtodForPlugin(vdsolab_timeval* tv, vdsolab_timezone* tz,
+                   const GtodResult& r) {
+  if (tv != nullptr) {
+    *static_cast<volatile int64_t*>(&tv->tv_sec) = r.tv_sec;
+    *static_cast<volatile int64_t*>(&tv->tv_usec) = r.tv_usec;
+  }
+  if (tz != nullptr) {
+    *static_cast<volatile int32_t*>(&tz->tz_minuteswest) = r.tz_minuteswest;
+    *static_cast<volatile int32_t*>(&tz->tz_dsttime) = r.tz_dsttime;
+  }
+}
+
 template <vdso::VdsoAccess A, int I>
 struct OpsFor {
   static Ctx<A>& C(void* ctx) { return *static_cast<Ctx<A>*>(ctx); }
@@ -248,6 +263,30 @@ struct OpsFor {
     if (r.ret == 0) StoreForPlugin(ts, r.ts);
     return r.ret;
   }
+  // v3: the other entry points' system calls, answered in the
+  // simulation's calls of them (HookedAccess); -ENOSYS elsewhere.
+  static int32_t GettimeofdayFallback(void* ctx, vdsolab_timeval* tv,
+                                      vdsolab_timezone* tz) {
+    if (Stray<A, I>(ctx)) return -kEfault;
+    GtodResult r{-kEnosys};
+    if constexpr (std::is_same_v<A, vdso::HookedAccess>) {
+      [[maybe_unused]] HostScopeFor<A> host(ctx);
+      r = Of(ctx).GettimeofdayFallback();
+    }
+    if (r.ret == 0) StoreGtodForPlugin(tv, tz, r);
+    return r.ret;
+  }
+  static int32_t ClockGetresFallback(void* ctx, int32_t clock,
+                                     vdsolab_timespec* res) {
+    if (Stray<A, I>(ctx)) return -kEfault;
+    ClockResult r = ClockResult::Error(-kEnosys);
+    if constexpr (std::is_same_v<A, vdso::HookedAccess>) {
+      [[maybe_unused]] HostScopeFor<A> host(ctx);
+      r = Of(ctx).ClockGetresFallback(clock);
+    }
+    if (r.ret == 0 && res != nullptr) StoreForPlugin(res, r.ts);
+    return r.ret;
+  }
   // What every call's table holds: copied whole, then the call's three
   // fields set (built field by field it was ~80 instructions of a kernel
   // tree's simulated call: the callbacks' addresses paired in vector
@@ -264,7 +303,9 @@ struct OpsFor {
                                          vdso::VvarPage::kPages * 4096,
                                          vdso::kPvclockPageOffset,
                                          nullptr,
-                                         0};
+                                         0,
+                                         GettimeofdayFallback,
+                                         ClockGetresFallback};
   static vdsolab_ops Make(Ctx<A>* ctx, uint64_t time_page_offset) {
     // The table's address hidden from the optimiser: a copy from memory
     // (vector loads and stores), not the constants rebuilt in registers.
@@ -286,19 +327,18 @@ constexpr double kLoadSeconds = 2.0;
 using ClockGettimeFn = int32_t (*)(const vdsolab_ops*, const uint8_t*, int32_t,
                                    vdsolab_timespec*);
 
-template <int I, vdso::VdsoAccess A>
-std::optional<ClockResult> CallPlugin(ClockGettimeFn clock_gettime, A& access,
-                                      const uint8_t* page, ClockId clock,
-                                      bool counts_quiet_loads = false) {
+// Runs call(&ops) as a call of plugin slot I through `access`: the ops
+// table, the call's context for the callbacks and, in the simulation, the
+// guarded call. False when it gave no answer: it faulted or misused the
+// callbacks (access.Fault() was told). *out_of_bounds: a callback was
+// given an address outside the area.
+template <int I, vdso::VdsoAccess A, class Call>
+[[gnu::always_inline]] inline bool GuardedCall(A& access, const uint8_t* page,
+                                               vdsolab_quiet* quiet,
+                                               bool* out_of_bounds,
+                                               Call&& call) {
   Ctx<A> ctx{&access, page};
-  vdsolab_quiet quiet{};
-  if constexpr (std::is_same_v<A, vdso::QuietAccess>) {
-    if (counts_quiet_loads) {
-      quiet = vdsolab_quiet{access.seq_start(), access.seq_start_size(), 0,
-                            access.last_seq(), access.begin_seq()};
-      ctx.quiet = &quiet;
-    }
-  }
+  ctx.quiet = quiet;
   // A reader in a time namespace gets the namespace's view, whose page 1
   // is the time page (HookedAccess: only the simulation has namespaces).
   uint64_t time_page_offset = 0;
@@ -308,31 +348,55 @@ std::optional<ClockResult> CallPlugin(ClockGettimeFn clock_gettime, A& access,
     }
   }
   const vdsolab_ops ops = OpsFor<A, I>::Make(&ctx, time_page_offset);
-  vdsolab_timespec ts{0, 0};
-  int32_t ret = 0;
   // No call nests in another (a plugin cannot reach CallPlugin()).
   t_call_ctx<A> = &ctx;
   if constexpr (std::is_same_v<A, vdso::NativeAccess>) {
-    ret = clock_gettime(&ops, page, clock, &ts);
+    call(&ops);
     t_call_ctx<A> = nullptr;
   } else {
     // In the simulation a crash or a spin is a finding, not vdsolab's end.
     ctx.guard = &call_guard_internal::ThisThread();
-    const std::optional<vdso::CallFault> fault = RunContained(
-        *ctx.guard, [&] { ret = clock_gettime(&ops, page, clock, &ts); });
+    const std::optional<vdso::CallFault> fault =
+        RunContained(*ctx.guard, [&] { call(&ops); });
     t_call_ctx<A> = nullptr;
     SyncIn(ctx);  // The loads since the last callback.
     if (fault) {
       access.Fault(*fault);
-      return std::nullopt;
+      return false;
     }
     if (ctx.bad_counter_kind || g_stray[I].load(std::memory_order_relaxed))
         [[unlikely]] {
       Misbehaved<A, I>(ctx.bad_counter_kind, access);
-      return std::nullopt;
+      return false;
     }
   }
-  if (ctx.out_of_bounds) return ClockResult::Error(-kEfault);
+  *out_of_bounds = ctx.out_of_bounds;
+  return true;
+}
+
+template <int I, vdso::VdsoAccess A>
+std::optional<ClockResult> CallPlugin(ClockGettimeFn clock_gettime, A& access,
+                                      const uint8_t* page, ClockId clock,
+                                      bool counts_quiet_loads = false) {
+  vdsolab_quiet quiet{};
+  vdsolab_quiet* counted = nullptr;
+  if constexpr (std::is_same_v<A, vdso::QuietAccess>) {
+    if (counts_quiet_loads) {
+      quiet = vdsolab_quiet{access.seq_start(), access.seq_start_size(), 0,
+                            access.last_seq(), access.begin_seq()};
+      counted = &quiet;
+    }
+  }
+  vdsolab_timespec ts{0, 0};
+  int32_t ret = 0;
+  bool out_of_bounds = false;
+  if (!GuardedCall<I>(access, page, counted, &out_of_bounds,
+                      [&](const vdsolab_ops* ops) {
+                        ret = clock_gettime(ops, page, clock, &ts);
+                      })) {
+    return std::nullopt;
+  }
+  if (out_of_bounds) return ClockResult::Error(-kEfault);
   if (ret == VDSOLAB_ABANDONED) return std::nullopt;
   if (ret != 0) return ClockResult::Error(ret);
   // Two 8-byte loads: the plugin stored the words one by one, and the one
@@ -344,11 +408,25 @@ std::optional<ClockResult> CallPlugin(ClockGettimeFn clock_gettime, A& access,
       std::atomic_ref<int64_t>(ts.tv_nsec).load(std::memory_order_relaxed)});
 }
 
+// A v3 plugin's other entry points (nullptr where it has none).
+using GettimeofdayFn = int32_t (*)(const vdsolab_ops*, const uint8_t*,
+                                   vdsolab_timeval*, vdsolab_timezone*);
+using TimeFn = int64_t (*)(const vdsolab_ops*, const uint8_t*, int64_t*);
+using ClockGetresFn = int32_t (*)(const vdsolab_ops*, const uint8_t*, int32_t,
+                                  vdsolab_timespec*);
+struct OtherEntryPoints {
+  GettimeofdayFn gettimeofday = nullptr;
+  TimeFn time = nullptr;
+  ClockGetresFn clock_getres = nullptr;
+  uint32_t config_hz = 0;
+};
+
 template <int I>
 class PluginSimReader final : public SimReader {
  public:
-  PluginSimReader(ClockGettimeFn fn, bool rerunnable)
-      : fn_(fn), rerunnable_(rerunnable) {}
+  PluginSimReader(ClockGettimeFn fn, bool rerunnable,
+                  const OtherEntryPoints& other)
+      : fn_(fn), rerunnable_(rerunnable), other_(other) {}
   std::optional<ClockResult> Call(vdso::HookedAccess& access,
                                   const uint8_t* page, ClockId clock) override {
     return CallPlugin<I>(fn_, access, page, clock);
@@ -363,15 +441,83 @@ class PluginSimReader final : public SimReader {
     return CallPlugin<I>(fn_, access, page, clock,
                          /*counts_quiet_loads=*/true);
   }
+  // The answers as the plugin left them; an address outside the area is
+  // -EFAULT, an abandoned call none (as for clock_gettime()).
+  bool has_entry_point(EntryPoint e) const override {
+    switch (e) {
+      case EntryPoint::kGettimeofday:
+        return other_.gettimeofday != nullptr;
+      case EntryPoint::kTime:
+        return other_.time != nullptr;
+      case EntryPoint::kClockGetres:
+        return other_.clock_getres != nullptr;
+    }
+    return false;
+  }
+  int config_hz() const override { return static_cast<int>(other_.config_hz); }
+  std::optional<GtodResult> Gettimeofday(vdso::HookedAccess& access,
+                                         const uint8_t* page) override {
+    if (other_.gettimeofday == nullptr) return std::nullopt;
+    vdsolab_timeval tv{0, 0};
+    vdsolab_timezone tz{0, 0};
+    int32_t ret = 0;
+    bool out_of_bounds = false;
+    if (!GuardedCall<I>(access, page, nullptr, &out_of_bounds,
+                        [&](const vdsolab_ops* ops) {
+                          ret = other_.gettimeofday(ops, page, &tv, &tz);
+                        })) {
+      return std::nullopt;
+    }
+    if (out_of_bounds) return GtodResult{-kEfault};
+    if (ret == VDSOLAB_ABANDONED) return std::nullopt;
+    if (ret != 0) return GtodResult{ret};
+    return GtodResult{0, tv.tv_sec, tv.tv_usec, tz.tz_minuteswest,
+                      tz.tz_dsttime};
+  }
+  std::optional<TimeResult> Time(vdso::HookedAccess& access,
+                                 const uint8_t* page) override {
+    if (other_.time == nullptr) return std::nullopt;
+    int64_t stored = 0;
+    int64_t ret = 0;
+    bool out_of_bounds = false;
+    if (!GuardedCall<I>(access, page, nullptr, &out_of_bounds,
+                        [&](const vdsolab_ops* ops) {
+                          ret = other_.time(ops, page, &stored);
+                        }) ||
+        out_of_bounds || ret == VDSOLAB_ABANDONED) {
+      return std::nullopt;
+    }
+    return TimeResult{ret, stored};
+  }
+  std::optional<ClockResult> ClockGetres(vdso::HookedAccess& access,
+                                         const uint8_t* page,
+                                         ClockId clock) override {
+    if (other_.clock_getres == nullptr) return std::nullopt;
+    vdsolab_timespec res{0, 0};
+    int32_t ret = 0;
+    bool out_of_bounds = false;
+    if (!GuardedCall<I>(access, page, nullptr, &out_of_bounds,
+                        [&](const vdsolab_ops* ops) {
+                          ret = other_.clock_getres(ops, page, clock, &res);
+                        })) {
+      return std::nullopt;
+    }
+    if (out_of_bounds) return ClockResult::Error(-kEfault);
+    if (ret == VDSOLAB_ABANDONED) return std::nullopt;
+    if (ret != 0) return ClockResult::Error(ret);
+    return ClockResult::Ok(Timespec64{res.tv_sec, res.tv_nsec});
+  }
 
  private:
   ClockGettimeFn fn_;
   bool rerunnable_;
+  OtherEntryPoints other_;
 };
 
 // Variant records hold plain function pointers: each plugin's slot
 // (kMaxPlugins) has its own.
 ClockGettimeFn g_plugins[kMaxPlugins];
+OtherEntryPoints g_other[kMaxPlugins];
 bool g_rerunnable[kMaxPlugins];
 PluginInfo g_info[kMaxPlugins];
 const Variant* g_variants[kMaxPlugins];
@@ -383,7 +529,8 @@ std::atomic<bool> g_foreign{false};
 
 template <int I>
 std::unique_ptr<SimReader> MakeReader() {
-  return std::make_unique<PluginSimReader<I>>(g_plugins[I], g_rerunnable[I]);
+  return std::make_unique<PluginSimReader<I>>(g_plugins[I], g_rerunnable[I],
+                                              g_other[I]);
 }
 template <int I>
 uint64_t Native(const uint8_t* page, ClockId clock, uint64_t iterations) {
@@ -461,6 +608,7 @@ struct Record {
   uint32_t counter_read = 0;
   std::optional<std::string> era;
   std::optional<std::string> origin;
+  OtherEntryPoints other;  // v3
 };
 
 // The loaded plugins' records, for the process's life: their variants'
@@ -560,20 +708,33 @@ absl::Status CopyCommon(const R& p, const std::string& path, Record& r) {
   return absl::OkStatus();
 }
 
-// vdsolab_plugin_v2 first, then vdsolab_plugin_v1; the record's version
+// vdsolab_plugin_v3 first, then v2, then v1; the record's version
 // must be the entry point's.
 absl::StatusOr<Record> ReadRecord(void* handle, const std::string& path) {
   Record r;
+  using EntryV3 = const struct vdsolab_plugin3* (*)();
   using EntryV2 = const struct vdsolab_plugin2* (*)();
   using EntryV1 = const vdsolab_plugin* (*)();
-  if (auto v2 = reinterpret_cast<EntryV2>(dlsym(handle, "vdsolab_plugin_v2"))) {
-    const struct vdsolab_plugin2* p = v2();
+  const struct vdsolab_plugin2* p = nullptr;
+  uint32_t abi = VDSOLAB_PLUGIN_ABI_V2;
+  if (auto v3 = reinterpret_cast<EntryV3>(dlsym(handle, "vdsolab_plugin_v3"))) {
+    const struct vdsolab_plugin3* p3 = v3();
+    if (p3 == nullptr) return Bad(path, "vdsolab_plugin_v3() returned NULL");
+    p = &p3->v2;
+    abi = VDSOLAB_PLUGIN_ABI_V3;
+    r.other = OtherEntryPoints{p3->gettimeofday, p3->time, p3->clock_getres,
+                               p3->config_hz};
+  } else if (auto v2 = reinterpret_cast<EntryV2>(
+                 dlsym(handle, "vdsolab_plugin_v2"))) {
+    p = v2();
     if (p == nullptr) return Bad(path, "vdsolab_plugin_v2() returned NULL");
-    if (p->abi_version != VDSOLAB_PLUGIN_ABI_V2) {
-      return Bad(path,
-                 absl::StrFormat("vdsolab_plugin_v2() record: abi_version %d; "
-                                 "a version-2 record must say %d",
-                                 p->abi_version, VDSOLAB_PLUGIN_ABI_V2));
+  }
+  if (p != nullptr) {
+    if (p->abi_version != abi) {
+      return Bad(path, absl::StrFormat(
+                           "vdsolab_plugin_v%d() record: abi_version %d; a "
+                           "version-%d record must say %d",
+                           abi, p->abi_version, abi, abi));
     }
     if (absl::Status s = CopyCommon(*p, path, r); !s.ok()) return s;
     r.declares_semantics = true;
@@ -592,17 +753,17 @@ absl::StatusOr<Record> ReadRecord(void* handle, const std::string& path) {
                "no vdsolab_plugin_v2 or vdsolab_plugin_v1 symbol: not a "
                "vdsolab plugin (see docs/plugins.md)");
   }
-  const vdsolab_plugin* p = v1();
-  if (p == nullptr) return Bad(path, "vdsolab_plugin_v1() returned NULL");
-  if (p->abi_version != VDSOLAB_PLUGIN_ABI_VERSION) {
+  const vdsolab_plugin* p1 = v1();
+  if (p1 == nullptr) return Bad(path, "vdsolab_plugin_v1() returned NULL");
+  if (p1->abi_version != VDSOLAB_PLUGIN_ABI_VERSION) {
     return Bad(path,
                absl::StrFormat("plugin ABI version %d in the record of "
                                "vdsolab_plugin_v1(), which must say %d "
                                "(a version-%d record is vdsolab_plugin_v2's)",
-                               p->abi_version, VDSOLAB_PLUGIN_ABI_VERSION,
+                               p1->abi_version, VDSOLAB_PLUGIN_ABI_VERSION,
                                VDSOLAB_PLUGIN_ABI_V2));
   }
-  if (absl::Status s = CopyCommon(*p, path, r); !s.ok()) return s;
+  if (absl::Status s = CopyCommon(*p1, path, r); !s.ok()) return s;
   return r;
 }
 
@@ -676,6 +837,12 @@ absl::StatusOr<const Variant*> LoadPluginVariant(const std::string& path,
   if (p.clocks_missing) {
     return Refuse(handle, Bad(path, "n_vdso_clocks without vdso_clocks"));
   }
+  if (p.other.config_hz != 0 &&
+      (p.other.config_hz < 10 || p.other.config_hz > 10000)) {
+    return Refuse(
+        handle, Bad(path, absl::StrFormat("config_hz %u: want 0 or 10 .. 10000",
+                                          p.other.config_hz)));
+  }
   if (p.declares_semantics) {
     if (absl::Status s = plugin_internal::CheckDeclared(Declared(p), path);
         !s.ok()) {
@@ -700,6 +867,7 @@ absl::StatusOr<const Variant*> LoadPluginVariant(const std::string& path,
                   CStr(p.name), CStr(p.provenance), CStr(p.summary),
                   p.declares_semantics, Declared(p)}));
   g_plugins[g_loaded] = p.clock_gettime;
+  g_other[g_loaded] = p.other;
   g_rerunnable[g_loaded] = options.rerunnable;
   v->make_sim_reader = kSlots[static_cast<size_t>(g_loaded)].make;
   v->native_loop = kSlots[static_cast<size_t>(g_loaded)].native;

@@ -24,6 +24,10 @@
  * oracle judges the plugin by, the counter instruction of its main path, where
  * it comes from (for replay files), and a hook for plugins that load the page
  * with plain loads of their own (compiled kernel code: `before_load`).
+ *
+ * Version 3 (struct vdsolab_plugin3, from vdsolab_plugin_v3()) adds the
+ * vDSO's other entry points, gettimeofday(), time() and clock_getres(),
+ * which vdsolab checks against its model's system calls.
  */
 #ifndef VDSOLAB_PLUGIN_H_
 #define VDSOLAB_PLUGIN_H_
@@ -39,11 +43,22 @@ extern "C" {
 #define VDSOLAB_PLUGIN_ABI_VERSION 1
 /* The version of struct vdsolab_plugin2 (vdsolab_plugin_v2()). */
 #define VDSOLAB_PLUGIN_ABI_V2 2
+/* The version of struct vdsolab_plugin3 (vdsolab_plugin_v3()). */
+#define VDSOLAB_PLUGIN_ABI_V3 3
 
 /* struct __kernel_timespec on x86-64. */
 struct vdsolab_timespec {
   int64_t tv_sec;
   int64_t tv_nsec;
+};
+/* struct __kernel_old_timeval and struct timezone on x86-64. */
+struct vdsolab_timeval {
+  int64_t tv_sec;
+  int64_t tv_usec;
+};
+struct vdsolab_timezone {
+  int32_t tz_minuteswest;
+  int32_t tz_dsttime;
 };
 
 /* How the counter is read; the simulation orders each as a CPU does. */
@@ -113,6 +128,14 @@ struct vdsolab_ops {
    * namespace's first task: its loads are no preemption points), page 1
    * the time page, the pages after it where they always are. */
   uint64_t time_page_offset;
+  /* Version 3: the gettimeofday() and clock_getres() system calls, for a
+   * version-3 plugin's other entry points (0 or -errno, *tv, *tz and *res
+   * filled where not NULL on 0). In a clock_gettime() call they answer
+   * -ENOSYS. */
+  int32_t (*gettimeofday_fallback)(void* ctx, struct vdsolab_timeval* tv,
+                                   struct vdsolab_timezone* tz);
+  int32_t (*clock_getres_fallback)(void* ctx, int32_t clock,
+                                   struct vdsolab_timespec* res);
 };
 
 struct vdsolab_plugin {
@@ -190,6 +213,32 @@ struct vdsolab_plugin2 {
 
 /* The one symbol a version-2 plugin exports. */
 const struct vdsolab_plugin2* vdsolab_plugin_v2(void);
+
+/* A version-3 plugin: the version-2 record, then the vDSO's other entry
+ * points (x86 vclock_gettime.c), each NULL where the plugin has none.
+ * vdsolab calls them on pages no writer is changing, with the counter
+ * fixed, and checks them against its timekeeper model's system calls;
+ * `ops` is as for clock_gettime (gettimeofday_fallback and
+ * clock_getres_fallback answer). */
+struct vdsolab_plugin3 {
+  struct vdsolab_plugin2 v2; /* v2.abi_version: VDSOLAB_PLUGIN_ABI_V3 */
+  /* gettimeofday(tv, tz): 0 or -errno. */
+  int32_t (*gettimeofday)(const struct vdsolab_ops* ops, const uint8_t* page,
+                          struct vdsolab_timeval* tv,
+                          struct vdsolab_timezone* tz);
+  /* time(t): the seconds, also stored at `t` when not NULL. */
+  int64_t (*time)(const struct vdsolab_ops* ops, const uint8_t* page,
+                  int64_t* t);
+  /* clock_getres(clock, res): 0 or -errno. */
+  int32_t (*clock_getres)(const struct vdsolab_ops* ops, const uint8_t* page,
+                          int32_t clock, struct vdsolab_timespec* res);
+  /* The kernel's CONFIG_HZ the code was built with, where it compiles in
+   * the coarse clocks' resolution (LOW_RES_NSEC); 0: the scenario's. */
+  uint32_t config_hz;
+};
+
+/* The symbol a version-3 plugin exports (looked up first). */
+const struct vdsolab_plugin3* vdsolab_plugin_v3(void);
 
 #ifdef __cplusplus
 }

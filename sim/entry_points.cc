@@ -1,0 +1,286 @@
+#include "sim/entry_points.h"
+
+#include <climits>
+#include <optional>
+
+#include "absl/strings/str_format.h"
+#include "common/clockid.h"
+#include "timekeeper/posix_clocks.h"
+#include "vdso/access.h"
+
+namespace vdsolab::sim {
+namespace {
+
+// A call on a page no writer is changing: the counter reads `counter`, a
+// retry is refused (a settled page never needs one) and noted, and the
+// system calls are the model's on the state the page holds, at the counter
+// a syscall on the same CPU reads.
+class SettledPageHooks final : public vdso::AccessHooks {
+ public:
+  SettledPageHooks(const timekeeper::Timekeeper& tk,
+                   const timekeeper::SyscallContext& sc, uint64_t counter,
+                   uint32_t hrtimer_res, int hz)
+      : tk_(tk),
+        sc_(sc),
+        counter_(counter),
+        hrtimer_res_(hrtimer_res),
+        hz_(hz) {}
+
+  void BeforeLoad(uint32_t /*offset*/, uint32_t /*size*/) override {}
+  uint64_t ReadCounter(vdso::CounterRead /*kind*/) override {
+    read_counter = true;
+    return counter_;
+  }
+  bool MayRetry() override {
+    retried = true;
+    return false;
+  }
+  ClockResult Fallback(ClockId clock) override {
+    fell_back = true;
+    return timekeeper::SysClockGettime(tk_, clock, sc_);
+  }
+  GtodResult GettimeofdayFallback() override {
+    fell_back = true;
+    return timekeeper::SysGettimeofday(tk_, sc_);
+  }
+  ClockResult ClockGetresFallback(ClockId clock) override {
+    fell_back = true;
+    return timekeeper::SysClockGetres(clock, sc_, hrtimer_res_, hz_);
+  }
+  void OnFault(const vdso::CallFault& f) override { fault = f; }
+
+  bool read_counter = false;
+  bool retried = false;
+  bool fell_back = false;
+  std::optional<vdso::CallFault> fault;
+
+ private:
+  const timekeeper::Timekeeper& tk_;
+  const timekeeper::SyscallContext& sc_;
+  uint64_t counter_;
+  uint32_t hrtimer_res_;
+  int hz_;
+};
+
+// The verdict on a call that answered nothing: it crashed or spun (the
+// hooks saw the fault) or asked to retry.
+EntryPointVerdict NoAnswer(const std::string& call,
+                           const SettledPageHooks& hooks,
+                           const std::string& where) {
+  EntryPointVerdict v;
+  v.ok = false;
+  v.detail = where;
+  if (hooks.fault) {
+    v.watchdog_stopped = hooks.fault->kind == vdso::CallFault::Kind::kSpin;
+    v.property = v.watchdog_stopped ? Property::kLivelock : Property::kCrash;
+    v.why = absl::StrFormat("the vDSO's %s %s", call,
+                            vdso::DescribeFault(*hooks.fault));
+  } else if (hooks.retried) {
+    v.property = Property::kLivelock;
+    v.why = absl::StrFormat(
+        "the vDSO's %s asked to retry on a page no writer was changing", call);
+  } else {
+    v.why = absl::StrFormat(
+        "the vDSO's %s answered VDSOLAB_ABANDONED, though no retry was "
+        "refused, or loaded outside the vvar area",
+        call);
+  }
+  return v;
+}
+
+// `against`: what the answer should equal ("the model's system call").
+EntryPointVerdict Compare(bool equal, const std::string& call,
+                          const std::string& against, const std::string& got,
+                          const std::string& want, const std::string& where) {
+  EntryPointVerdict v;
+  if (equal) return v;
+  v.ok = false;
+  v.why = absl::StrFormat("the vDSO's %s differs from %s on a settled page",
+                          call, against);
+  v.detail = absl::StrFormat("%s answered %s, expected %s; %s", call, got, want,
+                             where);
+  return v;
+}
+
+std::string ClockIdText(ClockId id) {
+  if (id >= 0 && id < kMaxClocks) {
+    return absl::StrFormat("%d (%s)", id, ClockShortName(id));
+  }
+  return absl::StrFormat("%d", id);
+}
+
+}  // namespace
+
+EntryPointProbe::EntryPointProbe(const Scenario& scenario,
+                                 const variants::Variant& variant,
+                                 variants::SimReader* reader,
+                                 const Machine* machine, const Writer* writer)
+    : scenario_(scenario),
+      variant_(variant),
+      reader_(reader),
+      machine_(machine),
+      writer_(writer),
+      offsets_{scenario.kernel.timens_monotonic,
+               scenario.kernel.timens_boottime},
+      hz_(reader->config_hz() != 0 ? reader->config_hz() : scenario.kernel.hz) {
+  using variants::EntryPoint;
+  for (EntryPoint e : {EntryPoint::kGettimeofday, EntryPoint::kTime,
+                       EntryPoint::kClockGetres}) {
+    probing_[static_cast<size_t>(e)] = reader->has_entry_point(e);
+  }
+  // kvm-clock: the entry points' pvclock arithmetic is clock_gettime()'s.
+  enabled_ =
+      reader->has_other_entry_points() && writer->hypervisor() == nullptr;
+  // Every id a vDSO answers itself, the ids around them and the extremes,
+  // which it passes to the syscall.
+  getres_ids_ = {INT_MIN, INT_MAX};
+  for (ClockId id = -8; id <= kClockAuxLast; ++id) getres_ids_.push_back(id);
+}
+
+bool EntryPointProbe::NewerUpdateLanded(uint64_t t_ns) const {
+  const UpdateRecord& u = writer_->LatestStartedAt(t_ns);
+  // Stores still pending at t belong to updates not yet ended then.
+  return u.id != probed_update_ && u.end_ns <= t_ns;
+}
+
+void EntryPointProbe::Add(variants::EntryPoint e, bool timens,
+                          EntryPointVerdict v,
+                          std::vector<EntryPointVerdict>* out) {
+  if (v.property == Property::kExact && !scenario_.checks.exact) return;
+  if (!v.ok) {
+    // The first wrong answer of each entry point in each view is kept
+    // with its detail; the rest are counted (a broken entry point would
+    // otherwise fill the run's list of violations at every update).
+    bool& reported = reported_[static_cast<size_t>(e)][timens ? 1 : 0];
+    v.keep = !reported;
+    reported = true;
+    // An entry point that crashed or spun is not probed again: each spin
+    // costs the watchdog's bound.
+    if (v.property != Property::kExact)
+      probing_[static_cast<size_t>(e)] = false;
+  }
+  out->push_back(std::move(v));
+}
+
+std::vector<EntryPointVerdict> EntryPointProbe::Run(const uint8_t* page,
+                                                    const uint8_t* timens_view,
+                                                    size_t view_bytes, int cpu,
+                                                    uint64_t t_ns) {
+  using variants::EntryPoint;
+  const UpdateRecord& u = writer_->LatestStartedAt(t_ns);
+  probed_update_ = u.id;
+  const timekeeper::Timekeeper& tk = u.tk;
+  const uint64_t counter = machine_->Counter(cpu, t_ns);
+  const bool timens = timens_view != nullptr;
+  timekeeper::SyscallContext sc;
+  sc.cycles = writer_->SyscallCounter(u, cpu, t_ns);
+  sc.timens = timens ? &offsets_ : nullptr;
+  sc.coarse_pre615 = !variant_.semantics.coarse_from_coarse_nsec;
+  sc.aux_timekeepers = writer_->AuxStatesAt(t_ns);
+  sc.has_rtc = scenario_.kernel.has_rtc;
+  const uint32_t hrtimer_res = writer_->publish_context().hrtimer_res;
+  const std::string where =
+      absl::StrFormat("update %d's page, counter %#x on CPU %d at %.9f s%s",
+                      u.id, counter, cpu, static_cast<double>(t_ns) / 1e9,
+                      timens ? ", in the time namespace's view" : "");
+  const uint8_t* view = timens ? timens_view : page;
+  auto hooked = [&](SettledPageHooks* hooks) {
+    return timens ? vdso::HookedAccess(page, hooks, timens_view, view_bytes)
+                  : vdso::HookedAccess(page, hooks);
+  };
+  auto probing = [&](EntryPoint e) { return probing_[static_cast<size_t>(e)]; };
+  std::vector<EntryPointVerdict> out;
+
+  if (probing(EntryPoint::kGettimeofday)) {  // gettimeofday(tv, tz)
+    constexpr EntryPoint e = EntryPoint::kGettimeofday;
+    SettledPageHooks hooks(tk, sc, counter, hrtimer_res, hz_);
+    vdso::HookedAccess access = hooked(&hooks);
+    const std::optional<GtodResult> got = reader_->Gettimeofday(access, view);
+    // The reader's own clock_gettime(CLOCK_REALTIME) on the same page at
+    // the same counter, in microseconds ((u32)tv_nsec / NSEC_PER_USEC, as
+    // __cvdso_gettimeofday_data()): the run's calls judge that one against
+    // the model, with every verdict a precondition or the era calls for;
+    // or, where it answers an error, the model's syscall.
+    SettledPageHooks ref_hooks(tk, sc, counter, hrtimer_res, hz_);
+    std::optional<ClockResult> rt;
+    if (got) {
+      vdso::HookedAccess ref_access = hooked(&ref_hooks);
+      rt = reader_->Call(ref_access, view, kClockRealtime);
+    }
+    if (!got) {
+      Add(e, timens, NoAnswer("gettimeofday()", hooks, where), &out);
+    } else if (!rt) {
+      Add(e, timens,
+          NoAnswer("clock_gettime(CLOCK_REALTIME)", ref_hooks, where), &out);
+    } else {
+      GtodResult want;
+      if (rt->ret == 0) {
+        want.tv_sec = rt->ts.tv_sec;
+        want.tv_usec = static_cast<uint32_t>(rt->ts.tv_nsec) / 1000;
+      } else {
+        want = timekeeper::SysGettimeofday(tk, sc);
+      }
+      Add(e, timens,
+          Compare(*got == want, "gettimeofday()",
+                  rt->ret == 0 ? "its own clock_gettime(CLOCK_REALTIME)"
+                               : "the model's system call",
+                  FormatGtodResult(*got), FormatGtodResult(want),
+                  where + (hooks.fell_back ? " (it called the syscall)" : "")),
+          &out);
+    }
+  }
+  if (probing(EntryPoint::kTime)) {  // time(&t)
+    constexpr EntryPoint e = EntryPoint::kTime;
+    SettledPageHooks hooks(tk, sc, counter, hrtimer_res, hz_);
+    vdso::HookedAccess access = hooked(&hooks);
+    const std::optional<variants::SimReader::TimeResult> got =
+        reader_->Time(access, view);
+    if (!got) {
+      Add(e, timens, NoAnswer("time()", hooks, where), &out);
+    } else {
+      const int64_t want = timekeeper::SysTime(tk);
+      Add(e, timens,
+          Compare(got->ret == want && got->stored == want, "time()",
+                  "the model's system call",
+                  absl::StrFormat("%d (stored %d)", got->ret, got->stored),
+                  absl::StrFormat("%d", want), where),
+          &out);
+    }
+  }
+  if (probing(EntryPoint::kClockGetres)) {
+    // clock_getres(id): every id on a view's first probe; later, one in
+    // turn (its answer depends on no state an update changes).
+    std::vector<ClockId> ids;
+    bool& all_done = getres_all_done_[timens ? 1 : 0];
+    if (!all_done) {
+      ids = getres_ids_;
+      all_done = true;
+    } else {
+      ids = {getres_ids_[getres_next_]};
+      getres_next_ = (getres_next_ + 1) % getres_ids_.size();
+    }
+    for (ClockId id : ids) {
+      if (!probing(EntryPoint::kClockGetres)) break;  // It crashed or spun.
+      SettledPageHooks hooks(tk, sc, counter, hrtimer_res, hz_);
+      vdso::HookedAccess access = hooked(&hooks);
+      const std::string call =
+          absl::StrFormat("clock_getres(%s)", ClockIdText(id));
+      const std::optional<ClockResult> got =
+          reader_->ClockGetres(access, view, id);
+      if (!got) {
+        Add(EntryPoint::kClockGetres, timens, NoAnswer(call, hooks, where),
+            &out);
+        continue;
+      }
+      const ClockResult want =
+          timekeeper::SysClockGetres(id, sc, hrtimer_res, hz_);
+      Add(EntryPoint::kClockGetres, timens,
+          Compare(*got == want, call, "the model's system call",
+                  FormatClockResult(*got), FormatClockResult(want), where),
+          &out);
+    }
+  }
+  return out;
+}
+
+}  // namespace vdsolab::sim
