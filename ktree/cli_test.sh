@@ -43,14 +43,26 @@ if "$bin" run "$scen/exhaustive-monotonic.toml" --kernel-tree="$t612" \
 else
   echo "ok   changed_code_not_noted"
 fi
-# A patch to code vdsolab compiles but never calls (gettimeofday()) is
-# named as untested, with the function it changed.
+# A patch to gettimeofday() fails both strategies: the other entry points
+# are probed on settled pages (sim/entry_points.h).
 gtod=$("$make_patch" "$t612" gettimeofday-usec "$tmp")
-expect unreached_code_noted 0 \
-  "changes only __vdso_gettimeofday() of the tree's code, which vdsolab never runs" -- \
+expect gettimeofday_patch_fails_random 1 \
+  "the vDSO's gettimeofday() differs from its own clock_gettime(CLOCK_REALTIME)" -- \
+  run "$scen/baseline.toml" --kernel-tree="$t612" --patch="$gtod" \
+  --replay-out="$tmp/gtod.replay.toml"
+expect gettimeofday_patch_fails_exhaustive 1 \
+  "FAIL: 1 answer(s) of the other entry points are wrong" -- \
   run "$scen/exhaustive-monotonic.toml" --kernel-tree="$t612" --patch="$gtod"
+expect gettimeofday_patch_replays 1 "REPRODUCED" -- \
+  replay "$tmp/gtod.replay.toml"
+# A patch to code vdsolab compiles but never calls (x86's exported
+# __vdso_time() wrapper) is named as untested, with the function it changed.
+wrap=$("$make_patch" "$t612" vdso-time-wrapper "$tmp")
+expect unreached_code_noted 0 \
+  "changes only __vdso_time() of the tree's code, which vdsolab never runs" -- \
+  run "$scen/exhaustive-monotonic.toml" --kernel-tree="$t612" --patch="$wrap"
 # A hunk outside the vDSO build (kernel/time) is said to be left out.
-{ cat "$gtod"; printf -- '--- /dev/null\n+++ b/kernel/time/vdsolab-test.c\n@@ -0,0 +1 @@\n+/* test */\n'; } \
+{ cat "$wrap"; printf -- '--- /dev/null\n+++ b/kernel/time/vdsolab-test.c\n@@ -0,0 +1 @@\n+/* test */\n'; } \
   > "$tmp/mixed.diff"
 expect outside_hunks_noted 0 \
   "the patches also change kernel/time/vdsolab-test.c, outside the vDSO build" -- \
@@ -70,7 +82,7 @@ else
 fi
 # A patch file's name becomes part of the variant's: what a name cannot
 # hold becomes '_'.
-cp "$gtod" "$tmp/my fix.diff"
+cp "$wrap" "$tmp/my fix.diff"
 expect patch_name_made_safe 0 "+my_fix (Linux" -- \
   run "$scen/exhaustive-monotonic.toml" --kernel-tree="$t612" \
   --patch="$tmp/my fix.diff"

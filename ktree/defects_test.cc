@@ -3,8 +3,9 @@
 // exhaustive explorer with a minimal failing interleaving (a seq retry
 // dropped, the base time read outside the seq loop), by reading a
 // counter behind cycle_last (the negative-motion clamp removed), and by
-// two readers' causality (rdtsc_ordered() replaced by rdtsc()). The
-// unpatched trees pass the same checks, so each failure is the patch's.
+// two readers' causality (rdtsc_ordered() replaced by rdtsc()), and by the
+// probes of gettimeofday(), time() and clock_getres(). The unpatched trees
+// pass the same checks, so each failure is the patch's.
 
 #include <gtest/gtest.h>
 
@@ -80,7 +81,7 @@ std::optional<sim::RunResult> RunBoth(const sim::Scenario& s,
   if (b.clean == nullptr || b.bad == nullptr) return std::nullopt;
   absl::StatusOr<sim::RunResult> ok = sim::RunRandom(s, *b.clean);
   absl::StatusOr<sim::RunResult> ko = sim::RunRandom(s, *b.bad);
-  EXPECT_TRUE(ok.ok() && ko.ok());
+  EXPECT_TRUE(ok.ok() && ko.ok()) << (ok.ok() ? ko.status() : ok.status());
   if (!ok.ok() || !ko.ok()) return std::nullopt;
   EXPECT_FALSE(ok->failed) << b.clean->name;
   return *std::move(ko);
@@ -266,6 +267,59 @@ TEST(TreeDefects, ASignedClockIdCheckFailsOnNegativeIds) {
     std::printf("%s: %llu exact or crash defects in %llu calls\n",
                 b.bad->name.data(), static_cast<unsigned long long>(defects),
                 static_cast<unsigned long long>(ko->coverage.calls));
+  }
+}
+
+// Patches to the other entry points (gettimeofday(), time(),
+// clock_getres()) fail a short random run, with a violation naming the
+// entry point; the clean trees pass it, with the probes' answers counted
+// (sim/entry_points.h). One reader is in a time namespace, so the probes
+// read through its view too.
+TEST(TreeDefects, EachOtherEntryPointPatchFailsARunNamingItsEntryPoint) {
+  sim::Scenario s;
+  s.run.duration_ns = 20000000;
+  s.kernel.timens_monotonic = Timespec64{3600, 250000000};
+  s.readers = {sim::ReaderSpec{}, sim::ReaderSpec{}};
+  s.readers[1].timens = true;
+  for (sim::ReaderSpec& r : s.readers) r.period_ns = 10000;
+  for (const Tree& t : kTrees) {
+    for (Defect d : testing::OtherEntryPointDefects()) {
+      const CleanAndPatched b = BuildBoth(t.tarball, d);
+      ASSERT_NE(b.clean, nullptr);
+      const std::optional<sim::RunResult> ko = RunBoth(s, b);
+      ASSERT_TRUE(ko.has_value());
+      EXPECT_TRUE(ko->failed) << b.bad->name;
+      const char* entry = d == Defect::kGettimeofdayUsec ? "gettimeofday()"
+                          : d == Defect::kTimeMonotonic  ? "time()"
+                                                         : "clock_getres(";
+      // The first wrong answer in each view is kept: the initial one's and
+      // the time namespace's.
+      int named = 0;
+      bool in_namespace = false;
+      for (const sim::Violation& v : ko->violations) {
+        if (v.property != sim::Property::kExact ||
+            v.why.find(entry) == std::string::npos) {
+          continue;
+        }
+        ++named;
+        in_namespace =
+            in_namespace ||
+            v.detail.find("in the time namespace's view") != std::string::npos;
+      }
+      EXPECT_EQ(named, 2) << b.bad->name << ": exact violations naming "
+                          << entry;
+      EXPECT_TRUE(in_namespace) << b.bad->name;
+      const sim::PropertyStats& exact =
+          ko->stats[static_cast<size_t>(sim::Property::kExact) - 1];
+      // Every call is checked once; the probes add theirs.
+      EXPECT_GT(exact.checked, ko->coverage.calls);
+      std::printf(
+          "%s: %llu exact defects; %llu answers checked in %llu "
+          "calls\n",
+          b.bad->name.data(), static_cast<unsigned long long>(exact.defects),
+          static_cast<unsigned long long>(exact.checked),
+          static_cast<unsigned long long>(ko->coverage.calls));
+    }
   }
 }
 

@@ -305,7 +305,9 @@ absl::StatusOr<BuiltVariant> Build(const Inputs& in, std::string* log) {
   b.code_sha256 = CodeFingerprint(compiled->assembly);
   b.skipped_files = absl::StrJoin(skipped, " ");
   const internal::CodeMap map =
-      internal::MapCode(compiled->assembly, internal::kTreeEntryPoint);
+      internal::MapCode(compiled->assembly,
+                        {internal::kTreeEntryPoint, internal::kTreeGettimeofday,
+                         internal::kTreeTime, internal::kTreeClockGetres});
   b.functions = internal::FormatFunctions(map);
   b.reached_functions = internal::FormatReached(map);
 
@@ -320,6 +322,7 @@ absl::StatusOr<BuiltVariant> Build(const Inputs& in, std::string* log) {
       CounterSitesText(*rewrite), rewrite->syscalls);
   g.layout = b.layout;
   g.era = b.era;
+  g.config_hz = internal::kTreeConfigHz;
   g.origin = b.origin;
   g.data_offset = match->data_offset;
   g.seq_offsets = match->seq_offsets;

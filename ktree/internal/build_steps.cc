@@ -16,14 +16,17 @@ namespace {
 // 4: the kernel's no-FP flags; thunks without vector saves.
 // 5: the cache meta holds each function's fingerprint and reach.
 // 6: and the patched files outside the build.
-constexpr char kBuildStepsVersion[] = "ktree build steps 6";
+// 7: gettimeofday(), time() and clock_getres() entry points (plugin ABI v3).
+constexpr char kBuildStepsVersion[] = "ktree build steps 7";
 
 // The translation unit: the tree's vclock_gettime.c, compiled as the
 // kernel compiles it (it includes ../../../../lib/vdso/gettimeofday.c
-// relative to itself), plus one entry point taking vdsolab's data pointer.
+// relative to itself), plus entry points taking vdsolab's data pointer:
+// clock_gettime(), gettimeofday(), time() and clock_getres() on it. The
+// x86 vDSO has all four (VDSO_HAS_TIME, VDSO_HAS_CLOCK_GETRES).
 std::string WrapperSource(const std::string& src_root) {
   return absl::StrFormat(
-      "/* vdsolab: the tree's x86-64 vDSO with an entry point on a data\n"
+      "/* vdsolab: the tree's x86-64 vDSO with entry points on a data\n"
       " * pointer of vdsolab's choosing (docs/kernel-trees.md). */\n"
       "#include \"%s/arch/x86/entry/vdso/vclock_gettime.c\"\n"
       "\n"
@@ -32,8 +35,29 @@ std::string WrapperSource(const std::string& src_root) {
       "    struct __kernel_timespec *ts)\n"
       "{\n"
       "\treturn __cvdso_clock_gettime_data(vd, clock, ts);\n"
+      "}\n"
+      "\n"
+      "__attribute__((visibility(\"hidden\"))) int\n"
+      "%s(const void *vd, struct __kernel_old_timeval *tv,\n"
+      "    struct timezone *tz)\n"
+      "{\n"
+      "\treturn __cvdso_gettimeofday_data(vd, tv, tz);\n"
+      "}\n"
+      "\n"
+      "__attribute__((visibility(\"hidden\"))) __kernel_old_time_t\n"
+      "%s(const void *vd, __kernel_old_time_t *t)\n"
+      "{\n"
+      "\treturn __cvdso_time_data(vd, t);\n"
+      "}\n"
+      "\n"
+      "__attribute__((visibility(\"hidden\"))) int\n"
+      "%s(const void *vd, clockid_t clock,\n"
+      "    struct __kernel_timespec *res)\n"
+      "{\n"
+      "\treturn __cvdso_clock_getres_data(vd, clock, res);\n"
       "}\n",
-      src_root, kTreeEntryPoint);
+      src_root, kTreeEntryPoint, kTreeGettimeofday, kTreeTime,
+      kTreeClockGetres);
 }
 
 struct Attempt {
@@ -75,11 +99,17 @@ absl::StatusOr<Attempt> CompileOnce(const StepContext& ctx,
 
 absl::Status CompileError(const StepContext& ctx, const std::string& output) {
   std::string first = FirstError(output);
-  if (Contains(first, "__cvdso_clock_gettime_data")) {
-    first +=
-        " (this tree's lib/vdso/gettimeofday.c has no "
-        "__cvdso_clock_gettime_data(), which vdsolab calls with the "
-        "simulated page: the tree is older than vdsolab supports)";
+  for (const char* fn :
+       {"__cvdso_clock_gettime_data", "__cvdso_gettimeofday_data",
+        "__cvdso_time_data", "__cvdso_clock_getres_data"}) {
+    if (Contains(first, fn)) {
+      first += absl::StrFormat(
+          " (this tree's lib/vdso/gettimeofday.c has no %s(), which vdsolab "
+          "calls with the simulated page: the tree is older than vdsolab "
+          "supports)",
+          fn);
+      break;
+    }
   }
   return absl::InvalidArgumentError(absl::StrFormat(
       "compile error %s: %s", ctx.what,
@@ -267,6 +297,7 @@ std::string FormatGlueConfig(const GlueConfig& c) {
                        c.semantics_flags);
   h += absl::StrFormat("#define VDSOLAB_TREE_COUNTER_READ %du\n",
                        c.counter_read);
+  h += absl::StrFormat("#define VDSOLAB_TREE_CONFIG_HZ %du\n", c.config_hz);
   return h;
 }
 
@@ -289,7 +320,7 @@ absl::Status LinkPlugin(const StepContext& ctx, const std::string& assembly,
              FormatGlueConfig(config)},
         // One exported symbol: the kernel object's clock_gettime, time,
         // ... weak aliases stay local.
-        File{map, "{ global: vdsolab_plugin_v2; local: *; };\n"}}) {
+        File{map, "{ global: vdsolab_plugin_v3; local: *; };\n"}}) {
     if (absl::Status s = WriteFileAtomic(f.path, f.text); !s.ok()) return s;
   }
   if (absl::Status s =

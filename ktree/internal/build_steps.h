@@ -22,9 +22,15 @@
 
 namespace vdsolab::ktree::internal {
 
-// The entry point the wrapper adds to the tree's code, which the glue
-// calls: everything vdsolab runs of the tree is reached from it.
+// The entry points the wrapper adds to the tree's code, which the glue
+// calls: everything vdsolab runs of the tree is reached from them.
+// clock_gettime() (__cvdso_clock_gettime_data()), and the other entry
+// points of x86's vclock_gettime.c: gettimeofday(), time(),
+// clock_getres() (their __cvdso_*_data() functions).
 inline constexpr char kTreeEntryPoint[] = "vdsolab_tree_clock_gettime";
+inline constexpr char kTreeGettimeofday[] = "vdsolab_tree_gettimeofday";
+inline constexpr char kTreeTime[] = "vdsolab_tree_time";
+inline constexpr char kTreeClockGetres[] = "vdsolab_tree_clock_getres";
 
 struct StepContext {
   Compiler cc;
@@ -61,6 +67,7 @@ struct GlueConfig {
   uint32_t counter_semantics = 0;
   uint32_t semantics_flags = 0;
   uint32_t counter_read = 0;
+  uint32_t config_hz = 0;
 };
 std::string FormatGlueConfig(const GlueConfig& c);
 

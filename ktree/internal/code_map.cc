@@ -79,7 +79,8 @@ struct Body {
 
 }  // namespace
 
-CodeMap MapCode(std::string_view assembly, std::string_view entry) {
+CodeMap MapCode(std::string_view assembly,
+                const std::vector<std::string>& entries) {
   std::vector<std::string_view> lines = Split(assembly, '\n');
   std::set<std::string, std::less<>> names;
   for (std::string_view line : lines) {
@@ -117,7 +118,8 @@ CodeMap MapCode(std::string_view assembly, std::string_view entry) {
   for (auto& [name, body] : bodies) {
     map.functions[name] = Sha256::Hex(body.hash.Finish()).substr(0, 16);
   }
-  std::deque<std::string> todo = {std::string(entry), kOutsideFunctions};
+  std::deque<std::string> todo(entries.begin(), entries.end());
+  todo.push_back(kOutsideFunctions);
   while (!todo.empty()) {
     const std::string f = todo.front();
     todo.pop_front();

@@ -1,11 +1,11 @@
 // File: ktree/internal/code_map.h
 //
 // The functions in the compiler's assembly of a tree's vDSO code, each with
-// a fingerprint of its own code, and which of them vdsolab's entry point
-// reaches. A patch whose changed functions are all unreached (x86's
-// __vdso_gettimeofday(), __vdso_time(), __vdso_clock_getres() when vdsolab
-// calls __cvdso_clock_gettime_data() alone) is tested by nothing vdsolab
-// runs; comparing a patched build's map with the unpatched tree's says so.
+// a fingerprint of its own code, and which of them vdsolab's entry points
+// reach. A patch whose changed functions are all unreached (x86's exported
+// __vdso_*() wrappers, or the 32-bit paths: vdsolab calls the
+// __cvdso_*_data() functions) is tested by nothing vdsolab runs;
+// comparing a patched build's map with the unpatched tree's says so.
 
 #ifndef VDSOLAB_KTREE_INTERNAL_CODE_MAP_H_
 #define VDSOLAB_KTREE_INTERNAL_CODE_MAP_H_
@@ -28,15 +28,19 @@ struct CodeMap {
   // labels (.L*) renumbered in order of appearance so that a change in one
   // function does not renumber another's; '#' comment lines left out.
   std::map<std::string, std::string> functions;
-  // The functions `entry` reaches through any reference to them (a call, a
-  // jump, an address taken), and those referenced from data.
+  // The functions the entries reach through any reference to them (a call,
+  // a jump, an address taken), and those referenced from data.
   std::set<std::string> reached;
 
   friend bool operator==(const CodeMap&, const CodeMap&) = default;
 };
 
 // Maps GCC or Clang x86-64 assembly (`.type NAME, @function` ... `.size`).
-CodeMap MapCode(std::string_view assembly, std::string_view entry);
+CodeMap MapCode(std::string_view assembly,
+                const std::vector<std::string>& entries);
+inline CodeMap MapCode(std::string_view assembly, std::string_view entry) {
+  return MapCode(assembly, std::vector<std::string>{std::string(entry)});
+}
 
 // The functions whose fingerprint differs between `base` and `patched`
 // (present in only one counts as differing), in name order.

@@ -3,7 +3,7 @@
  *
  * The runtime glue of a kernel-tree variant (docs/kernel-trees.md): the C
  * that vdsolab compiles next to a kernel tree's own vDSO object, at build
- * time, into one plugin shared object speaking plugin ABI version 2. It is
+ * time, into one plugin shared object speaking plugin ABI version 3. It is
  * vdsolab's code, not the kernel's, and includes no kernel header.
  *
  * The kernel object reaches the world in three ways, and each lands here:
@@ -47,8 +47,11 @@
  * or an address outside the area) then needs no saved registers. */
 #define VDSOLAB_SLOW __attribute__((noinline, cold))
 
-/* clock_gettime on x86-64 (arch/x86/entry/syscalls/syscall_64.tbl). */
+/* The x86-64 system calls the vDSO falls back to
+ * (arch/x86/entry/syscalls/syscall_64.tbl). */
+#define VDSOLAB_NR_GETTIMEOFDAY 96
 #define VDSOLAB_NR_CLOCK_GETTIME 228
+#define VDSOLAB_NR_CLOCK_GETRES 229
 #define VDSOLAB_ENOSYS 38
 
 /* Hooked loads per call before may_retry() is asked at every further one:
@@ -60,10 +63,17 @@
  * __cvdso_clock_gettime_data(vd, clock, ts). */
 int vdsolab_tree_clock_gettime(const void* vd, int clock,
                                struct vdsolab_timespec* ts);
+/* And the tree's __cvdso_gettimeofday_data(), __cvdso_time_data() and
+ * __cvdso_clock_getres_data() (x86's other entry points). */
+int vdsolab_tree_gettimeofday(const void* vd, struct vdsolab_timeval* tv,
+                              struct vdsolab_timezone* tz);
+int64_t vdsolab_tree_time(const void* vd, int64_t* t);
+int vdsolab_tree_clock_getres(const void* vd, int clock,
+                              struct vdsolab_timespec* res);
 
 enum seq_state { SEQ_BEGIN, SEQ_CHECK };
 
-/* One clock_gettime() call. Lives on the glue's stack; `cur` points at it
+/* One call of the kernel code. Lives on the glue's stack; `cur` points at it
  * while the kernel code runs. */
 struct call {
   const struct vdsolab_ops* ops;
@@ -350,9 +360,21 @@ VDSOLAB_HIDDEN int64_t vdsolab_glue_syscall(int64_t nr, int64_t a1, int64_t a2,
                                             int64_t a3) {
   struct call* c = cur;
   (void)a3;
-  if (c == NULL || nr != VDSOLAB_NR_CLOCK_GETTIME) return -VDSOLAB_ENOSYS;
-  return c->ops->fallback(c->ops->ctx, (int32_t)a1,
-                          (struct vdsolab_timespec*)(uintptr_t)a2);
+  if (c == NULL) return -VDSOLAB_ENOSYS;
+  switch (nr) {
+    case VDSOLAB_NR_CLOCK_GETTIME:
+      return c->ops->fallback(c->ops->ctx, (int32_t)a1,
+                              (struct vdsolab_timespec*)(uintptr_t)a2);
+    case VDSOLAB_NR_GETTIMEOFDAY:
+      return c->ops->gettimeofday_fallback(
+          c->ops->ctx, (struct vdsolab_timeval*)(uintptr_t)a1,
+          (struct vdsolab_timezone*)(uintptr_t)a2);
+    case VDSOLAB_NR_CLOCK_GETRES:
+      return c->ops->clock_getres_fallback(
+          c->ops->ctx, (int32_t)a1, (struct vdsolab_timespec*)(uintptr_t)a2);
+    default:
+      return -VDSOLAB_ENOSYS;
+  }
 }
 
 /* The thunks the rewritten rdtsc / rdtscp / rdtsc_ordered() / syscall
@@ -467,24 +489,32 @@ __asm__(
     "  ret\n"
     "  .size vdsolab_thunk_syscall, .-vdsolab_thunk_syscall\n");
 
+/* A call of the kernel code with `ops` current for this thread: `c` on
+ * the caller's stack, made current here; the caller sets its jump buffer
+ * (the frame that calls the kernel code must be the one that set it). */
+static inline void call_begin(struct call* c, const struct vdsolab_ops* ops,
+                              const uint8_t* page) {
+  c->ops = ops;
+  c->quiet = ops->quiet;
+  c->page = page;
+  c->end = page + ops->area_bytes;
+  c->time_page = ops->time_page_offset;
+  c->saved = cur;
+  c->loads = 0;
+  c->seq_offset = UINT32_MAX;
+  c->seq_start = 0;
+  c->seq_state = SEQ_BEGIN;
+  c->retry_due = 0;
+  cur = c;
+}
+
 /* The plugin's reader: the tree's __cvdso_clock_gettime_data() on the
  * simulated page, with `ops` current for this thread while it runs. */
 static int32_t tree_clock_gettime(const struct vdsolab_ops* ops,
                                   const uint8_t* page, int32_t clock,
                                   struct vdsolab_timespec* ts) {
   struct call c;
-  c.ops = ops;
-  c.quiet = ops->quiet;
-  c.page = page;
-  c.end = page + ops->area_bytes;
-  c.time_page = ops->time_page_offset;
-  c.saved = cur;
-  c.loads = 0;
-  c.seq_offset = UINT32_MAX;
-  c.seq_start = 0;
-  c.seq_state = SEQ_BEGIN;
-  c.retry_due = 0;
-  cur = &c;
+  call_begin(&c, ops, page);
   if (__builtin_setjmp(c.jump) != 0) {
     /* may_retry() said no inside the kernel code. */
     cur = c.saved;
@@ -504,24 +534,88 @@ static int32_t tree_clock_gettime(const struct vdsolab_ops* ops,
   return r;
 }
 
+/* The other entry points, the same way: the kernel code writes to the
+ * glue's own copies, which go to the caller's pointers afterwards. */
+static int32_t tree_gettimeofday(const struct vdsolab_ops* ops,
+                                 const uint8_t* page,
+                                 struct vdsolab_timeval* tv,
+                                 struct vdsolab_timezone* tz) {
+  struct call c;
+  call_begin(&c, ops, page);
+  if (__builtin_setjmp(c.jump) != 0) {
+    cur = c.saved;
+    return VDSOLAB_ABANDONED;
+  }
+  struct vdsolab_timeval ktv = {0, 0};
+  struct vdsolab_timezone ktz = {0, 0};
+  const int r = vdsolab_tree_gettimeofday(page + VDSOLAB_TREE_DATA_OFFSET,
+                                          tv != NULL ? &ktv : NULL,
+                                          tz != NULL ? &ktz : NULL);
+  cur = c.saved;
+  if (r == 0) {
+    if (tv != NULL) *tv = ktv;
+    if (tz != NULL) *tz = ktz;
+  }
+  return r;
+}
+
+static int64_t tree_time(const struct vdsolab_ops* ops, const uint8_t* page,
+                         int64_t* t) {
+  struct call c;
+  call_begin(&c, ops, page);
+  if (__builtin_setjmp(c.jump) != 0) {
+    cur = c.saved;
+    return VDSOLAB_ABANDONED;
+  }
+  int64_t kt = 0;
+  const int64_t r = vdsolab_tree_time(page + VDSOLAB_TREE_DATA_OFFSET,
+                                      t != NULL ? &kt : NULL);
+  cur = c.saved;
+  if (t != NULL) *t = kt;
+  return r;
+}
+
+static int32_t tree_clock_getres(const struct vdsolab_ops* ops,
+                                 const uint8_t* page, int32_t clock,
+                                 struct vdsolab_timespec* res) {
+  struct call c;
+  call_begin(&c, ops, page);
+  if (__builtin_setjmp(c.jump) != 0) {
+    cur = c.saved;
+    return VDSOLAB_ABANDONED;
+  }
+  struct vdsolab_timespec kres = {0, 0};
+  const int r = vdsolab_tree_clock_getres(page + VDSOLAB_TREE_DATA_OFFSET,
+                                          clock, res != NULL ? &kres : NULL);
+  cur = c.saved;
+  if (r == 0 && res != NULL) *res = kres;
+  return r;
+}
+
 static const int32_t kClocks[] = VDSOLAB_TREE_CLOCKS;
 
-static const struct vdsolab_plugin2 kPlugin = {
-    VDSOLAB_PLUGIN_ABI_V2,
-    VDSOLAB_TREE_NAME,
-    VDSOLAB_TREE_PROVENANCE,
-    VDSOLAB_TREE_SUMMARY,
-    VDSOLAB_TREE_LAYOUT,
-    kClocks,
-    sizeof(kClocks) / sizeof(kClocks[0]),
-    tree_clock_gettime,
-    VDSOLAB_TREE_COUNTER_SEMANTICS,
-    VDSOLAB_TREE_SEMANTICS_FLAGS,
-    VDSOLAB_TREE_COUNTER_READ,
-    VDSOLAB_TREE_ERA,
-    VDSOLAB_TREE_ORIGIN,
+static const struct vdsolab_plugin3 kPlugin = {
+    {
+        VDSOLAB_PLUGIN_ABI_V3,
+        VDSOLAB_TREE_NAME,
+        VDSOLAB_TREE_PROVENANCE,
+        VDSOLAB_TREE_SUMMARY,
+        VDSOLAB_TREE_LAYOUT,
+        kClocks,
+        sizeof(kClocks) / sizeof(kClocks[0]),
+        tree_clock_gettime,
+        VDSOLAB_TREE_COUNTER_SEMANTICS,
+        VDSOLAB_TREE_SEMANTICS_FLAGS,
+        VDSOLAB_TREE_COUNTER_READ,
+        VDSOLAB_TREE_ERA,
+        VDSOLAB_TREE_ORIGIN,
+    },
+    tree_gettimeofday,
+    tree_time,
+    tree_clock_getres,
+    VDSOLAB_TREE_CONFIG_HZ,
 };
 
-VDSOLAB_EXPORT const struct vdsolab_plugin2* vdsolab_plugin_v2(void) {
+VDSOLAB_EXPORT const struct vdsolab_plugin3* vdsolab_plugin_v3(void) {
   return &kPlugin;
 }

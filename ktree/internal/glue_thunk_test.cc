@@ -50,6 +50,23 @@ uint64_t ReadCounter(void*, int kind) {
   return kCounterBase + static_cast<uint64_t>(kind);
 }
 
+int32_t GtodFallback(void*, vdsolab_timeval* tv, vdsolab_timezone* tz) {
+  ClobberCallerSaved();
+  tv->tv_sec = kFallbackSec;
+  tv->tv_usec = 999999;
+  tz->tz_minuteswest = -60;
+  tz->tz_dsttime = 1;
+  return 0;
+}
+
+int32_t GetresFallback(void*, int32_t clock, vdsolab_timespec* res) {
+  ClobberCallerSaved();
+  if (clock < 0) return -22;
+  res->tv_sec = 0;
+  res->tv_nsec = clock;
+  return 0;
+}
+
 int32_t Fallback(void*, int32_t clock, vdsolab_timespec* ts) {
   ClobberCallerSaved();
   last_fallback_clock = clock;
@@ -119,6 +136,37 @@ void Observe(int kind, uint64_t flags, const Regs& out) {
 
 }  // namespace
 
+// The kernel object's other entry points: their fallbacks as the vDSO
+// makes them (gettimeofday: RAX 96, RDI tv, RSI tz; clock_getres: RAX 229,
+// RDI clock, RSI res), which the syscall thunk must route to the ops.
+static uint64_t syscall_rax = 0;
+extern "C" int vdsolab_tree_gettimeofday(const void*, vdsolab_timeval* tv,
+                                         vdsolab_timezone* tz) {
+  Regs in = kIn;
+  in.rax = 96;
+  in.rdi = reinterpret_cast<uint64_t>(tv);
+  in.rsi = reinterpret_cast<uint64_t>(tz);
+  Regs out{};
+  VDSOLAB_CALL_THUNK(vdsolab_thunk_syscall, in, 0x2, out);
+  syscall_rax = out.rax;
+  return static_cast<int>(out.rax);
+}
+extern "C" int64_t vdsolab_tree_time(const void*, int64_t* t) {
+  if (t != nullptr) *t = 1234;
+  return 1234;
+}
+extern "C" int vdsolab_tree_clock_getres(const void*, int clock,
+                                         vdsolab_timespec* res) {
+  Regs in = kIn;
+  in.rax = 229;
+  in.rdi = static_cast<uint64_t>(clock);
+  in.rsi = reinterpret_cast<uint64_t>(res);
+  Regs out{};
+  VDSOLAB_CALL_THUNK(vdsolab_thunk_syscall, in, 0x2, out);
+  syscall_rax = out.rax;
+  return static_cast<int>(out.rax);
+}
+
 // The kernel object's entry point, which the glue's reader calls: here,
 // every counter thunk with every flag pattern, and the syscall thunk.
 extern "C" int vdsolab_tree_clock_gettime(const void*, int clock,
@@ -150,8 +198,9 @@ TEST(GlueThunks, ReturnTheInstructionsResultAndPreserveTheRest) {
   ops.read_counter = ReadCounter;
   ops.fallback = Fallback;
   ops.area_bytes = sizeof(page);
-  const vdsolab_plugin2* plugin = vdsolab_plugin_v2();
-  ASSERT_NE(plugin, nullptr);
+  const vdsolab_plugin3* v3 = vdsolab_plugin_v3();
+  ASSERT_NE(v3, nullptr);
+  const vdsolab_plugin2* plugin = &v3->v2;
   vdsolab_timespec ts{0, 0};
   observed.clear();
   ASSERT_EQ(plugin->clock_gettime(&ops, page, 3, &ts), 0);
@@ -184,6 +233,36 @@ TEST(GlueThunks, ReturnTheInstructionsResultAndPreserveTheRest) {
   }
   EXPECT_EQ(ts.tv_sec, kFallbackSec);
   EXPECT_EQ(ts.tv_nsec, 7);
+}
+
+// The other entry points' fallbacks reach their ops through the syscall
+// thunk, and their answers reach the caller's pointers (NULL ones left
+// alone); time() answers what the kernel code returns.
+TEST(GlueThunks, OtherEntryPointsRouteTheirSyscalls) {
+  uint8_t page[4096] = {};
+  vdsolab_ops ops{};
+  ops.area_bytes = sizeof(page);
+  ops.gettimeofday_fallback = GtodFallback;
+  ops.clock_getres_fallback = GetresFallback;
+  const vdsolab_plugin3* v3 = vdsolab_plugin_v3();
+  ASSERT_NE(v3, nullptr);
+  EXPECT_EQ(v3->config_hz, 250u);
+  vdsolab_timeval tv{0, 0};
+  vdsolab_timezone tz{0, 0};
+  ASSERT_EQ(v3->gettimeofday(&ops, page, &tv, &tz), 0);
+  EXPECT_EQ(tv.tv_sec, kFallbackSec);
+  EXPECT_EQ(tv.tv_usec, 999999);
+  EXPECT_EQ(tz.tz_minuteswest, -60);
+  EXPECT_EQ(tz.tz_dsttime, 1);
+  vdsolab_timespec res{0, 0};
+  ASSERT_EQ(v3->clock_getres(&ops, page, 5, &res), 0);
+  EXPECT_EQ(res.tv_nsec, 5);
+  EXPECT_EQ(v3->clock_getres(&ops, page, -1, &res), -22);
+  EXPECT_EQ(syscall_rax, static_cast<uint64_t>(-22));
+  int64_t t = 0;
+  EXPECT_EQ(v3->time(&ops, page, &t), 1234);
+  EXPECT_EQ(t, 1234);
+  EXPECT_EQ(v3->time(&ops, page, nullptr), 1234);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "ktree/internal/shims.h"
 
 #include <set>
+#include <string_view>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
@@ -12,8 +13,8 @@ namespace vdsolab::ktree::internal {
 namespace {
 
 // The config of an x86-64 SMP kernel as far as the headers the vDSO
-// includes look. Values that only size kernel structures the vDSO never
-// touches (NR_CPUS, HZ) are ordinary defconfig values.
+// includes look. NR_CPUS and HZ are ordinary defconfig values; HZ is
+// kTreeConfigHz (the vDSO's LOW_RES_NSEC).
 constexpr char kAutoconf[] = R"(/* vdsolab: x86-64 config for the vDSO build */
 #define CONFIG_X86 1
 #define CONFIG_X86_64 1
@@ -56,6 +57,9 @@ constexpr char kAutoconf[] = R"(/* vdsolab: x86-64 config for the vDSO build */
 #define CONFIG_TIME_NS 1
 #define CONFIG_PARAVIRT_CLOCK 1
 )";
+static_assert(std::string_view(kAutoconf).find("#define CONFIG_HZ 250\n") !=
+                  std::string_view::npos &&
+              kTreeConfigHz == 250);
 
 // kernel/bounds.c's output for the config above (four zones: DMA, DMA32,
 // NORMAL, MOVABLE).

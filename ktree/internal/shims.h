@@ -34,6 +34,11 @@
 
 namespace vdsolab::ktree::internal {
 
+// The CONFIG_HZ a tree is built with: the coarse clocks' clock_getres()
+// (LOW_RES_NSEC, TICK_NSEC at HZ) is compiled into the vDSO, so the glue
+// declares it (vdsolab_plugin3.config_hz) for the check of that answer.
+inline constexpr int kTreeConfigHz = 250;
+
 struct Shims {
   std::string dir;  // Holds arch/, include/ and uapi/ include roots.
   // Tree-relative files the shims were made from (for the cache).

@@ -13,6 +13,7 @@ using internal::JoinPath;
 constexpr char kGeneric[] = "lib/vdso/gettimeofday.c";
 constexpr char kX86[] = "arch/x86/include/asm/vdso/gettimeofday.h";
 constexpr char kHelpers[] = "include/vdso/helpers.h";
+constexpr char kVclock[] = "arch/x86/entry/vdso/vclock_gettime.c";
 constexpr char kDoHres[] = "static __always_inline int do_hres(";
 // The first definition is CONFIG_TIME_NS's (the stub follows its #else).
 constexpr char kDoHresTimens[] = "static __always_inline int do_hres_timens(";
@@ -63,6 +64,7 @@ absl::StatusOr<std::string> Edit(const std::string& tree_root, Defect d,
       d == Defect::kNoNegativeMotionClamp || d == Defect::kUnorderedCounterRead
           ? kX86
       : d == Defect::kTimensReadBeginNoRmb ? kHelpers
+      : d == Defect::kVdsoTimeWrapper      ? kVclock
                                            : kGeneric;
   absl::StatusOr<std::string> src =
       internal::ReadFile(JoinPath(tree_root, *rel));
@@ -158,6 +160,35 @@ absl::StatusOr<std::string> Edit(const std::string& tree_root, Defect d,
       }
       break;
     }
+    case Defect::kTimeMonotonic: {
+      const size_t f = text.find("__cvdso_time_data(");
+      if (f == std::string::npos) return Missing(*rel, "__cvdso_time_data()");
+      if (!ReplaceAfter(text, f, "basetime[CLOCK_REALTIME].sec",
+                        "basetime[CLOCK_MONOTONIC].sec")) {
+        return Missing(*rel, "time()'s basetime[CLOCK_REALTIME].sec");
+      }
+      break;
+    }
+    case Defect::kGetresCoarseHres: {
+      const size_t f = text.find("__cvdso_clock_getres_common(");
+      if (f == std::string::npos) {
+        return Missing(*rel, "__cvdso_clock_getres_common()");
+      }
+      if (!ReplaceAfter(text, f, "ns = LOW_RES_NSEC;",
+                        "ns = READ_ONCE(vd[CS_HRES_COARSE].hrtimer_res);")) {
+        return Missing(*rel, "clock_getres()'s LOW_RES_NSEC");
+      }
+      break;
+    }
+    case Defect::kVdsoTimeWrapper: {
+      const size_t f = text.find("__vdso_time(");
+      if (f == std::string::npos) return Missing(*rel, "__vdso_time()");
+      if (!ReplaceAfter(text, f, "return __cvdso_time(t);",
+                        "return __cvdso_time(t) + 1;")) {
+        return Missing(*rel, "__vdso_time()'s return");
+      }
+      break;
+    }
     case Defect::kTimensReadBeginNoRmb: {
       const size_t f = text.find("u32 vdso_read_begin(");
       if (f == std::string::npos) return Missing(*rel, "vdso_read_begin()");
@@ -175,6 +206,11 @@ absl::StatusOr<std::string> Edit(const std::string& tree_root, Defect d,
 std::vector<Defect> AllDefects() {
   return {Defect::kNoSeqRetry, Defect::kNoNegativeMotionClamp,
           Defect::kBaseBeforeSeqLoop};
+}
+
+std::vector<Defect> OtherEntryPointDefects() {
+  return {Defect::kGettimeofdayUsec, Defect::kTimeMonotonic,
+          Defect::kGetresCoarseHres};
 }
 
 std::vector<Defect> TimensDefects() {
@@ -202,6 +238,12 @@ const char* DefectName(Defect d) {
       return "signed-clock-id";
     case Defect::kGettimeofdayUsec:
       return "gettimeofday-usec";
+    case Defect::kTimeMonotonic:
+      return "time-monotonic";
+    case Defect::kGetresCoarseHres:
+      return "getres-coarse-hres";
+    case Defect::kVdsoTimeWrapper:
+      return "vdso-time-wrapper";
   }
   return "?";
 }

@@ -51,15 +51,28 @@ enum class Defect {
   // (scenarios/invalid-clock-ids.toml).
   kSignedClockId,
   // __cvdso_gettimeofday_data() converting nanoseconds to microseconds with
-  // a shift (>> 10, a divide by 1024). vdsolab never calls gettimeofday():
-  // the build notes that nothing tests the patch.
+  // a shift (>> 10, a divide by 1024): gettimeofday() runs slow within
+  // each second (sim/entry_points.h).
   kGettimeofdayUsec,
+  // __cvdso_time_data() reading basetime[CLOCK_MONOTONIC].sec instead of
+  // CLOCK_REALTIME's: time() answers the seconds since boot.
+  kTimeMonotonic,
+  // __cvdso_clock_getres_common() answering the coarse clocks with
+  // hrtimer_res instead of LOW_RES_NSEC.
+  kGetresCoarseHres,
+  // x86's exported __vdso_time() wrapper (arch/x86/entry/vdso/
+  // vclock_gettime.c) adding a second: code vdsolab compiles but never
+  // runs (it calls __cvdso_time_data()), so the build notes that nothing
+  // tests the patch.
+  kVdsoTimeWrapper,
 };
 
 // The defects of the initial namespace's paths.
 std::vector<Defect> AllDefects();
 // The defects of the time namespace path (do_hres_timens()).
 std::vector<Defect> TimensDefects();
+// The defects of gettimeofday(), time() and clock_getres().
+std::vector<Defect> OtherEntryPointDefects();
 const char* DefectName(Defect d);  // "no-seq-retry", ...
 
 // Writes `dir`/<name>.diff against the tree at `tree_root` (its files are

@@ -7,7 +7,8 @@
 // TREE is a source directory or a tarball (extracted into the test's
 // cache); KIND is a defect name (no-seq-retry, no-negative-motion-clamp,
 // base-before-seq-loop, timens-no-nsec-offset, timens-no-seq-retry,
-// unordered-counter-read, signed-clock-id, gettimeofday-usec), slow-loop
+// unordered-counter-read, signed-clock-id, gettimeofday-usec,
+// time-monotonic, getres-coarse-hres, vdso-time-wrapper), slow-loop
 // (milliseconds of loop in every do_hres() call), comment (a
 // comment appended: no code changes) or compile-error (then the line the
 // compiler must name is printed too).
@@ -66,8 +67,9 @@ int main(int argc, char** argv) {
   }
   std::vector<Defect> defects = AllDefects();
   for (Defect d : TimensDefects()) defects.push_back(d);
+  for (Defect d : OtherEntryPointDefects()) defects.push_back(d);
   for (Defect d : {Defect::kUnorderedCounterRead, Defect::kSignedClockId,
-                   Defect::kGettimeofdayUsec}) {
+                   Defect::kVdsoTimeWrapper}) {
     defects.push_back(d);
   }
   for (Defect d : defects) {
