@@ -160,6 +160,8 @@ int DefaultMain(const ParsedFlags& flags) {
           .Add("max_abs_diff_ns", s.max_abs_diff_ns)
           .Add("backwards", s.backwards)
           .Add("known", s.known);
+      // Only the rows of a reader's other entry points (kernel trees).
+      if (!s.entry_point.empty()) cj.Add("entry_point", s.entry_point);
       clocks.AddRaw(cj.Text());
     }
     for (const std::string& f : report->failures) failures.Add(f);

@@ -55,6 +55,12 @@ expect gettimeofday_patch_fails_exhaustive 1 \
   run "$scen/exhaustive-monotonic.toml" --kernel-tree="$t612" --patch="$gtod"
 expect gettimeofday_patch_replays 1 "REPRODUCED" -- \
   replay "$tmp/gtod.replay.toml"
+# The default job samples the tree's other entry points beside its clocks.
+expect gettimeofday_patch_fails_default_job 1 "FAIL: gettimeofday() at true time" -- \
+  --kernel-tree="$t612" --patch="$gtod" --duration=1s --reads_per_tick=5 \
+  --accept=known
+expect tree_default_job_samples_entry_points 0 "clock_getres()" -- \
+  --kernel-tree="$t612" --duration=1s --reads_per_tick=5 --accept=known
 # A patch to code vdsolab compiles but never calls (x86's exported
 # __vdso_time() wrapper) is named as untested, with the function it changed.
 wrap=$("$make_patch" "$t612" vdso-time-wrapper "$tmp")

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "absl/strings/str_format.h"
+#include "sim/entry_points_test_reader.h"
+#include "sim/exhaustive.h"
 #include "variants/upstream.h"
 
 namespace vdsolab::sim {
@@ -73,6 +75,60 @@ TEST(Engine, PreemptionAndWriterStallsMakeRacesTheReaderSurvives) {
   EXPECT_GT(r->coverage.raced, 0u);
   EXPECT_GT(r->coverage.retries, 0u);
   EXPECT_GT(r->coverage.preemptions, 0u);
+}
+
+// A reader's other entry points are probed after each update, before a
+// call (sim/entry_points.h): their answers count under exact, a wrong
+// time() fails the run once per view with a kept violation, the rest
+// counted, and the run's own calls are as without probes. The exhaustive
+// strategy probes the page before the raced updates.
+TEST(Engine, ProbesTheOtherEntryPointsOnSettledPages) {
+  Scenario s;
+  s.run.duration_ns = 20000000;
+  s.kernel.timens_monotonic = Timespec64{3600, 0};
+  s.readers = {ReaderSpec{}, ReaderSpec{}};
+  s.readers[1].timens = true;
+  absl::StatusOr<RunResult> plain = RunRandom(s, variants::UpstreamVariant());
+  absl::StatusOr<RunResult> good =
+      RunRandom(s, testing::WithEntryPoints<false>());
+  absl::StatusOr<RunResult> late =
+      RunRandom(s, testing::WithEntryPoints<true>());
+  ASSERT_TRUE(plain.ok() && good.ok() && late.ok());
+  EXPECT_FALSE(good->failed);
+  const auto exact = [](const RunResult& r) {
+    return r.stats[static_cast<size_t>(Property::kExact) - 1];
+  };
+  // The calls are the same; the probes add their answers: per probe
+  // gettimeofday(), time() and one clock_getres() id, and every id (34)
+  // on each view's first probe.
+  EXPECT_EQ(good->coverage.calls, plain->coverage.calls);
+  const uint64_t added = exact(*good).checked - exact(*plain).checked;
+  const uint64_t probes = (added - 2 * 33) / 3;
+  EXPECT_EQ(added, 3 * probes + 2 * 33);
+  EXPECT_GE(probes, 5u);  // 20 ms at HZ=250.
+  ASSERT_TRUE(late->failed);
+  EXPECT_EQ(exact(*late).defects, probes);
+  int kept = 0;
+  bool in_namespace = false;
+  for (const Violation& v : late->violations) {
+    if (v.why.find("time()") == std::string::npos) continue;
+    ++kept;
+    in_namespace = in_namespace ||
+                   v.detail.find("time namespace's view") != std::string::npos;
+  }
+  EXPECT_EQ(kept, 2);
+  EXPECT_TRUE(in_namespace);
+
+  Scenario one;
+  one.run.strategy = Strategy::kExhaustive;
+  one.readers[0].clocks = {kClockMonotonic};
+  absl::StatusOr<ExploreResult> e =
+      Explore(one, testing::WithEntryPoints<true>());
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_EQ(e->entry_points_checked, 36u);
+  EXPECT_EQ(e->entry_points_wrong, 1u);
+  ASSERT_EQ(e->entry_point_violations.size(), 1u);
+  EXPECT_NE(e->entry_point_violations[0].why.find("time()"), std::string::npos);
 }
 
 TEST(Engine, SameSeedSameResult) {

@@ -32,11 +32,12 @@ constexpr size_t kMaxFailures = 5;
 // true time, the syscall at that same counter, and a stable page.
 class ReadHooks : public vdso::AccessHooks {
  public:
+  // `hz`: clock_getres()'s (the reader's compiled CONFIG_HZ, if it says).
   ReadHooks(const variants::Variant* variant,
             const variants::PublishContext* publish,
             const timekeeper::Timekeeping* tk,
-            const timekeeper::SyscallContext& ctx)
-      : variant_(variant), publish_(publish), tk_(tk), ctx_(ctx) {}
+            const timekeeper::SyscallContext& ctx, int hz)
+      : variant_(variant), publish_(publish), tk_(tk), ctx_(ctx), hz_(hz) {}
   void BeforeLoad(uint32_t, uint32_t) override {}
   uint64_t ReadCounter(vdso::CounterRead /*kind*/) override {
     return ctx_.cycles;
@@ -47,6 +48,14 @@ class ReadHooks : public vdso::AccessHooks {
     return variants::VariantSyscall(*variant_, *publish_, tk_->timekeeper(),
                                     clock, ctx_);
   }
+  GtodResult GettimeofdayFallback() override {
+    fell_back = true;
+    return timekeeper::SysGettimeofday(tk_->timekeeper(), ctx_);
+  }
+  ClockResult ClockGetresFallback(ClockId clock) override {
+    fell_back = true;
+    return timekeeper::SysClockGetres(clock, ctx_, publish_->hrtimer_res, hz_);
+  }
   void OnFault(const vdso::CallFault& f) override { fault = f; }
   bool fell_back = false;
   std::optional<vdso::CallFault> fault;
@@ -56,8 +65,67 @@ class ReadHooks : public vdso::AccessHooks {
   const variants::PublishContext* publish_;
   const timekeeper::Timekeeping* tk_;
   timekeeper::SyscallContext ctx_;
+  int hz_;
   int spins_ = 0;
 };
+
+// One read of a reader's other entry point (variants::EntryPoint) at the
+// hooks' counter: what it answered ("" with *ok false when it answered
+// nothing) and what the model's system call says. gettimeofday() is the
+// era's REALTIME at the counter in microseconds (as clock_gettime() rows
+// are judged here), unless it fell back.
+struct EntryRead {
+  bool answered = false;
+  bool ok = false;
+  std::string got, want;
+};
+EntryRead ReadEntryPoint(variants::SimReader& reader, variants::EntryPoint e,
+                         ClockId getres_id, vdso::HookedAccess& access,
+                         const uint8_t* page, ReadHooks& hooks,
+                         const variants::EraOracle& oracle,
+                         const timekeeper::Timekeeper& tk,
+                         const timekeeper::SyscallContext& ctx,
+                         uint32_t hrtimer_res, int hz) {
+  EntryRead r;
+  switch (e) {
+    case variants::EntryPoint::kGettimeofday: {
+      const std::optional<GtodResult> got = reader.Gettimeofday(access, page);
+      GtodResult want = timekeeper::SysGettimeofday(tk, ctx);
+      if (!hooks.fell_back) {
+        const ClockResult rt = oracle.Expected(tk, kClockRealtime, ctx.cycles);
+        want.tv_sec = rt.ts.tv_sec;
+        want.tv_usec = static_cast<uint32_t>(rt.ts.tv_nsec) / 1000;
+      }
+      r.answered = got.has_value();
+      r.ok = got && *got == want;
+      if (got) r.got = FormatGtodResult(*got);
+      r.want = FormatGtodResult(want);
+      break;
+    }
+    case variants::EntryPoint::kTime: {
+      const std::optional<variants::SimReader::TimeResult> got =
+          reader.Time(access, page);
+      const int64_t want = timekeeper::SysTime(tk);
+      r.answered = got.has_value();
+      r.ok = got && got->ret == want && got->stored == want;
+      if (got) r.got = absl::StrFormat("%d (stored %d)", got->ret, got->stored);
+      r.want = absl::StrFormat("%d", want);
+      break;
+    }
+    case variants::EntryPoint::kClockGetres: {
+      const std::optional<ClockResult> got =
+          reader.ClockGetres(access, page, getres_id);
+      const ClockResult want =
+          timekeeper::SysClockGetres(getres_id, ctx, hrtimer_res, hz);
+      r.answered = got.has_value();
+      r.ok = got && *got == want;
+      if (got) r.got = FormatClockResult(*got);
+      r.want = FormatClockResult(want);
+      break;
+    }
+  }
+  return r;
+}
 
 // update_vsyscall() through the variant's writer, applied at once.
 class Publisher : public timekeeper::VsyscallSink {
@@ -206,14 +274,31 @@ absl::StatusOr<OracleRunReport> RunOracleCheck(
   for (const variants::ClockDef& c : variant.own_clocks) {
     sampled.push_back(c.id);
   }
-  const int num_sampled = static_cast<int>(sampled.size());
+  const size_t num_clocks = sampled.size();
   report.clocks.resize(sampled.size());
-  for (int i = 0; i < num_sampled; ++i) {
-    report.clocks[static_cast<size_t>(i)].clock =
-        sampled[static_cast<size_t>(i)];
-    report.clocks[static_cast<size_t>(i)].name =
-        variants::VariantClockName(variant, sampled[static_cast<size_t>(i)]);
+  for (size_t i = 0; i < num_clocks; ++i) {
+    report.clocks[i].clock = sampled[i];
+    report.clocks[i].name = variants::VariantClockName(variant, sampled[i]);
   }
+  // The reader's other entry points, where it has them (kernel trees):
+  // one row each after the clocks, sampled like them. clock_getres() takes
+  // the sampled clock ids in turn.
+  std::vector<variants::EntryPoint> entries;
+  for (auto [e, name] :
+       {std::pair{variants::EntryPoint::kGettimeofday, "gettimeofday()"},
+        std::pair{variants::EntryPoint::kTime, "time()"},
+        std::pair{variants::EntryPoint::kClockGetres, "clock_getres()"}}) {
+    if (!reader->has_entry_point(e)) continue;
+    entries.push_back(e);
+    ClockStats row;
+    row.name = name;
+    row.entry_point = name;
+    report.clocks.push_back(row);
+  }
+  const int num_sampled = static_cast<int>(report.clocks.size());
+  const int getres_hz =
+      reader->config_hz() != 0 ? reader->config_hz() : config.hz;
+  size_t getres_next = 0;
   std::vector<std::optional<Timespec64>> last(sampled.size());
 
   uint64_t segment_start = 0;
@@ -234,13 +319,50 @@ absl::StatusOr<OracleRunReport> RunOracleCheck(
       if (spins >= kMaxSpins) break;
       const size_t which =
           static_cast<size_t>(rng.Below(static_cast<uint64_t>(num_sampled)));
-      const ClockId clock = sampled[which];
       timekeeper::SyscallContext ctx;
       ctx.cycles = tsc.At(t);
       ctx.thread_cputime_ns = static_cast<int64_t>(t / 3);
       ctx.process_cputime_ns = static_cast<int64_t>(t / 2);
-      ReadHooks hooks(&variant, &publisher.context, &tk, ctx);
+      ReadHooks hooks(&variant, &publisher.context, &tk, ctx, getres_hz);
       vdso::HookedAccess access(page->data(), &hooks);
+      if (which >= num_clocks) {
+        ClockStats& stats = report.clocks[which];
+        const ClockId id = sampled[getres_next];
+        const variants::EntryPoint entry = entries[which - num_clocks];
+        if (entry == variants::EntryPoint::kClockGetres) {
+          getres_next = (getres_next + 1) % num_clocks;
+        }
+        const EntryRead r = ReadEntryPoint(
+            *reader, entry, id, access, page->data(), hooks, oracle,
+            tk.timekeeper(), ctx, publisher.context.hrtimer_res, getres_hz);
+        ++stats.reads;
+        ++report.reads;
+        if (hooks.fell_back) ++stats.fallbacks;
+        if (hooks.fault && hooks.fault->kind == vdso::CallFault::Kind::kSpin &&
+            ++spins >= kMaxSpins) {
+          report.stop_reason = absl::StrFormat(
+              "%d calls spun or blocked past the time bound (--call-timeout)",
+              spins);
+        }
+        if (!r.ok) {
+          ++stats.mismatches;
+          if (report.failures.size() < kMaxFailures) {
+            report.failures.push_back(absl::StrFormat(
+                "%s at true time %d ns, counter %#x: vDSO %s, syscall %s",
+                entry == variants::EntryPoint::kClockGetres
+                    ? absl::StrFormat("clock_getres(%d)", id)
+                    : stats.name,
+                t, ctx.cycles,
+                r.answered ? r.got
+                : hooks.fault
+                    ? absl::StrCat("(", vdso::DescribeFault(*hooks.fault), ")")
+                    : std::string("(livelock)"),
+                r.want));
+          }
+        }
+        continue;
+      }
+      const ClockId clock = sampled[which];
       const std::optional<ClockResult> got =
           reader->Call(access, page->data(), clock);
       const variants::ClockDef* own = variants::FindOwnClock(variant, clock);

@@ -6,7 +6,9 @@
 // every update into the vvar page through a variant's writer; one reader
 // samples every clock id through the variant's reader and through the
 // timekeeper's clock_gettime() at the same counter value, and the run
-// counts mismatches and backwards steps per clock.
+// counts mismatches and backwards steps per clock. A reader with other
+// entry points (a kernel tree's gettimeofday(), time(), clock_getres())
+// has them sampled too, against the model's system calls.
 //
 // Updates are applied whole at their tick here; interleaving them with
 // reader loads is the job of the simulation engine. The run shares none of
@@ -51,6 +53,9 @@ absl::Status ValidateOracleRunConfig(const OracleRunConfig& config);
 struct ClockStats {
   ClockId clock = 0;
   std::string name;
+  // A row of a reader's other entry point ("gettimeofday()", "time()",
+  // "clock_getres()"; `clock` unused), else "".
+  std::string entry_point;
   uint64_t reads = 0;
   uint64_t fallbacks = 0;   // Reads the vDSO passed to the syscall.
   uint64_t errors = 0;      // Reads that returned -errno.

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "sim/entry_points_test_reader.h"
 #include "variants/registry.h"
 #include "variants/upstream.h"
 
@@ -9,6 +10,7 @@ namespace vdsolab::sim {
 namespace {
 
 const variants::Variant& Upstream() { return variants::UpstreamVariant(); }
+using testing::WithEntryPoints;
 
 OracleRunConfig Short() {
   OracleRunConfig config;
@@ -33,6 +35,38 @@ TEST(OracleRun, DefaultMachineMatchesEverywhere) {
   EXPECT_GT(fallbacks, 0u);
   // NTP moved mult away from the clocksource's.
   EXPECT_GT(report->final_mult, report->mult);
+}
+
+// A reader's other entry points are rows of their own, sampled like the
+// clocks and read against the model's system calls: a correct one passes,
+// a time() a second late fails on every read of it.
+TEST(OracleRun, SamplesTheOtherEntryPoints) {
+  auto good = RunOracleCheck(Short(), WithEntryPoints<false>());
+  ASSERT_TRUE(good.ok()) << good.status();
+  EXPECT_TRUE(good->ok()) << FormatOracleRunReport(*good);
+  int rows = 0;
+  for (const ClockStats& s : good->clocks) {
+    if (s.entry_point.empty()) continue;
+    ++rows;
+    EXPECT_GT(s.reads, 0u) << s.name;
+    EXPECT_EQ(s.mismatches, 0u) << s.name;
+    // clock_getres() by the syscall; the others from the page.
+    EXPECT_EQ(s.fallbacks, s.entry_point == "clock_getres()" ? s.reads : 0u)
+        << s.name;
+  }
+  EXPECT_EQ(rows, 3);
+  auto late = RunOracleCheck(Short(), WithEntryPoints<true>());
+  ASSERT_TRUE(late.ok()) << late.status();
+  EXPECT_FALSE(late->ok());
+  for (const ClockStats& s : late->clocks) {
+    EXPECT_EQ(s.mismatches, s.entry_point == "time()" ? s.reads : 0u) << s.name;
+  }
+  EXPECT_NE(FormatOracleRunReport(*late).find("FAIL: time() at true time"),
+            std::string::npos);
+  // A reader without them has no such rows (the built-in ones).
+  auto plain = RunOracleCheck(Short(), Upstream());
+  ASSERT_TRUE(plain.ok());
+  for (const ClockStats& s : plain->clocks) EXPECT_EQ(s.entry_point, "");
 }
 
 TEST(OracleRun, SameSeedSameReportOtherSeedOtherReport) {

@@ -1,0 +1,77 @@
+// File: sim/entry_points_test_reader.h
+//
+// For the sim tests: the upstream variant with a reader that has the other
+// entry points (sim/entry_points.h), written on its clock_gettime():
+// gettimeofday() from CLOCK_REALTIME, time() from CLOCK_REALTIME_COARSE's
+// seconds (xtime_sec), clock_getres() by the syscall. kLate: time()
+// answers a second late.
+
+#ifndef VDSOLAB_SIM_ENTRY_POINTS_TEST_READER_H_
+#define VDSOLAB_SIM_ENTRY_POINTS_TEST_READER_H_
+
+#include <memory>
+#include <optional>
+
+#include "common/clock_result.h"
+#include "common/clockid.h"
+#include "variants/upstream.h"
+#include "variants/variant.h"
+#include "vdso/access.h"
+
+namespace vdsolab::sim::testing {
+
+template <bool kLate>
+class EntryPointsReader final : public variants::SimReader {
+ public:
+  std::optional<ClockResult> Call(vdso::HookedAccess& access,
+                                  const uint8_t* page, ClockId clock) override {
+    return base_->Call(access, page, clock);
+  }
+  bool has_entry_point(variants::EntryPoint /*e*/) const override {
+    return true;
+  }
+  std::optional<GtodResult> Gettimeofday(vdso::HookedAccess& access,
+                                         const uint8_t* page) override {
+    const std::optional<ClockResult> rt =
+        base_->Call(access, page, kClockRealtime);
+    if (!rt) return std::nullopt;
+    if (rt->ret != 0) return access.GettimeofdayFallback();
+    return GtodResult{0, rt->ts.tv_sec, rt->ts.tv_nsec / 1000, 0, 0};
+  }
+  std::optional<TimeResult> Time(vdso::HookedAccess& access,
+                                 const uint8_t* page) override {
+    const std::optional<ClockResult> c =
+        base_->Call(access, page, kClockRealtimeCoarse);
+    if (!c || c->ret != 0) return std::nullopt;
+    const int64_t t = c->ts.tv_sec + (kLate ? 1 : 0);
+    return TimeResult{t, t};
+  }
+  std::optional<ClockResult> ClockGetres(vdso::HookedAccess& access,
+                                         const uint8_t* /*page*/,
+                                         ClockId clock) override {
+    return access.ClockGetresFallback(clock);
+  }
+
+ private:
+  std::unique_ptr<variants::SimReader> base_ =
+      variants::UpstreamVariant().make_sim_reader();
+};
+
+// The upstream variant with that reader (named "entry-points" or
+// "entry-points-late"); lives for the process.
+template <bool kLate>
+const variants::Variant& WithEntryPoints() {
+  static const variants::Variant* v = [] {
+    auto* w = new variants::Variant(variants::UpstreamVariant());
+    w->name = kLate ? "entry-points-late" : "entry-points";
+    w->make_sim_reader = []() -> std::unique_ptr<variants::SimReader> {
+      return std::make_unique<EntryPointsReader<kLate>>();
+    };
+    return w;
+  }();
+  return *v;
+}
+
+}  // namespace vdsolab::sim::testing
+
+#endif  // VDSOLAB_SIM_ENTRY_POINTS_TEST_READER_H_
