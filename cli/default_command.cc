@@ -150,8 +150,14 @@ int DefaultMain(const ParsedFlags& flags) {
     JsonArray clocks, failures, accepted, log;
     for (const sim::ClockStats& s : report->clocks) {
       JsonObject cj;
-      cj.Add("clock", s.clock)
-          .Add("name", s.name)
+      // The rows of a reader's other entry points (kernel trees) name it
+      // instead of a clock id; the others print as before.
+      if (s.entry_point.empty()) {
+        cj.Add("clock", s.clock);
+      } else {
+        cj.Add("entry_point", s.entry_point);
+      }
+      cj.Add("name", s.name)
           .Add("reads", s.reads)
           .Add("vdso", s.reads - s.fallbacks)
           .Add("syscall", s.fallbacks)
@@ -160,8 +166,6 @@ int DefaultMain(const ParsedFlags& flags) {
           .Add("max_abs_diff_ns", s.max_abs_diff_ns)
           .Add("backwards", s.backwards)
           .Add("known", s.known);
-      // Only the rows of a reader's other entry points (kernel trees).
-      if (!s.entry_point.empty()) cj.Add("entry_point", s.entry_point);
       clocks.AddRaw(cj.Text());
     }
     for (const std::string& f : report->failures) failures.Add(f);

@@ -210,8 +210,8 @@ std::vector<EntryPointVerdict> EntryPointProbe::Run(const uint8_t* page,
     if (!got) {
       Add(e, timens, NoAnswer("gettimeofday()", hooks, where), &out);
     } else if (!rt) {
-      Add(e, timens,
-          NoAnswer("clock_gettime(CLOCK_REALTIME)", ref_hooks, where), &out);
+      // No reference: the run's own calls report what its
+      // clock_gettime(CLOCK_REALTIME) did; nothing to judge against here.
     } else {
       GtodResult want;
       if (rt->ret == 0) {

@@ -3,8 +3,9 @@
 // For the sim tests: the upstream variant with a reader that has the other
 // entry points (sim/entry_points.h), written on its clock_gettime():
 // gettimeofday() from CLOCK_REALTIME, time() from CLOCK_REALTIME_COARSE's
-// seconds (xtime_sec), clock_getres() by the syscall. kLate: time()
-// answers a second late.
+// seconds (xtime_sec), clock_getres() by the syscall, but for the coarse
+// clocks, answered from LOW_RES_NSEC at HZ=250 (the scenarios' default).
+// Broken one way each for the tests that must see it.
 
 #ifndef VDSOLAB_SIM_ENTRY_POINTS_TEST_READER_H_
 #define VDSOLAB_SIM_ENTRY_POINTS_TEST_READER_H_
@@ -20,7 +21,14 @@
 
 namespace vdsolab::sim::testing {
 
-template <bool kLate>
+enum class Break {
+  kNone,
+  kLateTime,   // time() a second late.
+  kUsecShift,  // gettimeofday()'s microseconds as tv_nsec >> 10.
+  kCoarseRes,  // The coarse clocks' resolution 1 ns (hrtimer_res).
+};
+
+template <Break kBreak>
 class EntryPointsReader final : public variants::SimReader {
  public:
   std::optional<ClockResult> Call(vdso::HookedAccess& access,
@@ -36,19 +44,26 @@ class EntryPointsReader final : public variants::SimReader {
         base_->Call(access, page, kClockRealtime);
     if (!rt) return std::nullopt;
     if (rt->ret != 0) return access.GettimeofdayFallback();
-    return GtodResult{0, rt->ts.tv_sec, rt->ts.tv_nsec / 1000, 0, 0};
+    return GtodResult{0, rt->ts.tv_sec,
+                      kBreak == Break::kUsecShift ? rt->ts.tv_nsec >> 10
+                                                  : rt->ts.tv_nsec / 1000,
+                      0, 0};
   }
   std::optional<TimeResult> Time(vdso::HookedAccess& access,
                                  const uint8_t* page) override {
     const std::optional<ClockResult> c =
         base_->Call(access, page, kClockRealtimeCoarse);
     if (!c || c->ret != 0) return std::nullopt;
-    const int64_t t = c->ts.tv_sec + (kLate ? 1 : 0);
+    const int64_t t = c->ts.tv_sec + (kBreak == Break::kLateTime ? 1 : 0);
     return TimeResult{t, t};
   }
   std::optional<ClockResult> ClockGetres(vdso::HookedAccess& access,
                                          const uint8_t* /*page*/,
                                          ClockId clock) override {
+    if (clock == kClockRealtimeCoarse || clock == kClockMonotonicCoarse) {
+      return ClockResult::Ok(
+          Timespec64{0, kBreak == Break::kCoarseRes ? 1 : 4000000});
+    }
     return access.ClockGetresFallback(clock);
   }
 
@@ -57,15 +72,14 @@ class EntryPointsReader final : public variants::SimReader {
       variants::UpstreamVariant().make_sim_reader();
 };
 
-// The upstream variant with that reader (named "entry-points" or
-// "entry-points-late"); lives for the process.
-template <bool kLate>
+// The upstream variant with that reader; lives for the process.
+template <Break kBreak>
 const variants::Variant& WithEntryPoints() {
   static const variants::Variant* v = [] {
     auto* w = new variants::Variant(variants::UpstreamVariant());
-    w->name = kLate ? "entry-points-late" : "entry-points";
+    w->name = "entry-points";
     w->make_sim_reader = []() -> std::unique_ptr<variants::SimReader> {
-      return std::make_unique<EntryPointsReader<kLate>>();
+      return std::make_unique<EntryPointsReader<kBreak>>();
     };
     return w;
   }();

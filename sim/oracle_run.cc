@@ -76,6 +76,7 @@ class ReadHooks : public vdso::AccessHooks {
 // are judged here), unless it fell back.
 struct EntryRead {
   bool answered = false;
+  bool error = false;  // It answered -errno.
   bool ok = false;
   std::string got, want;
 };
@@ -91,12 +92,13 @@ EntryRead ReadEntryPoint(variants::SimReader& reader, variants::EntryPoint e,
     case variants::EntryPoint::kGettimeofday: {
       const std::optional<GtodResult> got = reader.Gettimeofday(access, page);
       GtodResult want = timekeeper::SysGettimeofday(tk, ctx);
-      if (!hooks.fell_back) {
-        const ClockResult rt = oracle.Expected(tk, kClockRealtime, ctx.cycles);
+      const ClockResult rt = oracle.Expected(tk, kClockRealtime, ctx.cycles);
+      if (!hooks.fell_back && rt.ret == 0) {
         want.tv_sec = rt.ts.tv_sec;
         want.tv_usec = static_cast<uint32_t>(rt.ts.tv_nsec) / 1000;
       }
       r.answered = got.has_value();
+      r.error = got && got->ret != 0;
       r.ok = got && *got == want;
       if (got) r.got = FormatGtodResult(*got);
       r.want = FormatGtodResult(want);
@@ -118,6 +120,7 @@ EntryRead ReadEntryPoint(variants::SimReader& reader, variants::EntryPoint e,
       const ClockResult want =
           timekeeper::SysClockGetres(getres_id, ctx, hrtimer_res, hz);
       r.answered = got.has_value();
+      r.error = got && got->ret != 0;
       r.ok = got && *got == want;
       if (got) r.got = FormatClockResult(*got);
       r.want = FormatClockResult(want);
@@ -338,6 +341,7 @@ absl::StatusOr<OracleRunReport> RunOracleCheck(
         ++stats.reads;
         ++report.reads;
         if (hooks.fell_back) ++stats.fallbacks;
+        if (r.error) ++stats.errors;
         if (hooks.fault && hooks.fault->kind == vdso::CallFault::Kind::kSpin &&
             ++spins >= kMaxSpins) {
           report.stop_reason = absl::StrFormat(
@@ -356,7 +360,8 @@ absl::StatusOr<OracleRunReport> RunOracleCheck(
                 r.answered ? r.got
                 : hooks.fault
                     ? absl::StrCat("(", vdso::DescribeFault(*hooks.fault), ")")
-                    : std::string("(livelock)"),
+                    : std::string("(no answer: a retry loop, or a load "
+                                  "outside the vvar area)"),
                 r.want));
           }
         }
