@@ -58,6 +58,14 @@ struct GtodResult {
 // "12.000345 tz 0/0" or "-EINVAL".
 std::string FormatGtodResult(const GtodResult& result);
 
+// gettimeofday()'s answer for a REALTIME of `ts` and a zero timezone:
+// tv_usec = (u32)tv_nsec / NSEC_PER_USEC, as the kernel's syscall and
+// __cvdso_gettimeofday_data() compute it.
+inline GtodResult GtodFromRealtime(const Timespec64& ts) {
+  return GtodResult{0, ts.tv_sec, static_cast<uint32_t>(ts.tv_nsec) / 1000, 0,
+                    0};
+}
+
 }  // namespace vdsolab
 
 #endif  // VDSOLAB_COMMON_CLOCK_RESULT_H_

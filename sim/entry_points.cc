@@ -27,10 +27,7 @@ class SettledPageHooks final : public vdso::AccessHooks {
         hz_(hz) {}
 
   void BeforeLoad(uint32_t /*offset*/, uint32_t /*size*/) override {}
-  uint64_t ReadCounter(vdso::CounterRead /*kind*/) override {
-    read_counter = true;
-    return counter_;
-  }
+  uint64_t ReadCounter(vdso::CounterRead /*kind*/) override { return counter_; }
   bool MayRetry() override {
     retried = true;
     return false;
@@ -49,7 +46,6 @@ class SettledPageHooks final : public vdso::AccessHooks {
   }
   void OnFault(const vdso::CallFault& f) override { fault = f; }
 
-  bool read_counter = false;
   bool retried = false;
   bool fell_back = false;
   std::optional<vdso::CallFault> fault;
@@ -213,13 +209,9 @@ std::vector<EntryPointVerdict> EntryPointProbe::Run(const uint8_t* page,
       // No reference: the run's own calls report what its
       // clock_gettime(CLOCK_REALTIME) did; nothing to judge against here.
     } else {
-      GtodResult want;
-      if (rt->ret == 0) {
-        want.tv_sec = rt->ts.tv_sec;
-        want.tv_usec = static_cast<uint32_t>(rt->ts.tv_nsec) / 1000;
-      } else {
-        want = timekeeper::SysGettimeofday(tk, sc);
-      }
+      const GtodResult want = rt->ret == 0
+                                  ? GtodFromRealtime(rt->ts)
+                                  : timekeeper::SysGettimeofday(tk, sc);
       Add(e, timens,
           Compare(*got == want, "gettimeofday()",
                   rt->ret == 0 ? "its own clock_gettime(CLOCK_REALTIME)"

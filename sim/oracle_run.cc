@@ -91,12 +91,10 @@ EntryRead ReadEntryPoint(variants::SimReader& reader, variants::EntryPoint e,
   switch (e) {
     case variants::EntryPoint::kGettimeofday: {
       const std::optional<GtodResult> got = reader.Gettimeofday(access, page);
-      GtodResult want = timekeeper::SysGettimeofday(tk, ctx);
       const ClockResult rt = oracle.Expected(tk, kClockRealtime, ctx.cycles);
-      if (!hooks.fell_back && rt.ret == 0) {
-        want.tv_sec = rt.ts.tv_sec;
-        want.tv_usec = static_cast<uint32_t>(rt.ts.tv_nsec) / 1000;
-      }
+      const GtodResult want = !hooks.fell_back && rt.ret == 0
+                                  ? GtodFromRealtime(rt.ts)
+                                  : timekeeper::SysGettimeofday(tk, ctx);
       r.answered = got.has_value();
       r.error = got && got->ret != 0;
       r.ok = got && *got == want;

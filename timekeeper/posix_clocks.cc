@@ -108,11 +108,8 @@ ClockResult SysClockGettime(const Timekeeper& tk, ClockId which,
 }
 
 GtodResult SysGettimeofday(const Timekeeper& tk, const SyscallContext& ctx) {
-  const Timespec64 ts = KtimeGetRealTs64(tk, ctx.cycles);
-  GtodResult r;
-  r.tv_sec = ts.tv_sec;
-  r.tv_usec = ts.tv_nsec / 1000;  // NSEC_PER_USEC
-  return r;                       // sys_tz: 0, 0 (see the header).
+  // sys_tz: 0, 0 (see the header).
+  return GtodFromRealtime(KtimeGetRealTs64(tk, ctx.cycles));
 }
 
 int64_t SysTime(const Timekeeper& tk) {
