@@ -12,8 +12,10 @@
  *   TSan runtime), so the compiler calls __tsan_read<N>(addr) before every
  *   load. A load inside the simulated vvar area becomes
  *   ops->before_load(): a preemption point after which the kernel's own
- *   load reads the bytes the simulation has just made visible. Anything
- *   else (the stack, the caller's timespec) returns after a compare.
+ *   load reads the bytes the simulation has just made visible; in a quiet
+ *   call (vdsolab_ops.quiet) a count and a seq note in the call record,
+ *   handed over before each callback. Anything else (the stack, the
+ *   caller's timespec) returns after a compare.
  * - Counter reads and the syscall. ktree rewrites every rdtsc, rdtscp and
  *   syscall instruction of the object's assembly into a call to one of the
  *   register-preserving thunks below (the object is built with
@@ -74,17 +76,29 @@ int vdsolab_tree_clock_getres(const void* vd, int clock,
 enum seq_state { SEQ_BEGIN, SEQ_CHECK };
 
 /* One call of the kernel code. Lives on the glue's stack; `cur` points at it
- * while the kernel code runs. */
+ * while the kernel code runs. The load hooks' fields come first. */
 struct call {
+  const uint8_t* page;
+  uint64_t area_bytes; /* ops->area_bytes: the area is [page, page + this) */
+  /* Every load in the area so far, for the budget (a quiet call's too). */
+  uint64_t loads;
+  /* In a quiet call (vdsolab_ops.quiet) outside a namespace's view, the
+   * budget: loads below it the hooks take inline (on_load()); 0 in any
+   * other call. */
+  uint64_t quiet_limit;
+  /* A quiet call's seq notes (struct vdsolab_quiet's), kept here and
+   * handed over with the load count before each callback (quiet_sync()). */
+  uint32_t last_seq;
+  uint32_t begin_seq;
   const struct vdsolab_ops* ops;
   struct vdsolab_quiet* quiet; /* ops->quiet, looked up once */
-  const uint8_t* page;
-  const uint8_t* end;
+  /* `loads` when the count was last handed over, less the loads the host
+   * does not step for (a namespace's own page). */
+  uint64_t quiet_mark;
   /* ops->time_page_offset: 0, or in a time namespace's view where the
    * time page is (page 0 is then the namespace's page). */
   uint64_t time_page;
   struct call* saved;
-  uint64_t loads;
   uint32_t seq_offset; /* the seq word the state refers to */
   uint32_t seq_start;
   enum seq_state seq_state;
@@ -122,15 +136,41 @@ static void copy_bytes(uint8_t* dst, const uint8_t* src, size_t n) {
   for (size_t i = 0; i < n; ++i) dst[i] = src[i];
 }
 
-static int is_seq(uint32_t offset) {
+/* Whether a layout's seq word starts `offset` bytes into the area: the
+ * compile-time offsets, so a quiet load tests them without a memory load
+ * (they are the layout's, as struct vdsolab_quiet's seq_start map is). */
+static inline __attribute__((always_inline)) int is_seq(uint64_t offset) {
   for (size_t i = 0; i < sizeof(kSeqOffsets) / sizeof(kSeqOffsets[0]); ++i) {
     if (kSeqOffsets[i] == offset) return 1;
   }
   return 0;
 }
 
+/* A quiet call's count of loads since the last hand-over and its seq notes,
+ * to the host's struct vdsolab_quiet: before every callback (the host takes
+ * them in first) and at the call's end. Nothing in any other call. */
+static void quiet_sync(struct call* c) {
+  struct vdsolab_quiet* q = c->quiet;
+  if (q == NULL) return;
+  q->loads += c->loads - c->quiet_mark;
+  c->quiet_mark = c->loads;
+  q->last_seq = c->last_seq;
+  q->begin_seq = c->begin_seq;
+}
+
+/* After a callback: the notes as the host left them. */
+static void quiet_resync(struct call* c) {
+  struct vdsolab_quiet* q = c->quiet;
+  if (q == NULL) return;
+  c->last_seq = q->last_seq;
+  c->begin_seq = q->begin_seq;
+}
+
 static void ask_may_retry(struct call* c) {
-  if (!c->ops->may_retry(c->ops->ctx)) __builtin_longjmp(c->jump, 1);
+  quiet_sync(c);
+  const int yes = c->ops->may_retry(c->ops->ctx);
+  quiet_resync(c);
+  if (!yes) __builtin_longjmp(c->jump, 1);
 }
 
 /* The seqlock reader protocol as the loads show it: a begin load (odd:
@@ -155,13 +195,14 @@ static void seq_loaded(struct call* c, uint32_t offset, uint32_t value) {
   }
 }
 
-/* A load in a quiet call (vdsolab_ops.quiet): counted and its seq noted
- * here, as vdsolab's load path notes them, instead of a before_load() call.
- * `p` is `offset` bytes into the area. */
-static inline __attribute__((always_inline)) void quiet_load(
-    struct vdsolab_quiet* q, const uint8_t* p, uint64_t offset, size_t size) {
-  ++q->loads;
-  if (offset < q->seq_start_size && q->seq_start[offset] != 0) {
+/* A load in a quiet call (vdsolab_ops.quiet), already counted in
+ * c->loads: its seq note, as vdsolab's load path makes it, instead of a
+ * before_load() call. `p` is `offset` bytes into the area. */
+static inline __attribute__((always_inline)) void quiet_note(struct call* c,
+                                                             const uint8_t* p,
+                                                             uint64_t offset,
+                                                             size_t size) {
+  if (is_seq(offset)) {
     /* The low 32 bits of the little-endian value (one load for a seq word,
      * which is 4 bytes). */
     uint32_t v = 0;
@@ -171,9 +212,9 @@ static inline __attribute__((always_inline)) void quiet_load(
     } else {
       copy_bytes((uint8_t*)&v, p, size);
     }
-    q->last_seq = v;
+    c->last_seq = v;
   } else {
-    q->begin_seq = q->last_seq;
+    c->begin_seq = c->last_seq;
   }
 }
 
@@ -187,16 +228,19 @@ static VDSOLAB_SLOW void page_load(struct call* c, const uint8_t* p,
      * its seq (1 for good) is not the time page's: no preemption point,
      * nothing for the seq protocol. The time page's seq words are where
      * they are in the time page. */
-    if (offset < c->time_page) return;
+    if (offset < c->time_page) {
+      ++c->quiet_mark; /* Not a load the host steps for (quiet_sync()). */
+      return;
+    }
     if (offset < 2 * c->time_page) offset -= (uint32_t)c->time_page;
   }
   if (c->quiet != NULL) {
     /* Nothing changes the page during a quiet call: a seq word reads the
      * same at every load, so the retry protocol below has nothing to see
      * but an odd seq, whose spin the load budget ends (an aborted quiet
-     * call, run again with before_load()). on_load() takes most of these
-     * itself. */
-    quiet_load(c->quiet, p, offset, size);
+     * call, run again with before_load()). on_load() takes these itself
+     * outside a namespace's view. */
+    quiet_note(c, p, offset, size);
     return;
   }
   const int seq = size == 4 && is_seq(offset);
@@ -222,10 +266,12 @@ static VDSOLAB_SLOW void pvclock_load(struct call* c, const uint8_t* p,
   const size_t off = (size_t)(p - pvclock_page);
   if (off + size > sizeof(pvclock_page)) size = sizeof(pvclock_page) - off;
   const uint8_t* src = c->page + c->ops->pvclock_offset + off;
-  if (src < c->page || src + size > c->end) return;
+  if (src < c->page || (uint64_t)(src + size - c->page) > c->area_bytes) {
+    return;
+  }
   if (++c->loads > VDSOLAB_LOAD_BUDGET) ask_may_retry(c);
   if (c->quiet != NULL) {
-    quiet_load(c->quiet, src, (uint64_t)(src - c->page), size);
+    quiet_note(c, src, (uint64_t)(src - c->page), size);
   } else {
     c->ops->before_load(c->ops->ctx, src, (uint32_t)size);
   }
@@ -244,7 +290,7 @@ static VDSOLAB_SLOW void timens_load(struct call* c, const uint8_t* p,
     size = sizeof(timens__vdso_data) - off;
   }
   const uint8_t* src = c->page + c->time_page + VDSOLAB_TREE_DATA_OFFSET + off;
-  if (src + size > c->end) return;
+  if ((uint64_t)(src + size - c->page) > c->area_bytes) return;
   page_load(c, src, (uint32_t)size);
   copy_bytes((uint8_t*)p, src, size);
 }
@@ -253,12 +299,14 @@ static inline void on_load(const void* addr, size_t size) {
   struct call* c = cur;
   const uint8_t* p = (const uint8_t*)addr;
   if (c == NULL) return;
-  if (p >= c->page && p < c->end) {
-    /* A quiet call's load within the budget: page_load()'s quiet path,
-     * inline in the hook. */
-    if (c->quiet != NULL && c->loads < VDSOLAB_LOAD_BUDGET) {
+  /* As an offset: an address below the area wraps to a large one. */
+  const uint64_t offset = (uint64_t)(p - c->page);
+  if (offset < c->area_bytes) {
+    /* A quiet call's load within the budget, counted and noted here:
+     * page_load()'s quiet path, inline in the hook. */
+    if (c->loads < c->quiet_limit) {
       ++c->loads;
-      quiet_load(c->quiet, p, (uint64_t)(p - c->page), size);
+      quiet_note(c, p, offset, size);
       return;
     }
     page_load(c, p, (uint32_t)size);
@@ -353,7 +401,10 @@ VDSOLAB_HIDDEN void __tsan_atomic_signal_fence(int mo) {
 VDSOLAB_HIDDEN uint64_t vdsolab_glue_counter(uint64_t kind) {
   struct call* c = cur;
   if (c == NULL) return 0;
-  return c->ops->read_counter(c->ops->ctx, (int)kind);
+  quiet_sync(c);
+  const uint64_t v = c->ops->read_counter(c->ops->ctx, (int)kind);
+  quiet_resync(c);
+  return v;
 }
 
 VDSOLAB_HIDDEN int64_t vdsolab_glue_syscall(int64_t nr, int64_t a1, int64_t a2,
@@ -361,20 +412,27 @@ VDSOLAB_HIDDEN int64_t vdsolab_glue_syscall(int64_t nr, int64_t a1, int64_t a2,
   struct call* c = cur;
   (void)a3;
   if (c == NULL) return -VDSOLAB_ENOSYS;
+  int64_t r = -VDSOLAB_ENOSYS;
+  quiet_sync(c);
   switch (nr) {
     case VDSOLAB_NR_CLOCK_GETTIME:
-      return c->ops->fallback(c->ops->ctx, (int32_t)a1,
-                              (struct vdsolab_timespec*)(uintptr_t)a2);
+      r = c->ops->fallback(c->ops->ctx, (int32_t)a1,
+                           (struct vdsolab_timespec*)(uintptr_t)a2);
+      break;
     case VDSOLAB_NR_GETTIMEOFDAY:
-      return c->ops->gettimeofday_fallback(
+      r = c->ops->gettimeofday_fallback(
           c->ops->ctx, (struct vdsolab_timeval*)(uintptr_t)a1,
           (struct vdsolab_timezone*)(uintptr_t)a2);
+      break;
     case VDSOLAB_NR_CLOCK_GETRES:
-      return c->ops->clock_getres_fallback(
+      r = c->ops->clock_getres_fallback(
           c->ops->ctx, (int32_t)a1, (struct vdsolab_timespec*)(uintptr_t)a2);
+      break;
     default:
-      return -VDSOLAB_ENOSYS;
+      break;
   }
+  quiet_resync(c);
+  return r;
 }
 
 /* The thunks the rewritten rdtsc / rdtscp / rdtsc_ordered() / syscall
@@ -494,18 +552,33 @@ __asm__(
  * (the frame that calls the kernel code must be the one that set it). */
 static inline void call_begin(struct call* c, const struct vdsolab_ops* ops,
                               const uint8_t* page) {
+  c->page = page;
+  c->area_bytes = ops->area_bytes;
+  c->loads = 0;
   c->ops = ops;
   c->quiet = ops->quiet;
-  c->page = page;
-  c->end = page + ops->area_bytes;
   c->time_page = ops->time_page_offset;
+  /* A namespace's view takes page_load()'s way, which knows its pages. */
+  c->quiet_limit =
+      c->quiet != NULL && c->time_page == 0 ? VDSOLAB_LOAD_BUDGET : 0;
+  c->quiet_mark = 0;
+  if (c->quiet != NULL) {
+    c->last_seq = c->quiet->last_seq;
+    c->begin_seq = c->quiet->begin_seq;
+  }
   c->saved = cur;
-  c->loads = 0;
   c->seq_offset = UINT32_MAX;
   c->seq_start = 0;
   c->seq_state = SEQ_BEGIN;
   c->retry_due = 0;
   cur = c;
+}
+
+/* The end of a call, returned or abandoned: the quiet counts handed over,
+ * the caller's call current again. */
+static inline void call_end(struct call* c) {
+  quiet_sync(c);
+  cur = c->saved;
 }
 
 /* The plugin's reader: the tree's __cvdso_clock_gettime_data() on the
@@ -517,13 +590,13 @@ static int32_t tree_clock_gettime(const struct vdsolab_ops* ops,
   call_begin(&c, ops, page);
   if (__builtin_setjmp(c.jump) != 0) {
     /* may_retry() said no inside the kernel code. */
-    cur = c.saved;
+    call_end(&c);
     return VDSOLAB_ABANDONED;
   }
   struct vdsolab_timespec kts = {0, 0};
   const int r =
       vdsolab_tree_clock_gettime(page + VDSOLAB_TREE_DATA_OFFSET, clock, &kts);
-  cur = c.saved;
+  call_end(&c);
   if (r == 0) {
     /* Field by field: the kernel code stored them as two 8-byte words, and
      * one 16-byte load of both (what a struct copy compiles to) cannot be
@@ -543,7 +616,7 @@ static int32_t tree_gettimeofday(const struct vdsolab_ops* ops,
   struct call c;
   call_begin(&c, ops, page);
   if (__builtin_setjmp(c.jump) != 0) {
-    cur = c.saved;
+    call_end(&c);
     return VDSOLAB_ABANDONED;
   }
   struct vdsolab_timeval ktv = {0, 0};
@@ -551,7 +624,7 @@ static int32_t tree_gettimeofday(const struct vdsolab_ops* ops,
   const int r = vdsolab_tree_gettimeofday(page + VDSOLAB_TREE_DATA_OFFSET,
                                           tv != NULL ? &ktv : NULL,
                                           tz != NULL ? &ktz : NULL);
-  cur = c.saved;
+  call_end(&c);
   if (r == 0) {
     if (tv != NULL) *tv = ktv;
     if (tz != NULL) *tz = ktz;
@@ -564,13 +637,13 @@ static int64_t tree_time(const struct vdsolab_ops* ops, const uint8_t* page,
   struct call c;
   call_begin(&c, ops, page);
   if (__builtin_setjmp(c.jump) != 0) {
-    cur = c.saved;
+    call_end(&c);
     return VDSOLAB_ABANDONED;
   }
   int64_t kt = 0;
   const int64_t r = vdsolab_tree_time(page + VDSOLAB_TREE_DATA_OFFSET,
                                       t != NULL ? &kt : NULL);
-  cur = c.saved;
+  call_end(&c);
   if (t != NULL) *t = kt;
   return r;
 }
@@ -581,13 +654,13 @@ static int32_t tree_clock_getres(const struct vdsolab_ops* ops,
   struct call c;
   call_begin(&c, ops, page);
   if (__builtin_setjmp(c.jump) != 0) {
-    cur = c.saved;
+    call_end(&c);
     return VDSOLAB_ABANDONED;
   }
   struct vdsolab_timespec kres = {0, 0};
   const int r = vdsolab_tree_clock_getres(page + VDSOLAB_TREE_DATA_OFFSET,
                                           clock, res != NULL ? &kres : NULL);
-  cur = c.saved;
+  call_end(&c);
   if (r == 0 && res != NULL) *res = kres;
   return r;
 }
