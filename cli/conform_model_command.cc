@@ -74,7 +74,9 @@ int ConformModel(const ParsedFlags& flags) {
         .Add("sequences", r->sequences)
         .Add("model_ops_per_s", r->model_ops_per_s)
         .Add("tree_ops_per_s", r->tree_ops_per_s)
-        .Add("ok", r->ok);
+        .Add("tree_warns", r->tree_warns);
+    if (r->tree_warns != 0) body.Add("first_warn", r->first_warn);
+    body.Add("ok", r->ok);
     if (!r->ok) {
       body.Add("difference", r->difference)
           .Add("minimal_sequence", ktime::FormatSequence(r->minimal))
@@ -96,6 +98,14 @@ int ConformModel(const ParsedFlags& flags) {
       static_cast<unsigned long long>(r->sequences), r->model_ops_per_s,
       r->tree_ops_per_s);
   for (const std::string& c : r->op_counts) std::printf("    %s\n", c.c_str());
+  if (r->tree_warns != 0) {
+    // Not a difference: the model takes the same way out (and logs it).
+    std::printf(
+        "  the tree's WARN() fired %llu time(s), first at %s: the kernel "
+        "warns and goes on, and so did the tree\n",
+        static_cast<unsigned long long>(r->tree_warns),
+        r->first_warn.empty() ? "?" : r->first_warn.c_str());
+  }
   if (r->ok) {
     std::printf("no difference\n");
     return kExitOk;

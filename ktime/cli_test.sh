@@ -35,6 +35,26 @@ expect patched_differs 1 "boot: ntp.time_status: model 64, tree 65" -- \
 expect patched_replay 1 "replay: vdsolab conform-model --kernel-tree=" -- \
   conform-model --kernel-tree="$t612" --patch="$tmp/ntp-pll.diff" --ops=500
 
+# Its WARN()s go on after the trap, as in the kernel: seed 1 drives
+# timekeeping_apply_adjustment() into its mult overflow WARN_ON_ONCE().
+expect warn_goes_on 0 "the tree's WARN() fired" -- \
+  conform-model --kernel-tree="$t612" --ops=25000 --seed=1
+
+# A patch whose code crashes is a difference of the sequence, not the end
+# of vdsolab: do_settimeofday64() dereferences NULL.
+mkdir -p "$tmp/c/a/kernel/time" "$tmp/c/b/kernel/time"
+tar -xOf "$t612" --wildcards --no-wildcards-match-slash \
+  '*/kernel/time/timekeeping.c' > "$tmp/c/a/kernel/time/timekeeping.c"
+awk '{ print } /^int do_settimeofday64\(/ { f = 1 }
+     f && /^\{$/ { print "\t*(volatile int *)0 = 0;"; f = 0 }' \
+  "$tmp/c/a/kernel/time/timekeeping.c" > "$tmp/c/b/kernel/time/timekeeping.c"
+(cd "$tmp/c" && diff -u a/kernel/time/timekeeping.c b/kernel/time/timekeeping.c) \
+  > "$tmp/settime-null.diff"
+expect crash_is_a_difference 1 \
+  "the tree's do_settimeofday64() crashed (SIGSEGV" -- \
+  conform-model --kernel-tree="$t612" --patch="$tmp/settime-null.diff" \
+  --ops=2000
+
 expect no_such_tree 2 "--kernel-tree=/nonexistent" -- \
   conform-model --kernel-tree=/nonexistent
 expect no_tree 2 "--kernel-tree is required" -- conform-model

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <random>
 
 #include "absl/status/status.h"
@@ -11,8 +12,10 @@
 #include "ktime/internal/compare.h"
 #include "timekeeper/clocksource.h"
 #include "timekeeper/timekeeping.h"
+#include "variants/plugin/call_guard.h"
 #include "variants/registry.h"
 #include "variants/variant.h"
+#include "vdso/access.h"
 
 namespace vdsolab::ktime {
 namespace {
@@ -26,6 +29,19 @@ using internal::ToKernel;
 using internal::WriterEra;
 
 constexpr int kHz = internal::kTreeHz;
+
+// Runs one of the tree's operations contained: a crash or a spin of its
+// code (a patch's bug) is a difference of the sequence, not the end of
+// vdsolab; a WARN() goes on after its trap, as in the kernel
+// (KernelTime::WarnPlace()). "" or what went wrong.
+template <class Fn>
+std::string TreeCall(const KernelTime& kt, const char* what, Fn&& fn) {
+  if (std::optional<vdso::CallFault> f = variants::RunContained(
+          variants::call_guard_internal::ThisThread(), [&] { fn(kt.api()); })) {
+    return absl::StrFormat("the tree's %s() %s", what, vdso::DescribeFault(*f));
+  }
+  return "";
+}
 
 const char* KindName(OpKind k) {
   switch (k) {
@@ -174,10 +190,12 @@ std::string ComparePage(const PageSink& sink, const KernelTime& kt) {
 
 // The kernel command line, parsed before timekeeping_init(): the tree's own
 // __setup handler with the parameter as text.
-void TreeBootParams(const KernelTime& kt, const Sequence& seq) {
-  if (seq.ntp_tick_adj == 0) return;
+std::string TreeBootParams(const KernelTime& kt, const Sequence& seq) {
+  if (seq.ntp_tick_adj == 0) return "";
   std::string value = absl::StrCat(seq.ntp_tick_adj);
-  kt.api().ntp_tick_adj_setup(value.data());
+  return TreeCall(kt, "ntp_tick_adj_setup", [&](const vdsolab_kt_api& a) {
+    a.ntp_tick_adj_setup(value.data());
+  });
 }
 
 absl::StatusOr<std::string> Boot(const KernelTime& kt,
@@ -197,11 +215,18 @@ absl::StatusOr<std::string> Boot(const KernelTime& kt,
   if (seq.ntp_tick_adj != 0) p->model->NtpTickAdjSetup(seq.ntp_tick_adj);
   p->model->Init(p->now, seq.wall, Timespec64{});
   kt.api().reset();
-  TreeBootParams(kt, seq);
+  if (std::string d = TreeBootParams(kt, seq); !d.empty()) return d;
   vdsolab_kt_clock c = TreeClocksource(seq);
   vdsolab_kt_clock_fields f{};
-  kt.api().register_clock(&c, &f);
-  kt.api().init(p->now, seq.wall.tv_sec, seq.wall.tv_nsec, 0, 0);
+  if (std::string d = TreeCall(kt, "timekeeping_init",
+                               [&](const vdsolab_kt_api& a) {
+                                 a.register_clock(&c, &f);
+                                 a.init(p->now, seq.wall.tv_sec,
+                                        seq.wall.tv_nsec, 0, 0);
+                               });
+      !d.empty()) {
+    return d;
+  }
   if (std::string d = internal::CompareRegistration(p->cs, f); !d.empty())
     return d;
   if (std::string st = CompareState(*p->model, kt); !st.empty()) return st;
@@ -212,31 +237,59 @@ absl::StatusOr<std::string> Boot(const KernelTime& kt,
 std::string Step(const KernelTime& kt, Pair& p, const Op& op) {
   // The hardware counter wraps at its width.
   p.now = (p.now + op.cycles) & p.cs.mask;
+  const uint64_t now = p.now;
   switch (op.kind) {
     case OpKind::kTick:
     case OpKind::kIdle:
-      p.model->Advance(tk::AdvanceMode::kTick, p.now);
-      kt.api().tick(p.now);
+      p.model->Advance(tk::AdvanceMode::kTick, now);
+      if (std::string d =
+              TreeCall(kt, "update_wall_time",
+                       [&](const vdsolab_kt_api& a) { a.tick(now); });
+          !d.empty()) {
+        return d;
+      }
       break;
     case OpKind::kAdjtimex: {
       tk::Timex m = op.txc;
-      const int mr = p.model->Adjtimex(&m, p.now);
+      const int mr = p.model->Adjtimex(&m, now);
       vdsolab_kt_timex t = ToKernel(op.txc);
-      const int tr = kt.api().adjtimex(&t, p.now);
+      int tr = 0;
+      if (std::string d = TreeCall(
+              kt, "do_adjtimex",
+              [&](const vdsolab_kt_api& a) { tr = a.adjtimex(&t, now); });
+          !d.empty()) {
+        return d;
+      }
       if (std::string d = CompareTimex(mr, m, tr, t); !d.empty()) return d;
       break;
     }
     case OpKind::kSetTime: {
-      const int mr = p.model->SetTimeOfDay(op.ts, p.now);
-      const int tr = kt.api().settimeofday(op.ts.tv_sec, op.ts.tv_nsec, p.now);
+      const int mr = p.model->SetTimeOfDay(op.ts, now);
+      int tr = 0;
+      if (std::string d = TreeCall(kt, "do_settimeofday64",
+                                   [&](const vdsolab_kt_api& a) {
+                                     tr = a.settimeofday(op.ts.tv_sec,
+                                                         op.ts.tv_nsec, now);
+                                   });
+          !d.empty()) {
+        return d;
+      }
       Diff d;
       d.Field("settimeofday return", mr, tr);
       if (!d.first().empty()) return d.first();
       break;
     }
     case OpKind::kInjectOffset: {
-      const int mr = p.model->InjectOffset(op.ts, p.now);
-      const int tr = kt.api().inject_offset(op.ts.tv_sec, op.ts.tv_nsec, p.now);
+      const int mr = p.model->InjectOffset(op.ts, now);
+      int tr = 0;
+      if (std::string d = TreeCall(kt, "timekeeping_inject_offset",
+                                   [&](const vdsolab_kt_api& a) {
+                                     tr = a.inject_offset(op.ts.tv_sec,
+                                                          op.ts.tv_nsec, now);
+                                   });
+          !d.empty()) {
+        return d;
+      }
       Diff d;
       d.Field("inject_offset return", mr, tr);
       if (!d.first().empty()) return d.first();
@@ -246,20 +299,39 @@ std::string Step(const KernelTime& kt, Pair& p, const Op& op) {
       // The RTC reads whole seconds of REALTIME (read_persistent_clock64()).
       const Timespec64 rtc{
           static_cast<int64_t>(p.model->timekeeper().xtime_sec), 0};
-      p.model->Suspend(p.now, rtc);
-      kt.api().suspend(p.now, rtc.tv_sec, 0);
+      p.model->Suspend(now, rtc);
+      if (std::string d = TreeCall(
+              kt, "timekeeping_suspend",
+              [&](const vdsolab_kt_api& a) { a.suspend(now, rtc.tv_sec, 0); });
+          !d.empty()) {
+        return d;
+      }
       if (std::string d = CompareState(*p.model, kt); !d.empty()) {
         return "after suspend: " + d;
       }
       p.now = (p.now + op.sleep_cycles) & p.cs.mask;
+      const uint64_t wake_now = p.now;
       const Timespec64 wake{rtc.tv_sec + op.sleep_sec, 0};
-      p.model->Resume(tk::ResumeInput{p.now, wake});
-      kt.api().resume(p.now, wake.tv_sec, 0);
+      p.model->Resume(tk::ResumeInput{wake_now, wake});
+      if (std::string d = TreeCall(kt, "timekeeping_resume",
+                                   [&](const vdsolab_kt_api& a) {
+                                     a.resume(wake_now, wake.tv_sec, 0);
+                                   });
+          !d.empty()) {
+        return d;
+      }
       break;
     }
     case OpKind::kInjectSleeptime:
-      p.model->InjectSleeptime64(op.ts, p.now);
-      kt.api().inject_sleeptime(op.ts.tv_sec, op.ts.tv_nsec, p.now);
+      p.model->InjectSleeptime64(op.ts, now);
+      if (std::string d = TreeCall(kt, "timekeeping_inject_sleeptime64",
+                                   [&](const vdsolab_kt_api& a) {
+                                     a.inject_sleeptime(op.ts.tv_sec,
+                                                        op.ts.tv_nsec, now);
+                                   });
+          !d.empty()) {
+        return d;
+      }
       break;
     case OpKind::kChangeClocksource: {
       absl::StatusOr<tk::Clocksource> next =
@@ -268,13 +340,21 @@ std::string Step(const KernelTime& kt, Pair& p, const Op& op) {
       const uint64_t now_new = op.new_counter & next->mask;
       vdsolab_kt_clock c = internal::ToKernelClock(SpecFor(op.source, *p.seq));
       vdsolab_kt_clock_fields f{};
-      const int tr = kt.api().change_clocksource(&c, &f, p.now, now_new);
+      int tr = 0;
+      if (std::string d = TreeCall(kt, "timekeeping_notify",
+                                   [&](const vdsolab_kt_api& a) {
+                                     tr = a.change_clocksource(&c, &f, now,
+                                                               now_new);
+                                   });
+          !d.empty()) {
+        return d;
+      }
       if (std::string d = internal::CompareRegistration(*next, f); !d.empty())
         return d;
       Diff d;
       d.Field("timekeeping_notify return", 0, tr);
       if (!d.first().empty()) return d.first();
-      p.model->ChangeClocksource(*next, p.now, now_new);
+      p.model->ChangeClocksource(*next, now, now_new);
       p.cs = *next;
       p.now = now_new;
       break;
@@ -572,20 +652,24 @@ absl::StatusOr<TreeProfile> ProfileForKernelTime(const KernelTime& kt,
   // cycle_last is past the MSB but below max_raw_delta (7/8 of the mask):
   // before 6.13 a negative delta (nothing accumulates), after it a long
   // one (a tick accumulates).
-  const vdsolab_kt_api& a = kt.api();
-  a.reset();
   Sequence probe;
   probe.source = SourceKind::kAcpiPm;
   vdsolab_kt_clock c = TreeClocksource(probe);
   vdsolab_kt_clock_fields f{};
-  a.register_clock(&c, &f);
-  a.init(0, 1700000000, 0, 0, 0);
-  a.tick(0x900000);
   vdsolab_kt_state st{};
-  a.read_state(&st);
-  a.take_events();
-  a.reset();
-  if (era->negative_motion == tk::NegativeMotion::kMsb &&
+  kt.api().reset();
+  const std::string fault =
+      TreeCall(kt, "update_wall_time", [&](const vdsolab_kt_api& a) {
+        a.register_clock(&c, &f);
+        a.init(0, 1700000000, 0, 0, 0);
+        a.tick(0x900000);
+        a.read_state(&st);
+      });
+  kt.api().take_events();
+  kt.api().reset();
+  // A fault here is a patch's bug, which the comparison then finds as a
+  // difference: the era's profile as it is.
+  if (fault.empty() && era->negative_motion == tk::NegativeMotion::kMsb &&
       st.tkr_mono.cycle_last != 0) {
     t.backports.push_back("max-raw-delta");
   }
@@ -671,7 +755,17 @@ absl::StatusOr<ConformResult> RunConform(const KernelTime& kt,
                            options.ops - r.ops_compared));
     Sequence seq = RandomSequence(rng, len);
     size_t f = 0;
+    variants::call_guard_internal::GuardState& g =
+        variants::call_guard_internal::ThisThread();
+    const uint64_t warns = g.warns.load(std::memory_order_relaxed);
     const std::string d = CompareSequence(kt, profile, seq, &f);
+    if (const uint64_t n = g.warns.load(std::memory_order_relaxed) - warns) {
+      if (r.tree_warns == 0) {
+        r.first_warn =
+            kt.WarnPlace(g.last_warn.load(std::memory_order_relaxed));
+      }
+      r.tree_warns += n;
+    }
     ++r.sequences;
     if (!d.empty()) {
       r.ok = false;
@@ -741,58 +835,61 @@ absl::StatusOr<ConformResult> RunConform(const KernelTime& kt,
         }
       }
       const auto t1 = Clock::now();
-      const vdsolab_kt_api& a = kt.api();
-      a.reset();
-      vdsolab_kt_clock c = TreeClocksource(seq);
-      vdsolab_kt_clock_fields cf{};
+      kt.api().reset();
       TreeBootParams(kt, seq);
-      a.register_clock(&c, &cf);
-      mask = p.cs.mask;
-      now = seq.start & mask;
-      a.init(now, seq.wall.tv_sec, seq.wall.tv_nsec, 0, 0);
-      for (const Op& op : seq.ops) {
-        now = (now + op.cycles) & mask;
-        switch (op.kind) {
-          case OpKind::kTick:
-          case OpKind::kIdle:
-            a.tick(now);
-            break;
-          case OpKind::kAdjtimex: {
-            vdsolab_kt_timex t = ToKernel(op.txc);
-            a.adjtimex(&t, now);
-            break;
-          }
-          case OpKind::kSetTime:
-            a.settimeofday(op.ts.tv_sec, op.ts.tv_nsec, now);
-            break;
-          case OpKind::kInjectOffset:
-            a.inject_offset(op.ts.tv_sec, op.ts.tv_nsec, now);
-            break;
-          case OpKind::kSuspend: {
-            vdsolab_kt_state s{};
-            a.read_state(&s);
-            const int64_t rtc = static_cast<int64_t>(s.xtime_sec);
-            a.suspend(now, rtc, 0);
-            now = (now + op.sleep_cycles) & mask;
-            a.resume(now, rtc + op.sleep_sec, 0);
-            break;
-          }
-          case OpKind::kInjectSleeptime:
-            a.inject_sleeptime(op.ts.tv_sec, op.ts.tv_nsec, now);
-            break;
-          case OpKind::kChangeClocksource: {
-            vdsolab_kt_clock nc =
-                internal::ToKernelClock(SpecFor(op.source, seq));
-            vdsolab_kt_clock_fields nf{};
-            const uint64_t now_new = op.new_counter & nc.mask;
-            a.change_clocksource(&nc, &nf, now, now_new);
-            now = now_new;
-            mask = nc.mask;
-            break;
+      // The same operations as the comparison just ran, contained the
+      // same way (its WARN()s go on after their traps).
+      TreeCall(kt, "timekeeping", [&](const vdsolab_kt_api& a) {
+        vdsolab_kt_clock c = TreeClocksource(seq);
+        vdsolab_kt_clock_fields cf{};
+        a.register_clock(&c, &cf);
+        mask = p.cs.mask;
+        now = seq.start & mask;
+        a.init(now, seq.wall.tv_sec, seq.wall.tv_nsec, 0, 0);
+        for (const Op& op : seq.ops) {
+          now = (now + op.cycles) & mask;
+          switch (op.kind) {
+            case OpKind::kTick:
+            case OpKind::kIdle:
+              a.tick(now);
+              break;
+            case OpKind::kAdjtimex: {
+              vdsolab_kt_timex t = ToKernel(op.txc);
+              a.adjtimex(&t, now);
+              break;
+            }
+            case OpKind::kSetTime:
+              a.settimeofday(op.ts.tv_sec, op.ts.tv_nsec, now);
+              break;
+            case OpKind::kInjectOffset:
+              a.inject_offset(op.ts.tv_sec, op.ts.tv_nsec, now);
+              break;
+            case OpKind::kSuspend: {
+              vdsolab_kt_state s{};
+              a.read_state(&s);
+              const int64_t rtc = static_cast<int64_t>(s.xtime_sec);
+              a.suspend(now, rtc, 0);
+              now = (now + op.sleep_cycles) & mask;
+              a.resume(now, rtc + op.sleep_sec, 0);
+              break;
+            }
+            case OpKind::kInjectSleeptime:
+              a.inject_sleeptime(op.ts.tv_sec, op.ts.tv_nsec, now);
+              break;
+            case OpKind::kChangeClocksource: {
+              vdsolab_kt_clock nc =
+                  internal::ToKernelClock(SpecFor(op.source, seq));
+              vdsolab_kt_clock_fields nf{};
+              const uint64_t now_new = op.new_counter & nc.mask;
+              a.change_clocksource(&nc, &nf, now, now_new);
+              now = now_new;
+              mask = nc.mask;
+              break;
+            }
           }
         }
-      }
-      a.take_events();
+      });
+      kt.api().take_events();
       const auto t2 = Clock::now();
       model_s += std::chrono::duration<double>(t1 - t0).count();
       tree_s += std::chrono::duration<double>(t2 - t1).count();

@@ -91,6 +91,10 @@ struct ConformResult {
   std::string difference;
   std::string events;  // The tree's printk/events of the minimal run.
   std::vector<std::string> op_counts;  // "adjtimex 12345", ...
+  // The tree's WARN()s in the comparisons (each goes on after its trap, as
+  // in the kernel), and where the first was ("kernel/time/...c:2043").
+  uint64_t tree_warns = 0;
+  std::string first_warn;
 };
 
 // The era profile for a tree version ("6.12.117" -> "6.10").

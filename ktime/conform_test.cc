@@ -79,6 +79,31 @@ TEST_P(ConformTest, ModelAgreesWithTheTreeAfterEveryOperation) {
   EXPECT_EQ(r->ops_compared, o.ops);
 }
 
+// The tree's WARN()s go on after their traps, as in the kernel, and are
+// counted: seed 1 drives timekeeping_apply_adjustment() into its mult
+// overflow WARN_ON_ONCE() (where the model logs and returns as well).
+// Before, the trap ended vdsolab by SIGILL.
+TEST_P(ConformTest, AWarnGoesOnAfterItsTrap) {
+  const std::string tarball =
+      std::string("/usr/src/linux-source-") + GetParam() + ".tar.xz";
+  if (!Installed(tarball)) GTEST_SKIP() << tarball << " is not installed";
+  std::optional<Tree> tree = LoadTree(tarball);
+  ASSERT_TRUE(tree.has_value());
+  absl::StatusOr<TreeProfile> tp =
+      ProfileForKernelTime(tree->kt, tree->version);
+  ASSERT_TRUE(tp.ok()) << tp.status();
+  ConformOptions o;
+  o.ops = 25000;
+  o.seed = 1;
+  absl::StatusOr<ConformResult> r = RunConform(tree->kt, tp->profile, o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->ok) << r->difference;
+  EXPECT_EQ(r->ops_compared, o.ops);
+  EXPECT_GT(r->tree_warns, 0u);
+  EXPECT_TRUE(r->first_warn.starts_with("kernel/time/timekeeping.c:"))
+      << r->first_warn;
+}
+
 // The oracle can fail: 6.15-rc1's adjtimex() defect (TK_ADV_FREQ forwards
 // and clears ntp_error) switched on in the model is a difference after the
 // first frequency change, shrunk to a handful of operations.

@@ -9,6 +9,9 @@
 #ifndef VDSOLAB_KTIME_KERNEL_TIME_H_
 #define VDSOLAB_KTIME_KERNEL_TIME_H_
 
+#include <cstdint>
+#include <map>
+#include <memory>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -21,10 +24,19 @@ class KernelTime {
   // dlopen()s `so_path` and checks its ABI version.
   static absl::StatusOr<KernelTime> Load(const std::string& so_path);
   const vdsolab_kt_api& api() const { return *api_; }
+  // The source place of the object's WARN() whose trap is at `addr`
+  // ("kernel/time/timekeeping.c:2043"), or "" if none is there. Its WARN()s
+  // go on after the trap inside guarded calls (call_guard.h's
+  // RegisterWarnSites(), done by Load()) and are counted in
+  // GuardState::warns.
+  std::string WarnPlace(uintptr_t addr) const;
 
  private:
-  explicit KernelTime(const vdsolab_kt_api* api) : api_(api) {}
+  KernelTime(const vdsolab_kt_api* api,
+             std::shared_ptr<const std::map<uintptr_t, std::string>> warns)
+      : api_(api), warns_(std::move(warns)) {}
   const vdsolab_kt_api* api_;
+  std::shared_ptr<const std::map<uintptr_t, std::string>> warns_;
 };
 
 }  // namespace vdsolab::ktime

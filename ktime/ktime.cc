@@ -101,6 +101,7 @@ constexpr char kAutoconf[] = R"(/* vdsolab: x86-64 config for kernel/time */
 #define CONFIG_BUG 1
 #define CONFIG_GENERIC_BUG 1
 #define CONFIG_GENERIC_BUG_RELATIVE_POINTERS 1
+#define CONFIG_DEBUG_BUGVERBOSE 1
 #define CONFIG_X86_CMPXCHG64 1
 #define CONFIG_ARCH_SUPPORTS_INT128 1
 #define CONFIG_HAVE_ARCH_WITHIN_STACK_FRAMES 1

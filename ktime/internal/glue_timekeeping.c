@@ -239,6 +239,31 @@ static void vdsolab_read_state(struct vdsolab_kt_state* o) {
   vdsolab_kt_read_ntp(o);
 }
 
+/* The object's WARN() traps: every file's __bug_table entries, merged by
+ * the linker, which defines these bounds (weak: an object without a WARN()
+ * has no table). The kernel finds them so in report_bug(). */
+extern const struct bug_entry __start___bug_table[] __attribute__((weak));
+extern const struct bug_entry __stop___bug_table[] __attribute__((weak));
+
+static unsigned int vdsolab_warn_sites(unsigned long* addr, const char** file,
+                                       unsigned int* line, unsigned int max) {
+  const struct bug_entry* b;
+  unsigned int n = 0;
+  if (__start___bug_table == NULL) return 0;
+  for (b = __start___bug_table; b < __stop___bug_table; ++b) {
+    if (!(b->flags & BUGFLAG_WARNING)) continue;
+    if (n < max) {
+      /* CONFIG_GENERIC_BUG_RELATIVE_POINTERS and CONFIG_DEBUG_BUGVERBOSE:
+       * lib/bug.c's bug_addr() and bug_get_file_line(). */
+      addr[n] = (unsigned long)&b->bug_addr_disp + b->bug_addr_disp;
+      file[n] = (const char*)&b->file_disp + b->file_disp;
+      line[n] = b->line;
+    }
+    ++n;
+  }
+  return n;
+}
+
 static const struct vdsolab_kt_api vdsolab_api = {
     .abi_version = VDSOLAB_KT_ABI_VERSION,
     .reset = vdsolab_kt_reset_statics,
@@ -257,6 +282,7 @@ static const struct vdsolab_kt_api vdsolab_api = {
     .take_stores = vdsolab_kt_take_stores,
     .ntp_tick_adj_setup = vdsolab_kt_ntp_tick_adj_setup,
     .change_clocksource = vdsolab_change_clocksource,
+    .warn_sites = vdsolab_warn_sites,
 };
 
 __attribute__((visibility("default"))) const struct vdsolab_kt_api*

@@ -9,7 +9,7 @@
 #ifndef VDSOLAB_KTIME_ABI_H_
 #define VDSOLAB_KTIME_ABI_H_
 
-#define VDSOLAB_KT_ABI_VERSION 5
+#define VDSOLAB_KT_ABI_VERSION 6
 
 #ifdef __cplusplus
 extern "C" {
@@ -125,6 +125,13 @@ struct vdsolab_kt_api {
                             struct vdsolab_kt_clock_fields* out,
                             unsigned long long now_old,
                             unsigned long long now_new);
+  /* Version 6: the object's WARN() traps (its __bug_table entries flagged
+   * BUGFLAG_WARNING), up to `max` of them: each one's address, and the
+   * source file and line of the WARN(); returns how many there are. The
+   * kernel goes on after one; so does a guarded call
+   * (variants/plugin/call_guard.h). */
+  unsigned int (*warn_sites)(unsigned long* addr, const char** file,
+                             unsigned int* line, unsigned int max);
 };
 
 #define VDSOLAB_KT_MAX_SWITCHES 16

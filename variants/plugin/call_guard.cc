@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -186,9 +187,49 @@ constinit thread_local bool t_foreign_thread = false;
   __builtin_trap();
 }
 
+// The registered WARN traps (RegisterWarnSites()): a sorted array,
+// replaced whole on registration; every one made is kept (g_warn_sites_all)
+// so that a signal handler can go on reading the one it loaded.
+struct WarnSites {
+  std::vector<uintptr_t> sorted;
+};
+std::atomic<const WarnSites*> g_warn_sites{nullptr};
+std::mutex g_warn_sites_mu;
+std::vector<std::unique_ptr<WarnSites>>* g_warn_sites_all = nullptr;
+
+// A SIGILL at a registered WARN's ud2 (0f 0b): the interrupted context goes
+// on after it, as the kernel's handler makes it. Async-signal-safe.
+bool ResumeWarn(GuardState& g, void* uctx) {
+#if defined(__x86_64__)
+  const WarnSites* w = g_warn_sites.load(std::memory_order_acquire);
+  if (w == nullptr || uctx == nullptr) return false;
+  auto* uc = static_cast<ucontext_t*>(uctx);
+  greg_t& rip = uc->uc_mcontext.gregs[REG_RIP];
+  const uintptr_t pc = static_cast<uintptr_t>(rip);
+  if (!std::binary_search(w->sorted.begin(), w->sorted.end(), pc)) {
+    return false;
+  }
+  const auto* insn = reinterpret_cast<const uint8_t*>(pc);
+  if (insn[0] != 0x0f || insn[1] != 0x0b) return false;
+  rip += 2;
+  g.warns.store(g.warns.load(std::memory_order_relaxed) + 1,
+                std::memory_order_relaxed);
+  g.last_warn.store(pc, std::memory_order_relaxed);
+  return true;
+#else
+  (void)g;
+  (void)uctx;
+  return false;
+#endif
+}
+
 extern "C" void OnSignal(int sig, siginfo_t* info, void* uctx) {
   GuardState* g = t_state;
   if (g != nullptr && g->active.load(std::memory_order_relaxed) != 0) {
+    if (sig == SIGILL && g->in_host.load(std::memory_order_relaxed) == 0 &&
+        ResumeWarn(*g, uctx)) {
+      return;
+    }
     if (sig == kWatchdogSignal) {
       if (g->in_host.load(std::memory_order_relaxed) != 0) {
         g->spin_pending.store(1, std::memory_order_relaxed);
@@ -531,6 +572,29 @@ void SetCallTimeLimit(double seconds) {
 
 double CallTimeLimit() {
   return static_cast<double>(call_guard_internal::g_limit_ms.load()) / 1000.0;
+}
+
+void RegisterWarnSites(const std::vector<uintptr_t>& sites) {
+  if (sites.empty()) return;
+  namespace in = call_guard_internal;
+  std::lock_guard<std::mutex> lock(in::g_warn_sites_mu);
+  if (in::g_warn_sites_all == nullptr) {
+    in::g_warn_sites_all = new std::vector<std::unique_ptr<in::WarnSites>>;
+  }
+  auto* next =
+      in::g_warn_sites_all->emplace_back(std::make_unique<in::WarnSites>())
+          .get();
+  if (const in::WarnSites* old =
+          in::g_warn_sites.load(std::memory_order_acquire)) {
+    next->sorted = old->sorted;  // The old one stays: a handler may read it.
+  }
+  next->sorted.insert(next->sorted.end(), sites.begin(), sites.end());
+  std::sort(next->sorted.begin(), next->sorted.end());
+  next->sorted.erase(std::unique(next->sorted.begin(), next->sorted.end()),
+                     next->sorted.end());
+  // Release: pairs with ResumeWarn()'s acquire load, which then sees the
+  // array filled.
+  in::g_warn_sites.store(next, std::memory_order_release);
 }
 
 }  // namespace vdsolab::variants

@@ -42,6 +42,7 @@
 #include <cstdint>
 #include <cstring>
 #include <optional>
+#include <vector>
 
 #include "vdso/access.h"
 
@@ -74,6 +75,10 @@ struct GuardState {
   // The bound of the call running now, if it has its own (RunContained's
   // min_seconds); 0: the process-wide one.
   std::atomic<uint64_t> min_limit_ms{0};
+  // WARN() traps resumed on this thread (RegisterWarnSites()), and the
+  // address of the last: read by the caller after its calls.
+  std::atomic<uint64_t> warns{0};
+  std::atomic<uint64_t> last_warn{0};
 };
 
 // This thread's state once registered (RegisterThisThread()), else
@@ -129,6 +134,16 @@ void MarkForeignThread();
 void ThreadExitCalled();
 
 }  // namespace call_guard_internal
+
+// Kernel code compiled into user space (ktime/) traps at a WARN(): x86's
+// ud2, with a __bug_table entry flagged BUGFLAG_WARNING, where the
+// kernel's trap handler reports the warning and goes on after the ud2
+// (report_bug(): a WARN is not a BUG). The loader of such code registers
+// the addresses of its WARN traps here; inside a guarded call a SIGILL at
+// one of them resumes after it and is counted in the thread's
+// GuardState::warns, as the kernel would log it. Any other ud2 stays a
+// crash. Addresses are never unregistered (the code stays loaded).
+void RegisterWarnSites(const std::vector<uintptr_t>& sites);
 
 // Runs `fn` (which calls into foreign code) contained; nullopt when it
 // returned normally, else the fault. `fn` must not hold resources across

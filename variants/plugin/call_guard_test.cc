@@ -654,4 +654,57 @@ TEST(CallGuard, ANestedCallLeavesTheOuterOneGuarded) {
   EXPECT_FALSE(RunContained(g, [] {}).has_value());
 }
 
+// Two traps, as a kernel WARN() and BUG() compile on x86: ud2 between two
+// additions to EAX, each after a global label naming its address.
+extern "C" int vdsolab_test_warn(void);
+extern "C" int vdsolab_test_bug(void);
+extern "C" const char vdsolab_test_warn_trap[];
+extern "C" const char vdsolab_test_bug_trap[];
+__asm__(
+    "  .text\n"
+    "  .globl vdsolab_test_warn\n"
+    "  .type vdsolab_test_warn,@function\n"
+    "vdsolab_test_warn:\n"
+    "  movl $1, %eax\n"
+    "  .globl vdsolab_test_warn_trap\n"
+    "vdsolab_test_warn_trap:\n"
+    "  ud2\n"
+    "  addl $1, %eax\n"
+    "  ret\n"
+    "  .size vdsolab_test_warn, .-vdsolab_test_warn\n"
+    "  .globl vdsolab_test_bug\n"
+    "  .type vdsolab_test_bug,@function\n"
+    "vdsolab_test_bug:\n"
+    "  movl $1, %eax\n"
+    "  .globl vdsolab_test_bug_trap\n"
+    "vdsolab_test_bug_trap:\n"
+    "  ud2\n"
+    "  addl $1, %eax\n"
+    "  ret\n"
+    "  .size vdsolab_test_bug, .-vdsolab_test_bug\n");
+
+// A registered WARN trap goes on after the ud2 and is counted, as the
+// kernel goes on after a WARN(); an unregistered ud2 (a BUG()) stays a
+// crash, and outside a guarded call nothing is resumed.
+TEST(CallGuard, ARegisteredWarnTrapGoesOnAndAnyOtherUd2IsACrash) {
+  call_guard_internal::GuardState& g = call_guard_internal::ThisThread();
+  const uintptr_t warn = reinterpret_cast<uintptr_t>(vdsolab_test_warn_trap);
+  RegisterWarnSites({warn});
+  const uint64_t before = g.warns.load();
+  int r = 0;
+  EXPECT_FALSE(RunContained(g, [&] { r = vdsolab_test_warn(); }).has_value());
+  EXPECT_EQ(r, 2);  // The instruction after the trap ran.
+  EXPECT_EQ(g.warns.load(), before + 1);
+  EXPECT_EQ(g.last_warn.load(), warn);
+
+  r = 0;
+  const std::optional<vdso::CallFault> bug =
+      RunContained(g, [&] { r = vdsolab_test_bug(); });
+  ASSERT_TRUE(bug.has_value());
+  EXPECT_EQ(bug->kind, vdso::CallFault::Kind::kCrash);
+  EXPECT_EQ(bug->signal, SIGILL);
+  EXPECT_EQ(r, 0);
+  EXPECT_EQ(g.warns.load(), before + 1);
+}
+
 }  // namespace vdsolab::variants
