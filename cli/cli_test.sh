@@ -162,6 +162,14 @@ expect run_empty 2 "empty.toml: empty" -- run "$tmp/empty.toml"
 printf 'name = "x"\nbogus = 1\n' > "$tmp/top.toml"
 expect run_unknown_top_key 2 'top.toml:2:1: unknown key "bogus"' -- \
   run "$tmp/top.toml"
+# A section given as another type is refused, not ignored with its
+# defaults left in force.
+printf 'name = "x"\nkernel = 5\n' > "$tmp/sect_int.toml"
+expect run_section_not_a_table 2 \
+  'sect_int.toml:2:10: kernel: want a [kernel] table' -- run "$tmp/sect_int.toml"
+printf 'name = "x"\n[[run]]\nduration = "10ms"\n' > "$tmp/sect_array.toml"
+expect run_section_as_array 2 'sect_array.toml:2:1: run: want a [run] table' \
+  -- run "$tmp/sect_array.toml"
 # A value the TOML parser itself refuses still names its key.
 printf 'name = "x"\n[[reader]]\n[[reader]]\ncpu = 99999999999999999999\n' \
   > "$tmp/huge.toml"
@@ -354,6 +362,17 @@ expect plugin_default_job 0 "the example-c vDSO variant" -- \
   --variant-so="$so" --duration=1s --reads_per_tick=5
 expect plugin_run 0 "PASS: every property held." -- \
   run "$scen/baseline.toml" --variant-so="$so" --variant=example-c
+# A [variant] section is loaded as `replay` loads it; run.reader must name
+# what it loaded (left at "upstream", the run would silently be upstream's).
+printf 'name = "x"\n[run]\nduration = "10ms"\n[variant]\nplugin = "%s"\n' \
+  "$(realpath "$so")" > "$tmp/variant_upstream.toml"
+expect run_variant_section_names_reader 2 \
+  'the [variant] section loads variant example-c; name it here' -- \
+  run "$tmp/variant_upstream.toml"
+printf 'name = "x"\n[run]\nduration = "10ms"\nreader = "example-c"\n[variant]\nplugin = "%s"\n' \
+  "$(realpath "$so")" > "$tmp/variant_named.toml"
+expect run_variant_section_loads 0 "variant example-c" -- \
+  run "$tmp/variant_named.toml"
 bad="${TEST_SRCDIR:-.}/vdsolab/examples/plugin/libmisbehaving"
 expect plugin_crash_is_a_finding 1 "the call crashed (SIGSEGV)" -- \
   run "$scen/baseline.toml" --variant-so="${bad}_segv.so" \

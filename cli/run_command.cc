@@ -143,6 +143,25 @@ int Run(const ParsedFlags& flags) {
                  sim::ScenarioKeyPosition(file, warning).c_str(),
                  warning.c_str());
   }
+  // A [variant] section (a replay file's, or written by hand) is loaded as
+  // `replay` loads it when no flag names a variant; run.reader must then
+  // name what it loaded: left at another variant, the run would silently
+  // be that one's.
+  if (scenario->variant.present && !NamesAVariant(flags)) {
+    const variants::Variant* loaded = nullptr;
+    if (absl::Status s = LoadRecordedVariant(scenario->variant, &loaded);
+        !s.ok()) {
+      Fail(absl::StrFormat("%s: [variant]: %s", path, s.message()));
+      return kExitBadInput;
+    }
+    if (loaded != nullptr && loaded->name != scenario->run.reader) {
+      return FailInScenario(
+          file, absl::InvalidArgumentError(absl::StrFormat(
+                    "%s = \"%s\": the [variant] section loads variant %s; "
+                    "name it here (or give the variant by flag)",
+                    kReaderKey, scenario->run.reader, loaded->name)));
+    }
+  }
   absl::StatusOr<std::vector<const variants::Variant*>> chosen =
       ChooseVariants(flags, false, scenario->run.reader, kReaderKey);
   if (!chosen.ok()) {

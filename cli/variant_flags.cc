@@ -283,7 +283,11 @@ absl::Status LoadVariantFiles(const ParsedFlags& flags) {
   return Load(flags).status();
 }
 
-absl::Status LoadRecordedVariant(const sim::VariantSource& source) {
+absl::Status LoadRecordedVariant(const sim::VariantSource& source,
+                                 const variants::Variant** reader) {
+  const variants::Variant* unused = nullptr;
+  if (reader == nullptr) reader = &unused;
+  *reader = nullptr;
   if (!source.present) return absl::OkStatus();
   if (!source.kernel_time.empty()) {
     if (absl::Status s =
@@ -295,6 +299,7 @@ absl::Status LoadRecordedVariant(const sim::VariantSource& source) {
   if (!source.vdso_image.empty()) {
     absl::StatusOr<const variants::Variant*> v = LoadImage(source.vdso_image);
     if (!v.ok()) return v.status();
+    *reader = *v;
     const hostvdso::HostImageInfo* info = hostvdso::FindHostImageInfo(*v);
     if (info != nullptr && !source.vdso_image_sha256.empty() &&
         info->sha256 != source.vdso_image_sha256) {
@@ -310,6 +315,7 @@ absl::Status LoadRecordedVariant(const sim::VariantSource& source) {
     absl::StatusOr<const variants::Variant*> v =
         LoadTree(source.kernel_tree, source.patches, "");
     if (!v.ok()) return v.status();
+    *reader = *v;
     const std::string& now = Sources()[*v].tree_code_sha256;
     if (!source.tree_code_sha256.empty() && !now.empty() &&
         now != source.tree_code_sha256) {
@@ -332,7 +338,10 @@ absl::Status LoadRecordedVariant(const sim::VariantSource& source) {
                  source.plugin.c_str(), sha->c_str(),
                  source.plugin_sha256.c_str());
   }
-  return LoadPlugin(source.plugin).status();
+  absl::StatusOr<const variants::Variant*> v = LoadPlugin(source.plugin);
+  if (!v.ok()) return v.status();
+  *reader = *v;
+  return absl::OkStatus();
 }
 
 namespace {

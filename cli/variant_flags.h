@@ -48,8 +48,10 @@ absl::StatusOr<std::vector<const variants::Variant*>> ChooseVariants(
 // Loads the variant a replay file's [variant] section records (a plugin,
 // a kernel tree with its patches, or a compiled vDSO image); warns on
 // stderr when a plugin's or image's content changed since. Does nothing
-// for a built-in variant.
-absl::Status LoadRecordedVariant(const sim::VariantSource& source);
+// for a built-in variant. *reader (if given): the reader it loaded, or
+// nullptr (none, or only a --kernel-time writer).
+absl::Status LoadRecordedVariant(const sim::VariantSource& source,
+                                 const variants::Variant** reader = nullptr);
 
 // Loads --variant-so and --kernel-tree without choosing (`vdsolab
 // variants` lists them with the built-ins).

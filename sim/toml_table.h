@@ -214,8 +214,9 @@ void WriteTable(const S& s, const Fields<S>& fields, const std::string& path,
   }
 }
 
-// `[key]`: a struct member with fields of its own. (A value of another
-// type under a section's name is ignored, as the reader always has.)
+// `[key]`: a struct member with fields of its own. A value of another type
+// under a section's name (`kernel = 5`, `[[run]]`) is refused: ignored, it
+// would leave the section's defaults in force without a word.
 template <class S, class T>
 Field<S> Section(const std::string& key, T S::*member,
                  const Fields<T>& fields) {
@@ -224,7 +225,8 @@ Field<S> Section(const std::string& key, T S::*member,
   f.want = "want a table";
   f.read = [member, &fields](const toml::node& node, const Where& where, S& s) {
     const toml::table* t = node.as_table();
-    return t == nullptr ? absl::OkStatus()
+    return t == nullptr ? where.Bad(node, absl::StrFormat("want a [%s] table",
+                                                          where.path()))
                         : ReadTable(*t, fields, where, s.*member);
   };
   f.tables = [member, &fields](const S& s, const std::string& path,
@@ -244,7 +246,10 @@ Field<S> OptionalSection(const std::string& key, T S::*member, bool T::*present,
   f.read = [member, present, &fields](const toml::node& node,
                                       const Where& where, S& s) {
     const toml::table* t = node.as_table();
-    if (t == nullptr) return absl::OkStatus();
+    if (t == nullptr) {
+      return where.Bad(node,
+                       absl::StrFormat("want a [%s] table", where.path()));
+    }
     (s.*member).*present = true;
     return ReadTable(*t, fields, where, s.*member);
   };
