@@ -299,7 +299,7 @@ TEST(KtreeErrors, UnknownTreesAreInvalidArguments) {
   absl::StatusOr<BuiltVariant> b = BuildTreeVariant(bad_cc);
   ASSERT_FALSE(b.ok());
   EXPECT_EQ(b.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(Message(b.status()).find("--cc=/nonexistent/cc"),
+  EXPECT_NE(Message(b.status()).find("--kernel-cc=/nonexistent/cc"),
             std::string::npos);
 }
 

@@ -234,7 +234,7 @@ absl::StatusOr<Compiler> DetectCompiler(const std::string& cc) {
   absl::StatusOr<RunOutput> v = RunProgram({c.cc, "--version"});
   if (!v.ok() || v->exit_code != 0) {
     return absl::InvalidArgumentError(
-        absl::StrFormat("--cc=%s: cannot run it (%s)", c.cc,
+        absl::StrFormat("--kernel-cc=%s: cannot run it (%s)", c.cc,
                         v.ok() ? "exit " + std::to_string(v->exit_code)
                                : std::string(v.status().message())));
   }
@@ -243,13 +243,13 @@ absl::StatusOr<Compiler> DetectCompiler(const std::string& cc) {
   c.clang = Contains(v->output, "clang");
   if (!c.clang && !Contains(v->output, "Free Software Foundation")) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "--cc=%s: neither gcc nor clang (%s)", c.cc, c.first_line));
+        "--kernel-cc=%s: neither gcc nor clang (%s)", c.cc, c.first_line));
   }
   absl::StatusOr<RunOutput> inc =
       RunProgram({c.cc, "-print-file-name=include"});
   if (!inc.ok() || inc->exit_code != 0) {
     return absl::InvalidArgumentError(
-        absl::StrFormat("--cc=%s: no compiler include directory", c.cc));
+        absl::StrFormat("--kernel-cc=%s: no compiler include directory", c.cc));
   }
   c.resource_include = std::string(Trim(inc->output));
   return c;
