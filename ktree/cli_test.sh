@@ -51,7 +51,7 @@ expect gettimeofday_patch_fails_random 1 \
   run "$scen/baseline.toml" --kernel-tree="$t612" --patch="$gtod" \
   --replay-out="$tmp/gtod.replay.toml"
 expect gettimeofday_patch_fails_exhaustive 1 \
-  "FAIL: 1 answer(s) of the other entry points are wrong" -- \
+  "FAIL: 2 answer(s) of the other entry points are wrong" -- \
   run "$scen/exhaustive-monotonic.toml" --kernel-tree="$t612" --patch="$gtod"
 expect gettimeofday_patch_replays 1 "REPRODUCED" -- \
   replay "$tmp/gtod.replay.toml"

@@ -107,12 +107,13 @@ TEST(Engine, ProbesTheOtherEntryPointsOnSettledPages) {
   }
   EXPECT_EQ(good->coverage.calls, plain->coverage.calls);
   EXPECT_EQ(good->coverage.retries, plain->coverage.retries);
-  // Per probe gettimeofday(), time() and one clock_getres() id, and every
-  // id (34) on each view's first probe.
-  ASSERT_GE(exact(*good).checked, exact(*plain).checked + 2 * 36);
+  // Per probe gettimeofday(), time() and one clock_getres() id, each with
+  // its pointer argument and with NULL; every id (34) both ways on each
+  // view's first probe.
+  ASSERT_GE(exact(*good).checked, exact(*plain).checked + 2 * 72);
   const uint64_t added = exact(*good).checked - exact(*plain).checked;
-  const uint64_t probes = (added - 2 * 33) / 3;
-  EXPECT_EQ(added, 3 * probes + 2 * 33);
+  const uint64_t probes = (added - 2 * 66) / 6;
+  EXPECT_EQ(added, 6 * probes + 2 * 66);
   EXPECT_GE(probes, 5u);  // 20 ms at HZ=250.
 
   struct Case {
@@ -122,7 +123,8 @@ TEST(Engine, ProbesTheOtherEntryPointsOnSettledPages) {
   for (const Case& c :
        {Case{WithEntryPoints<Break::kLateTime>(), "time()"},
         Case{WithEntryPoints<Break::kUsecShift>(), "gettimeofday()"},
-        Case{WithEntryPoints<Break::kCoarseRes>(), "clock_getres("}}) {
+        Case{WithEntryPoints<Break::kCoarseRes>(), "clock_getres("},
+        Case{WithEntryPoints<Break::kNullRes>(), ", NULL)"}}) {
     absl::StatusOr<RunResult> bad = RunRandom(s, c.variant);
     ASSERT_TRUE(bad.ok());
     EXPECT_TRUE(bad->failed) << c.entry;
@@ -138,11 +140,11 @@ TEST(Engine, ProbesTheOtherEntryPointsOnSettledPages) {
     EXPECT_EQ(kept, 2) << c.entry;
     EXPECT_TRUE(in_namespace) << c.entry;
   }
-  // time() is wrong at every probe.
+  // time() is wrong at every probe, time(NULL) too.
   absl::StatusOr<RunResult> late =
       RunRandom(s, WithEntryPoints<Break::kLateTime>());
   ASSERT_TRUE(late.ok());
-  EXPECT_EQ(exact(*late).defects, probes);
+  EXPECT_EQ(exact(*late).defects, 2 * probes);
 
   Scenario one;
   one.run.strategy = Strategy::kExhaustive;
@@ -150,8 +152,8 @@ TEST(Engine, ProbesTheOtherEntryPointsOnSettledPages) {
   absl::StatusOr<ExploreResult> e =
       Explore(one, WithEntryPoints<Break::kLateTime>());
   ASSERT_TRUE(e.ok()) << e.status();
-  EXPECT_EQ(e->entry_points_checked, 36u);
-  EXPECT_EQ(e->entry_points_wrong, 1u);
+  EXPECT_EQ(e->entry_points_checked, 72u);
+  EXPECT_EQ(e->entry_points_wrong, 2u);  // time() and time(NULL).
   ASSERT_EQ(e->entry_point_violations.size(), 1u);
   EXPECT_NE(e->entry_point_violations[0].why.find("time()"), std::string::npos);
 }

@@ -191,7 +191,8 @@ std::vector<EntryPointVerdict> EntryPointProbe::Run(const uint8_t* page,
     constexpr EntryPoint e = EntryPoint::kGettimeofday;
     SettledPageHooks hooks(tk, sc, counter, hrtimer_res, hz_);
     vdso::HookedAccess access = hooked(&hooks);
-    const std::optional<GtodResult> got = reader_->Gettimeofday(access, view);
+    const std::optional<GtodResult> got =
+        reader_->Gettimeofday(access, view, /*null_arg=*/false);
     // The reader's own clock_gettime(CLOCK_REALTIME) on the same page at
     // the same counter, in microseconds ((u32)tv_nsec / NSEC_PER_USEC, as
     // __cvdso_gettimeofday_data()): the run's calls judge that one against
@@ -219,6 +220,26 @@ std::vector<EntryPointVerdict> EntryPointProbe::Run(const uint8_t* page,
                   FormatGtodResult(*got), FormatGtodResult(want),
                   where + (hooks.fell_back ? " (it called the syscall)" : "")),
           &out);
+      // gettimeofday(&tv, NULL), the common call: the same tv, and no
+      // store through the NULL.
+      if (probing(e)) {
+        SettledPageHooks null_hooks(tk, sc, counter, hrtimer_res, hz_);
+        vdso::HookedAccess null_access = hooked(&null_hooks);
+        const std::optional<GtodResult> got_null =
+            reader_->Gettimeofday(null_access, view, /*null_arg=*/true);
+        GtodResult want_null = want;
+        want_null.tz_minuteswest = want_null.tz_dsttime = 0;
+        if (!got_null) {
+          Add(e, timens, NoAnswer("gettimeofday(tv, NULL)", null_hooks, where),
+              &out);
+        } else {
+          Add(e, timens,
+              Compare(*got_null == want_null, "gettimeofday(tv, NULL)",
+                      "gettimeofday(tv, tz)", FormatGtodResult(*got_null),
+                      FormatGtodResult(want_null), where),
+              &out);
+        }
+      }
     }
   }
   if (probing(EntryPoint::kTime)) {  // time(&t)
@@ -226,17 +247,34 @@ std::vector<EntryPointVerdict> EntryPointProbe::Run(const uint8_t* page,
     SettledPageHooks hooks(tk, sc, counter, hrtimer_res, hz_);
     vdso::HookedAccess access = hooked(&hooks);
     const std::optional<variants::SimReader::TimeResult> got =
-        reader_->Time(access, view);
+        reader_->Time(access, view, /*null_arg=*/false);
+    const int64_t want = timekeeper::SysTime(tk);
     if (!got) {
       Add(e, timens, NoAnswer("time()", hooks, where), &out);
     } else {
-      const int64_t want = timekeeper::SysTime(tk);
       Add(e, timens,
           Compare(got->ret == want && got->stored == want, "time()",
                   "the model's system call",
                   absl::StrFormat("%d (stored %d)", got->ret, got->stored),
                   absl::StrFormat("%d", want), where),
           &out);
+    }
+    // time(NULL), the common call: the same answer, no store.
+    if (probing(e)) {
+      SettledPageHooks null_hooks(tk, sc, counter, hrtimer_res, hz_);
+      vdso::HookedAccess null_access = hooked(&null_hooks);
+      const std::optional<variants::SimReader::TimeResult> got_null =
+          reader_->Time(null_access, view, /*null_arg=*/true);
+      if (!got_null) {
+        Add(e, timens, NoAnswer("time(NULL)", null_hooks, where), &out);
+      } else {
+        Add(e, timens,
+            Compare(got_null->ret == want, "time(NULL)",
+                    "the model's system call",
+                    absl::StrFormat("%d", got_null->ret),
+                    absl::StrFormat("%d", want), where),
+            &out);
+      }
     }
   }
   if (probing(EntryPoint::kClockGetres)) {
@@ -251,25 +289,37 @@ std::vector<EntryPointVerdict> EntryPointProbe::Run(const uint8_t* page,
       ids = {getres_ids_[getres_next_]};
       getres_next_ = (getres_next_ + 1) % getres_ids_.size();
     }
+    // Each id with a result pointer, then with NULL (POSIX allows it; the
+    // answer is the return value alone).
     for (ClockId id : ids) {
-      if (!probing(EntryPoint::kClockGetres)) break;  // It crashed or spun.
-      SettledPageHooks hooks(tk, sc, counter, hrtimer_res, hz_);
-      vdso::HookedAccess access = hooked(&hooks);
-      const std::string call =
-          absl::StrFormat("clock_getres(%s)", ClockIdText(id));
-      const std::optional<ClockResult> got =
-          reader_->ClockGetres(access, view, id);
-      if (!got) {
-        Add(EntryPoint::kClockGetres, timens, NoAnswer(call, hooks, where),
-            &out);
-        continue;
-      }
       const ClockResult want =
           timekeeper::SysClockGetres(id, sc, hrtimer_res, hz_);
-      Add(EntryPoint::kClockGetres, timens,
-          Compare(*got == want, call, "the model's system call",
-                  FormatClockResult(*got), FormatClockResult(want), where),
-          &out);
+      for (const bool null_arg : {false, true}) {
+        // It crashed or spun.
+        if (!probing(EntryPoint::kClockGetres)) break;
+        SettledPageHooks hooks(tk, sc, counter, hrtimer_res, hz_);
+        vdso::HookedAccess access = hooked(&hooks);
+        const std::string call = absl::StrFormat(
+            "clock_getres(%s%s)", ClockIdText(id), null_arg ? ", NULL" : "");
+        const std::optional<ClockResult> got =
+            reader_->ClockGetres(access, view, id, null_arg);
+        if (!got) {
+          Add(EntryPoint::kClockGetres, timens, NoAnswer(call, hooks, where),
+              &out);
+          continue;
+        }
+        const ClockResult want_here = null_arg && want.ret == 0
+                                          ? ClockResult::Ok(Timespec64{0, 0})
+                                          : want;
+        Add(EntryPoint::kClockGetres, timens,
+            Compare(*got == want_here, call, "the model's system call",
+                    null_arg ? absl::StrFormat("%d", got->ret)
+                             : FormatClockResult(*got),
+                    null_arg ? absl::StrFormat("%d", want_here.ret)
+                             : FormatClockResult(want_here),
+                    where),
+            &out);
+      }
     }
   }
   return out;

@@ -26,6 +26,7 @@ enum class Break {
   kLateTime,   // time() a second late.
   kUsecShift,  // gettimeofday()'s microseconds as tv_nsec >> 10.
   kCoarseRes,  // The coarse clocks' resolution 1 ns (hrtimer_res).
+  kNullRes,    // clock_getres(id, NULL) answers -EFAULT.
 };
 
 template <Break kBreak>
@@ -39,7 +40,8 @@ class EntryPointsReader final : public variants::SimReader {
     return true;
   }
   std::optional<GtodResult> Gettimeofday(vdso::HookedAccess& access,
-                                         const uint8_t* page) override {
+                                         const uint8_t* page,
+                                         bool /*null_arg*/) override {
     const std::optional<ClockResult> rt =
         base_->Call(access, page, kClockRealtime);
     if (!rt) return std::nullopt;
@@ -50,16 +52,21 @@ class EntryPointsReader final : public variants::SimReader {
                       0, 0};
   }
   std::optional<TimeResult> Time(vdso::HookedAccess& access,
-                                 const uint8_t* page) override {
+                                 const uint8_t* page, bool null_arg) override {
     const std::optional<ClockResult> c =
         base_->Call(access, page, kClockRealtimeCoarse);
     if (!c || c->ret != 0) return std::nullopt;
     const int64_t t = c->ts.tv_sec + (kBreak == Break::kLateTime ? 1 : 0);
-    return TimeResult{t, t};
+    return TimeResult{t, null_arg ? 0 : t};
   }
   std::optional<ClockResult> ClockGetres(vdso::HookedAccess& access,
-                                         const uint8_t* /*page*/,
-                                         ClockId clock) override {
+                                         const uint8_t* /*page*/, ClockId clock,
+                                         bool null_arg) override {
+    if (null_arg) {
+      if (kBreak == Break::kNullRes) return ClockResult::Error(-14);
+      const ClockResult r = access.ClockGetresFallback(clock);
+      return r.ret == 0 ? ClockResult::Ok(Timespec64{0, 0}) : r;
+    }
     if (clock == kClockRealtimeCoarse || clock == kClockMonotonicCoarse) {
       return ClockResult::Ok(
           Timespec64{0, kBreak == Break::kCoarseRes ? 1 : 4000000});

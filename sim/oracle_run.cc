@@ -80,21 +80,38 @@ struct EntryRead {
   bool ok = false;
   std::string got, want;
 };
+// The call as a failure names it: "time(NULL)", "clock_getres(1)".
+std::string EntryCall(variants::EntryPoint e, ClockId getres_id,
+                      bool null_arg) {
+  switch (e) {
+    case variants::EntryPoint::kGettimeofday:
+      return null_arg ? "gettimeofday(tv, NULL)" : "gettimeofday()";
+    case variants::EntryPoint::kTime:
+      return null_arg ? "time(NULL)" : "time()";
+    case variants::EntryPoint::kClockGetres:
+      return absl::StrFormat("clock_getres(%d%s)", getres_id,
+                             null_arg ? ", NULL" : "");
+  }
+  return "?";
+}
+
 EntryRead ReadEntryPoint(variants::SimReader& reader, variants::EntryPoint e,
-                         ClockId getres_id, vdso::HookedAccess& access,
-                         const uint8_t* page, ReadHooks& hooks,
-                         const variants::EraOracle& oracle,
+                         ClockId getres_id, bool null_arg,
+                         vdso::HookedAccess& access, const uint8_t* page,
+                         ReadHooks& hooks, const variants::EraOracle& oracle,
                          const timekeeper::Timekeeper& tk,
                          const timekeeper::SyscallContext& ctx,
                          uint32_t hrtimer_res, int hz) {
   EntryRead r;
   switch (e) {
     case variants::EntryPoint::kGettimeofday: {
-      const std::optional<GtodResult> got = reader.Gettimeofday(access, page);
+      const std::optional<GtodResult> got =
+          reader.Gettimeofday(access, page, null_arg);
       const ClockResult rt = oracle.Expected(tk, kClockRealtime, ctx.cycles);
-      const GtodResult want = !hooks.fell_back && rt.ret == 0
-                                  ? GtodFromRealtime(rt.ts)
-                                  : timekeeper::SysGettimeofday(tk, ctx);
+      GtodResult want = !hooks.fell_back && rt.ret == 0
+                            ? GtodFromRealtime(rt.ts)
+                            : timekeeper::SysGettimeofday(tk, ctx);
+      if (null_arg) want.tz_minuteswest = want.tz_dsttime = 0;
       r.answered = got.has_value();
       r.error = got && got->ret != 0;
       r.ok = got && *got == want;
@@ -104,19 +121,25 @@ EntryRead ReadEntryPoint(variants::SimReader& reader, variants::EntryPoint e,
     }
     case variants::EntryPoint::kTime: {
       const std::optional<variants::SimReader::TimeResult> got =
-          reader.Time(access, page);
+          reader.Time(access, page, null_arg);
       const int64_t want = timekeeper::SysTime(tk);
       r.answered = got.has_value();
-      r.ok = got && got->ret == want && got->stored == want;
-      if (got) r.got = absl::StrFormat("%d (stored %d)", got->ret, got->stored);
+      r.ok = got && got->ret == want && (null_arg || got->stored == want);
+      if (got) {
+        r.got = null_arg
+                    ? absl::StrFormat("%d (time(NULL))", got->ret)
+                    : absl::StrFormat("%d (stored %d)", got->ret, got->stored);
+      }
       r.want = absl::StrFormat("%d", want);
       break;
     }
     case variants::EntryPoint::kClockGetres: {
       const std::optional<ClockResult> got =
-          reader.ClockGetres(access, page, getres_id);
-      const ClockResult want =
+          reader.ClockGetres(access, page, getres_id, null_arg);
+      ClockResult want =
           timekeeper::SysClockGetres(getres_id, ctx, hrtimer_res, hz);
+      // clock_getres(id, NULL): the return value alone.
+      if (null_arg && want.ret == 0) want = ClockResult::Ok(Timespec64{0, 0});
       r.answered = got.has_value();
       r.error = got && got->ret != 0;
       r.ok = got && *got == want;
@@ -333,8 +356,11 @@ absl::StatusOr<OracleRunReport> RunOracleCheck(
         if (entry == variants::EntryPoint::kClockGetres) {
           getres_next = (getres_next + 1) % num_clocks;
         }
+        // Every other read of a row passes NULL where a caller may
+        // (gettimeofday(&tv, NULL), time(NULL), clock_getres(id, NULL)).
+        const bool null_arg = stats.reads % 2 == 1;
         const EntryRead r = ReadEntryPoint(
-            *reader, entry, id, access, page->data(), hooks, oracle,
+            *reader, entry, id, null_arg, access, page->data(), hooks, oracle,
             tk.timekeeper(), ctx, publisher.context.hrtimer_res, getres_hz);
         ++stats.reads;
         ++report.reads;
@@ -351,10 +377,7 @@ absl::StatusOr<OracleRunReport> RunOracleCheck(
           if (report.failures.size() < kMaxFailures) {
             report.failures.push_back(absl::StrFormat(
                 "%s at true time %d ns, counter %#x: vDSO %s, syscall %s",
-                entry == variants::EntryPoint::kClockGetres
-                    ? absl::StrFormat("clock_getres(%d)", id)
-                    : stats.name,
-                t, ctx.cycles,
+                EntryCall(entry, id, null_arg), t, ctx.cycles,
                 r.answered ? r.got
                 : hooks.fault
                     ? absl::StrCat("(", vdso::DescribeFault(*hooks.fault), ")")

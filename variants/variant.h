@@ -110,6 +110,9 @@ class SimReader {
   // (plugin ABI v3). The simulation checks them on settled pages
   // (sim/entry_points.h). Each is nullopt when the reader lacks it or the
   // call was abandoned (it asked to retry) or faulted (access.Fault()).
+  // With `null_arg`, the pointer a caller may leave NULL is NULL, as in
+  // gettimeofday(&tv, NULL), time(NULL) and clock_getres(id, NULL): the
+  // answer is then the return value (and tv), the rest zero.
   bool has_other_entry_points() const {
     return has_entry_point(EntryPoint::kGettimeofday) ||
            has_entry_point(EntryPoint::kTime) ||
@@ -120,7 +123,8 @@ class SimReader {
   // clock_getres(), LOW_RES_NSEC); 0: the simulated kernel's.
   virtual int config_hz() const { return 0; }
   virtual std::optional<GtodResult> Gettimeofday(vdso::HookedAccess& /*access*/,
-                                                 const uint8_t* /*page*/) {
+                                                 const uint8_t* /*page*/,
+                                                 bool /*null_arg*/) {
     return std::nullopt;
   }
   // time(): its return value and what it stored through its argument.
@@ -129,12 +133,14 @@ class SimReader {
     int64_t stored = 0;
   };
   virtual std::optional<TimeResult> Time(vdso::HookedAccess& /*access*/,
-                                         const uint8_t* /*page*/) {
+                                         const uint8_t* /*page*/,
+                                         bool /*null_arg*/) {
     return std::nullopt;
   }
   virtual std::optional<ClockResult> ClockGetres(vdso::HookedAccess& /*access*/,
                                                  const uint8_t* /*page*/,
-                                                 ClockId /*clock*/) {
+                                                 ClockId /*clock*/,
+                                                 bool /*null_arg*/) {
     return std::nullopt;
   }
 };

@@ -180,6 +180,25 @@ absl::StatusOr<std::string> Edit(const std::string& tree_root, Defect d,
       }
       break;
     }
+    case Defect::kTimeNull: {
+      const size_t f = text.find("__cvdso_time_data(");
+      if (f == std::string::npos) return Missing(*rel, "__cvdso_time_data()");
+      if (!ReplaceAfter(text, f, "\tif (time)\n\t\t*time = t;",
+                        "\t*time = t;")) {
+        return Missing(*rel, "time()'s `if (time)`");
+      }
+      break;
+    }
+    case Defect::kGetresNull: {
+      const size_t f = text.find("__cvdso_clock_getres_common(");
+      if (f == std::string::npos) {
+        return Missing(*rel, "__cvdso_clock_getres_common()");
+      }
+      if (!ReplaceAfter(text, f, "if (likely(res)) {", "if (1) {")) {
+        return Missing(*rel, "clock_getres()'s `if (likely(res))`");
+      }
+      break;
+    }
     case Defect::kVdsoTimeWrapper: {
       const size_t f = text.find("__vdso_time(");
       if (f == std::string::npos) return Missing(*rel, "__vdso_time()");
@@ -210,7 +229,7 @@ std::vector<Defect> AllDefects() {
 
 std::vector<Defect> OtherEntryPointDefects() {
   return {Defect::kGettimeofdayUsec, Defect::kTimeMonotonic,
-          Defect::kGetresCoarseHres};
+          Defect::kGetresCoarseHres, Defect::kTimeNull, Defect::kGetresNull};
 }
 
 std::vector<Defect> TimensDefects() {
@@ -242,6 +261,10 @@ const char* DefectName(Defect d) {
       return "time-monotonic";
     case Defect::kGetresCoarseHres:
       return "getres-coarse-hres";
+    case Defect::kTimeNull:
+      return "time-null";
+    case Defect::kGetresNull:
+      return "getres-null";
     case Defect::kVdsoTimeWrapper:
       return "vdso-time-wrapper";
   }

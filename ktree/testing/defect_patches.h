@@ -60,6 +60,13 @@ enum class Defect {
   // __cvdso_clock_getres_common() answering the coarse clocks with
   // hrtimer_res instead of LOW_RES_NSEC.
   kGetresCoarseHres,
+  // __cvdso_time_data() storing through its argument without the NULL
+  // test: time(NULL), the common call, crashes.
+  kTimeNull,
+  // __cvdso_clock_getres_common() storing the resolution without its
+  // `if (likely(res))`: clock_getres(id, NULL), which POSIX allows,
+  // crashes.
+  kGetresNull,
   // x86's exported __vdso_time() wrapper (arch/x86/entry/vdso/
   // vclock_gettime.c) adding a second: code vdsolab compiles but never
   // runs (it calls __cvdso_time_data()), so the build notes that nothing

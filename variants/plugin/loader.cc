@@ -456,16 +456,18 @@ class PluginSimReader final : public SimReader {
   }
   int config_hz() const override { return static_cast<int>(other_.config_hz); }
   std::optional<GtodResult> Gettimeofday(vdso::HookedAccess& access,
-                                         const uint8_t* page) override {
+                                         const uint8_t* page,
+                                         bool null_arg) override {
     if (other_.gettimeofday == nullptr) return std::nullopt;
     vdsolab_timeval tv{0, 0};
     vdsolab_timezone tz{0, 0};
     int32_t ret = 0;
     bool out_of_bounds = false;
-    if (!GuardedCall<I>(access, page, nullptr, &out_of_bounds,
-                        [&](const vdsolab_ops* ops) {
-                          ret = other_.gettimeofday(ops, page, &tv, &tz);
-                        })) {
+    if (!GuardedCall<I>(
+            access, page, nullptr, &out_of_bounds, [&](const vdsolab_ops* ops) {
+              ret =
+                  other_.gettimeofday(ops, page, &tv, null_arg ? nullptr : &tz);
+            })) {
       return std::nullopt;
     }
     if (out_of_bounds) return GtodResult{-kEfault};
@@ -475,14 +477,15 @@ class PluginSimReader final : public SimReader {
                       tz.tz_dsttime};
   }
   std::optional<TimeResult> Time(vdso::HookedAccess& access,
-                                 const uint8_t* page) override {
+                                 const uint8_t* page, bool null_arg) override {
     if (other_.time == nullptr) return std::nullopt;
     int64_t stored = 0;
     int64_t ret = 0;
     bool out_of_bounds = false;
     if (!GuardedCall<I>(access, page, nullptr, &out_of_bounds,
                         [&](const vdsolab_ops* ops) {
-                          ret = other_.time(ops, page, &stored);
+                          ret = other_.time(ops, page,
+                                            null_arg ? nullptr : &stored);
                         }) ||
         out_of_bounds || ret == VDSOLAB_ABANDONED) {
       return std::nullopt;
@@ -490,15 +493,16 @@ class PluginSimReader final : public SimReader {
     return TimeResult{ret, stored};
   }
   std::optional<ClockResult> ClockGetres(vdso::HookedAccess& access,
-                                         const uint8_t* page,
-                                         ClockId clock) override {
+                                         const uint8_t* page, ClockId clock,
+                                         bool null_arg) override {
     if (other_.clock_getres == nullptr) return std::nullopt;
     vdsolab_timespec res{0, 0};
     int32_t ret = 0;
     bool out_of_bounds = false;
     if (!GuardedCall<I>(access, page, nullptr, &out_of_bounds,
                         [&](const vdsolab_ops* ops) {
-                          ret = other_.clock_getres(ops, page, clock, &res);
+                          ret = other_.clock_getres(ops, page, clock,
+                                                    null_arg ? nullptr : &res);
                         })) {
       return std::nullopt;
     }
