@@ -353,6 +353,20 @@ void Checker::OnCall(const CallRecord& call) {
              call);
       return;
     }
+    if (call.fault->returned) {
+      Report(Property::kLivelock, Verdict::kDefect,
+             absl::StrFormat("the call ran for over %.0f ms before it returned",
+                             call.fault->seconds * 1000),
+             absl::StrFormat("%s returned after over %.0f ms of CPU (%d loop "
+                             "iteration(s) seen), where a vDSO call takes "
+                             "microseconds: a spin, as a quarter of the "
+                             "--call-timeout bound counts, whether or not "
+                             "the machine finishes it under the bound",
+                             Name(call.clock), call.fault->seconds * 1000,
+                             call.iterations),
+             call);
+      return;
+    }
     Report(
         Property::kLivelock, Verdict::kDefect,
         absl::StrFormat("the call spun for %.1f s without returning",

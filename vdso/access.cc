@@ -43,6 +43,12 @@ std::string FaultCause(const CallFault& fault) {
 
 std::string DescribeFault(const CallFault& fault) {
   if (fault.kind == CallFault::Kind::kSpin) {
+    if (fault.returned) {
+      return absl::StrFormat(
+          "ran for over %.0f ms before it returned: a spin (a quarter of the "
+          "--call-timeout bound)",
+          fault.seconds * 1000);
+    }
     return absl::StrFormat("%s for %.1f s: stopped by the watchdog",
                            fault.blocked ? "blocked" : "spun", fault.seconds);
   }

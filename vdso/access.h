@@ -51,6 +51,11 @@ struct CallFault {
   // ...or was asleep in the kernel (a sleep, a futex or I/O wait): a vDSO
   // call never blocks.
   bool blocked = false;
+  // kSpin: the call returned, but after the watchdog saw it run for a
+  // quarter of its bound (`seconds`: that threshold): a spin all the same,
+  // whether or not this machine was fast enough to finish it under the bound
+  // (variants/plugin/call_guard.h's RunContained()).
+  bool returned = false;
   // kCrash without a signal: the code called exit(status) (or _exit(),
   // _Exit()), which would have ended vdsolab with that status.
   int exit_status = -1;

@@ -289,6 +289,17 @@ void Watchdog() {
       const uint64_t cpu_ns = CpuNs(slot.cpu_clock);
       const uint64_t cpu_ms = (cpu_ns - slot.cpu_at_start) / 1000000;
       if (limit == 0) continue;
+      // Slow: a spin if it returns (RunContained()); not while loading
+      // (its own bound). Stored with the call's number, so that a call
+      // that has just ended is not taken for the next one.
+      const uint64_t slow = std::max(2 * kWatchdogPeriodMs, limit / 4);
+      if (g->min_limit_ms.load(std::memory_order_relaxed) == 0 &&
+          cpu_ms >= slow) {
+        // The threshold, not the time seen: a report must not depend on
+        // when the watchdog looked.
+        g->slow_ms.store(slow, std::memory_order_relaxed);
+        g->slow_call.store(calls, std::memory_order_relaxed);
+      }
       if (slot.signals == 0) {
         // Asleep in vdsolab's own callback (a write to a full pipe) is not
         // the foreign code's.
@@ -492,6 +503,14 @@ vdso::CallFault FaultFrom(int code, GuardState& g) {
       f.address = address - reinterpret_cast<uintptr_t>(in.dli_fbase);
     }
   }
+  return f;
+}
+
+vdso::CallFault SlowFault(GuardState& g) {
+  vdso::CallFault f;
+  f.kind = vdso::CallFault::Kind::kSpin;
+  f.returned = true;
+  f.seconds = static_cast<double>(g.slow_ms.load()) / 1000.0;
   return f;
 }
 

@@ -75,6 +75,10 @@ struct GuardState {
   // The bound of the call running now, if it has its own (RunContained's
   // min_seconds); 0: the process-wide one.
   std::atomic<uint64_t> min_limit_ms{0};
+  // A call the watchdog saw run for a quarter of its bound (RunContained()):
+  // its number (`calls` then) and that threshold, in ms.
+  std::atomic<uint64_t> slow_call{0};
+  std::atomic<uint64_t> slow_ms{0};
   // WARN() traps resumed on this thread (RegisterWarnSites()), and the
   // address of the last: read by the caller after its calls.
   std::atomic<uint64_t> warns{0};
@@ -113,6 +117,9 @@ inline void Leave(GuardState& g) {
   g.in_host.store(0, std::memory_order_relaxed);
 }
 vdso::CallFault FaultFrom(int code, GuardState& g);
+// The fault of a call that returned after the watchdog saw it run for a
+// quarter of its bound (slow_call).
+vdso::CallFault SlowFault(GuardState& g);
 // The fault of a call that returned after calling fork().
 vdso::CallFault ForkFault(GuardState& g);
 // After a callback: jump out now if the watchdog asked while inside it.
@@ -146,8 +153,13 @@ void ThreadExitCalled();
 void RegisterWarnSites(const std::vector<uintptr_t>& sites);
 
 // Runs `fn` (which calls into foreign code) contained; nullopt when it
-// returned normally, else the fault. `fn` must not hold resources across
-// the foreign call that a jump past it would leak.
+// returned normally, else the fault. A call that returned after running
+// for a quarter of its bound of CPU time (at least two watchdog periods) is
+// a spin fault too (CallFault::returned): whether such a call would have
+// been stopped or returns just under the bound depends on the machine's
+// speed, and a replay must reach the run's verdict. A vDSO call takes
+// microseconds; 250 ms at the default bound is 10^5 times that. `fn` must not
+// hold resources across the foreign call that a jump past it would leak.
 template <class Fn>
 std::optional<vdso::CallFault> RunContained(Fn&& fn) {
   return RunContained(call_guard_internal::ThisThread(), fn);
@@ -174,6 +186,10 @@ std::optional<vdso::CallFault> RunContained(call_guard_internal::GuardState& g,
     call_guard_internal::Leave(g);
     if (g.forked.load(std::memory_order_relaxed) != 0) [[unlikely]] {
       return call_guard_internal::ForkFault(g);
+    }
+    if (g.slow_call.load(std::memory_order_relaxed) ==
+        g.calls.load(std::memory_order_relaxed)) [[unlikely]] {
+      return call_guard_internal::SlowFault(g);
     }
     return std::nullopt;
   }

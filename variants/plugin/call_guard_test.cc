@@ -465,7 +465,7 @@ TEST(CallGuardThreads, AReusedSlotStartsWithACleanWatchdogRecord) {
   std::thread a([&] {
     burn(600000000);
     a_fault = RunContained(call_guard_internal::ThisThread(),
-                           [&] { burn(60000000); });
+                           [&] { burn(50000000); });
   });
   a.join();
   std::thread b([&] {
@@ -705,6 +705,32 @@ TEST(CallGuard, ARegisteredWarnTrapGoesOnAndAnyOtherUd2IsACrash) {
   EXPECT_EQ(bug->signal, SIGILL);
   EXPECT_EQ(r, 0);
   EXPECT_EQ(g.warns.load(), before + 1);
+}
+
+// A call that returns after running for a quarter of its bound is a spin
+// all the same (RunContained()): stopped at the bound or returned just
+// under it, the verdict must be one. A call well under a quarter is not.
+TEST(CallGuardThreads, ACallThatReturnsAfterAQuarterOfItsBoundIsASpin) {
+  SetCallTimeLimit(0.4);  // A quarter: 100 ms.
+  auto burn = [](int64_t ns) {
+    const int64_t start = ThreadCpuNs();
+    while (ThreadCpuNs() - start < ns) {
+    }
+  };
+  call_guard_internal::GuardState& g = call_guard_internal::ThisThread();
+  const std::optional<vdso::CallFault> slow =
+      RunContained(g, [&] { burn(300000000); });
+  const std::optional<vdso::CallFault> quick =
+      RunContained(g, [&] { burn(30000000); });
+  SetCallTimeLimit(1.0);
+  ASSERT_TRUE(slow.has_value());
+  EXPECT_EQ(slow->kind, vdso::CallFault::Kind::kSpin);
+  EXPECT_TRUE(slow->returned);
+  EXPECT_DOUBLE_EQ(slow->seconds, 0.1);  // The threshold, not the time seen.
+  EXPECT_NE(vdso::DescribeFault(*slow).find("ran for over 100 ms"),
+            std::string::npos)
+      << vdso::DescribeFault(*slow);
+  EXPECT_FALSE(quick.has_value()) << vdso::DescribeFault(*quick);
 }
 
 }  // namespace vdsolab::variants
