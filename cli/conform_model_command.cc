@@ -53,6 +53,12 @@ int ConformModel(const ParsedFlags& flags) {
                    std::string(tree_profile.status().message())));
     return kExitBadInput;
   }
+  if (!tree_profile->probe_fault.empty()) {
+    std::fprintf(stderr,
+                 "vdsolab: note: probing the tree's era: %s; judged by the "
+                 "era's profile without backports\n",
+                 tree_profile->probe_fault.c_str());
+  }
   const timekeeper::TimekeeperProfile* profile = &tree_profile->profile;
   ktime::ConformOptions o;
   o.ops = flags.Uint("ops").value_or(100000);

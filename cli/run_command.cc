@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/kernel_time_variant.h"
 #include "cli/variant_flags.h"
 #include "sim/formats.h"
 #include "sim/run.h"
@@ -154,7 +155,8 @@ int Run(const ParsedFlags& flags) {
       Fail(absl::StrFormat("%s: [variant]: %s", path, s.message()));
       return kExitBadInput;
     }
-    if (loaded != nullptr && loaded->name != scenario->run.reader) {
+    // A paired writer's name carries the reader's ("example-c@ktime-...").
+    if (loaded != nullptr && loaded->name != ReaderOf(scenario->run.reader)) {
       return FailInScenario(
           file, absl::InvalidArgumentError(absl::StrFormat(
                     "%s = \"%s\": the [variant] section loads variant %s; "

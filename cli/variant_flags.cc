@@ -260,8 +260,9 @@ std::vector<FlagSpec> VariantFlags(bool many) {
                "returned after this much CPU time, or (a plugin or kernel "
                "tree) has been asleep in the kernel for as long, or after 30 "
                "times it of wall time, is stopped and reported as spinning "
-               "or blocked; one that returns after a quarter of it is "
-               "reported as spinning too (0: never)",
+               "or blocked; a plugin's or kernel tree's call that returns "
+               "after a quarter of it is reported as spinning too (0: "
+               "never)",
                "1s", 0, 3600e9),
   };
 }

@@ -108,6 +108,9 @@ absl::StatusOr<timekeeper::TimekeeperProfile> ProfileForTree(
 struct TreeProfile {
   timekeeper::TimekeeperProfile profile;
   std::vector<std::string> backports;
+  // The tree's code faulted while probed (a patch's bug): its backports
+  // are unknown, the era's profile is used as it is. "" if it did not.
+  std::string probe_fault;
 };
 absl::StatusOr<TreeProfile> ProfileForKernelTime(const KernelTime& kt,
                                                  const std::string& version);

@@ -767,7 +767,8 @@ absl::StatusOr<RunResult> RunRandom(const Scenario& scenario,
         ++spins >= options.max_spins) {
       result.stopped_early = true;
       result.stop_reason = absl::StrFormat(
-          "%d calls spun or blocked past the time bound", spins);
+          "%d calls spun, blocked or ran past a quarter of the time bound",
+          spins);
       break;
     }
     // Abandoned after the loop budget (Checker: "the reader kept looping").

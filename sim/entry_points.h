@@ -22,7 +22,7 @@
 //                 the extremes: hrtimer_res, LOW_RES_NSEC at the code's
 //                 CONFIG_HZ, or the syscall's own answer for the ids the
 //                 vDSO passes on. Every id on a view's first probe, then
-//                 one id in turn per probe (a probe costs eight calls).
+//                 one id in turn per probe (a probe costs seven calls).
 // Each is called twice: with its pointer argument, and with NULL where a
 // caller may pass it (gettimeofday(&tv, NULL), time(NULL),
 // clock_getres(id, NULL): the common calls, which must store nothing and

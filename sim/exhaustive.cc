@@ -691,7 +691,9 @@ absl::StatusOr<ExploreResult> Explore(const Scenario& s,
     if (spun && ++spins >= options.max_spins) {
       // Each such interleaving costs the wall-time bound.
       result.stop_reason = absl::StrFormat(
-          "%d interleavings spun or blocked past the time bound", spins);
+          "%d interleavings spun, blocked or ran past a quarter of the time "
+          "bound",
+          spins);
     }
     // Abandoned with the loop budget spent (no answer, no fault).
     // (An execution cut at an explored state has no answer either.)

@@ -96,8 +96,10 @@ absl::StatusOr<std::string> ReplayRandom(const Scenario& scenario,
     absl::StrAppendFormat(&o, "returned %s%s\n", FormatClockResult(*c.result),
                           c.fell_back ? " (from the syscall fallback)" : "");
   } else if (c.fault) {
-    absl::StrAppendFormat(&o, "did not return: %s\n",
-                          vdso::DescribeFault(*c.fault));
+    absl::StrAppendFormat(
+        &o, "%s: %s\n",
+        c.fault->returned ? "returned too late" : "did not return",
+        vdso::DescribeFault(*c.fault));
   } else {
     absl::StrAppendFormat(&o, "abandoned (livelock budget)\n");
   }
@@ -161,8 +163,10 @@ absl::StatusOr<std::string> ReplayExhaustive(const Scenario& s,
     absl::StrAppendFormat(&o, "returned %s\n",
                           FormatClockResult(*e->call.result));
   } else if (e->call.fault) {
-    absl::StrAppendFormat(&o, "did not return: %s\n",
-                          vdso::DescribeFault(*e->call.fault));
+    absl::StrAppendFormat(
+        &o, "%s: %s\n",
+        e->call.fault->returned ? "returned too late" : "did not return",
+        vdso::DescribeFault(*e->call.fault));
   }
   if (e->call.read_counter) {
     absl::StrAppendFormat(&o, "counter: %#x at %d ns\n", e->call.counter,

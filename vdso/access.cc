@@ -45,8 +45,8 @@ std::string DescribeFault(const CallFault& fault) {
   if (fault.kind == CallFault::Kind::kSpin) {
     if (fault.returned) {
       return absl::StrFormat(
-          "ran for over %.0f ms before it returned: a spin (a quarter of the "
-          "--call-timeout bound)",
+          "ran for over %.0f ms before it returned: a spin (a quarter of "
+          "the call's time bound)",
           fault.seconds * 1000);
     }
     return absl::StrFormat("%s for %.1f s: stopped by the watchdog",

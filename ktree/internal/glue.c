@@ -221,6 +221,10 @@ static inline __attribute__((always_inline)) void quiet_note(struct call* c,
 static VDSOLAB_SLOW void page_load(struct call* c, const uint8_t* p,
                                    uint32_t size) {
   uint32_t offset = (uint32_t)(p - c->page);
+  /* A namespace's own page: not a load the host steps for, so never
+   * handed over (quiet_sync()), even by the budget's may_retry(). */
+  const int own_page = c->time_page != 0 && offset < c->time_page;
+  if (own_page) ++c->quiet_mark;
   if (++c->loads > VDSOLAB_LOAD_BUDGET) ask_may_retry(c);
   if (c->time_page != 0) {
     /* A namespace's view. Its own page is written once, before the
@@ -228,10 +232,7 @@ static VDSOLAB_SLOW void page_load(struct call* c, const uint8_t* p,
      * its seq (1 for good) is not the time page's: no preemption point,
      * nothing for the seq protocol. The time page's seq words are where
      * they are in the time page. */
-    if (offset < c->time_page) {
-      ++c->quiet_mark; /* Not a load the host steps for (quiet_sync()). */
-      return;
-    }
+    if (own_page) return;
     if (offset < 2 * c->time_page) offset -= (uint32_t)c->time_page;
   }
   if (c->quiet != NULL) {

@@ -231,10 +231,14 @@ std::string ShimsFingerprint() {
 absl::StatusOr<Compiler> DetectCompiler(const std::string& cc) {
   Compiler c;
   c.cc = cc.empty() ? "gcc" : cc;
+  // Named as the user chose it: the flag, or the default.
+  const std::string named =
+      cc.empty() ? "gcc (the default; --kernel-cc chooses another)"
+                 : "--kernel-cc=" + cc;
   absl::StatusOr<RunOutput> v = RunProgram({c.cc, "--version"});
   if (!v.ok() || v->exit_code != 0) {
     return absl::InvalidArgumentError(
-        absl::StrFormat("--kernel-cc=%s: cannot run it (%s)", c.cc,
+        absl::StrFormat("%s: cannot run it (%s)", named,
                         v.ok() ? "exit " + std::to_string(v->exit_code)
                                : std::string(v.status().message())));
   }
@@ -242,14 +246,14 @@ absl::StatusOr<Compiler> DetectCompiler(const std::string& cc) {
   c.first_line = std::string(Trim(v->output.substr(0, v->output.find('\n'))));
   c.clang = Contains(v->output, "clang");
   if (!c.clang && !Contains(v->output, "Free Software Foundation")) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "--kernel-cc=%s: neither gcc nor clang (%s)", c.cc, c.first_line));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: neither gcc nor clang (%s)", named, c.first_line));
   }
   absl::StatusOr<RunOutput> inc =
       RunProgram({c.cc, "-print-file-name=include"});
   if (!inc.ok() || inc->exit_code != 0) {
     return absl::InvalidArgumentError(
-        absl::StrFormat("--kernel-cc=%s: no compiler include directory", c.cc));
+        absl::StrFormat("%s: no compiler include directory", named));
   }
   c.resource_include = std::string(Trim(inc->output));
   return c;

@@ -215,6 +215,9 @@ bool ResumeWarn(GuardState& g, void* uctx) {
   g.warns.store(g.warns.load(std::memory_order_relaxed) + 1,
                 std::memory_order_relaxed);
   g.last_warn.store(pc, std::memory_order_relaxed);
+  if (g.first_warn.load(std::memory_order_relaxed) == 0) {
+    g.first_warn.store(pc, std::memory_order_relaxed);
+  }
   return true;
 #else
   (void)g;

@@ -79,10 +79,12 @@ struct GuardState {
   // its number (`calls` then) and that threshold, in ms.
   std::atomic<uint64_t> slow_call{0};
   std::atomic<uint64_t> slow_ms{0};
-  // WARN() traps resumed on this thread (RegisterWarnSites()), and the
-  // address of the last: read by the caller after its calls.
+  // WARN() traps resumed on this thread (RegisterWarnSites()), the
+  // address of the last, and of the first since the caller last set
+  // first_warn to 0: read by the caller after its calls.
   std::atomic<uint64_t> warns{0};
   std::atomic<uint64_t> last_warn{0};
+  std::atomic<uint64_t> first_warn{0};
 };
 
 // This thread's state once registered (RegisterThisThread()), else
@@ -210,8 +212,16 @@ template <class Fn>
   std::memcpy(&outer, &g.env, sizeof outer);
   const int in_host = g.in_host.load(std::memory_order_relaxed);
   const int spin_pending = g.spin_pending.load(std::memory_order_relaxed);
+  const bool outer_slow = g.slow_call.load(std::memory_order_relaxed) ==
+                          g.calls.load(std::memory_order_relaxed);
   g.active.store(0, std::memory_order_relaxed);
   std::optional<vdso::CallFault> fault = RunContained(g, fn);
+  // The rest of the outer call under a number of its own: the watchdog's
+  // count starts over there (the inner call's CPU time is not the outer
+  // one's), and a slowness it saw before stays the outer call's.
+  const uint64_t rest = g.calls.load(std::memory_order_relaxed) + 1;
+  g.calls.store(rest, std::memory_order_relaxed);
+  if (outer_slow) g.slow_call.store(rest, std::memory_order_relaxed);
   std::memcpy(&g.env, &outer, sizeof outer);
   g.spin_pending.store(spin_pending, std::memory_order_relaxed);
   g.in_host.store(in_host, std::memory_order_relaxed);
