@@ -22,14 +22,15 @@ constexpr uint64_t kSeed = 0x6b74696d65;  // "ktime"
 struct Tree {
   KernelTime kt;
   std::string version;
+  TreeProfile profile;  // ProfileForKernelTime()'s.
 };
 
 bool Installed(const std::string& tarball) {
   return access(tarball.c_str(), R_OK) == 0;
 }
 
-// Builds (cache under $TEST_TMPDIR) and loads the Debian tree; a failure
-// is a test failure.
+// Builds (cache under $TEST_TMPDIR) and loads the Debian tree, with the
+// model's profile for it; a failure is a test failure.
 std::optional<Tree> LoadTree(const std::string& tarball) {
   BuildOptions o;
   o.tree = tarball;
@@ -41,7 +42,10 @@ std::optional<Tree> LoadTree(const std::string& tarball) {
   absl::StatusOr<KernelTime> kt = KernelTime::Load(b->so_path);
   EXPECT_TRUE(kt.ok()) << kt.status();
   if (!kt.ok()) return std::nullopt;
-  return Tree{*kt, b->version};
+  absl::StatusOr<TreeProfile> tp = ProfileForKernelTime(*kt, b->version);
+  EXPECT_TRUE(tp.ok()) << tp.status();
+  if (!tp.ok()) return std::nullopt;
+  return Tree{*kt, b->version, *tp};
 }
 
 class ConformTest : public ::testing::TestWithParam<const char*> {};
@@ -52,9 +56,7 @@ TEST_P(ConformTest, ModelAgreesWithTheTreeAfterEveryOperation) {
   if (!Installed(tarball)) GTEST_SKIP() << tarball << " is not installed";
   std::optional<Tree> tree = LoadTree(tarball);
   ASSERT_TRUE(tree.has_value());
-  absl::StatusOr<TreeProfile> tp =
-      ProfileForKernelTime(tree->kt, tree->version);
-  ASSERT_TRUE(tp.ok()) << tp.status();
+  TreeProfile* tp = &tree->profile;
   // Debian's 6.12.117 and .118 have 6.13's max_raw_delta check (kernel/time/
   // timekeeping_internal.h); 6.1 the MSB check x86 selects.
   EXPECT_EQ(tp->backports, (tree->version.starts_with("6.12")
@@ -89,9 +91,7 @@ TEST_P(ConformTest, AWarnGoesOnAfterItsTrap) {
   if (!Installed(tarball)) GTEST_SKIP() << tarball << " is not installed";
   std::optional<Tree> tree = LoadTree(tarball);
   ASSERT_TRUE(tree.has_value());
-  absl::StatusOr<TreeProfile> tp =
-      ProfileForKernelTime(tree->kt, tree->version);
-  ASSERT_TRUE(tp.ok()) << tp.status();
+  TreeProfile* tp = &tree->profile;
   ConformOptions o;
   o.ops = 25000;
   o.seed = 1;
@@ -113,9 +113,7 @@ TEST_P(ConformTest, FindsAndShrinksAModelDefect) {
   if (!Installed(tarball)) GTEST_SKIP() << tarball << " is not installed";
   std::optional<Tree> tree = LoadTree(tarball);
   ASSERT_TRUE(tree.has_value());
-  absl::StatusOr<TreeProfile> tp =
-      ProfileForKernelTime(tree->kt, tree->version);
-  ASSERT_TRUE(tp.ok());
+  TreeProfile* tp = &tree->profile;
   timekeeper::TimekeeperProfile* profile = &tp->profile;
   profile->defects.adjtimex_forwards_and_clears_error = true;
   ConformOptions o;
