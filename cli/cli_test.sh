@@ -253,6 +253,30 @@ out=$(cd "$tmp/names/sub" && "$abs_bin" run named.toml 2>&1)
 if grep -qxF "replay it: vdsolab replay scenario-seed1.replay.toml" <<<"$out"
 then echo "ok   replay_name_empty"; else
   echo "FAIL replay_name_empty: $(tail -3 <<<"$out")"; failures=$((failures + 1)); fi
+# With a variant given by flag the default name carries it: one scenario
+# run against two variants in turn keeps both replays, each reproducing
+# against its own variant.
+rm -f "$tmp/names/sub/"coarse-step-back*.replay.toml
+for v in upstream 6.15; do
+  out=$(cd "$tmp/names/sub" && "$abs_bin" run "$scen/coarse-step-back.toml" \
+    --variant=$v 2>&1)
+  f="coarse-step-back-$v-seed1.replay.toml"
+  if grep -qxF "replay it: vdsolab replay $f" <<<"$out" &&
+     [ -f "$tmp/names/sub/$f" ]; then echo "ok   replay_name_variant ($v)"
+  else echo "FAIL replay_name_variant ($v): $(tail -3 <<<"$out")"
+    failures=$((failures + 1)); fi
+done
+for v in upstream 6.15; do
+  expect "replay_name_variant_reproduces_$v" 1 "REPRODUCED" -- \
+    replay "$tmp/names/sub/coarse-step-back-$v-seed1.replay.toml"
+  if grep -qxF "reader = \"$v\"" \
+      "$tmp/names/sub/coarse-step-back-$v-seed1.replay.toml"; then
+    echo "ok   replay_name_variant_is_$v"; else
+    echo "FAIL replay_name_variant_is_$v"; failures=$((failures + 1)); fi
+done
+if [ -e "$tmp/names/sub/coarse-step-back-seed1.replay.toml" ]; then
+  echo "FAIL replay_name_variant: the name without the variant was written"
+  failures=$((failures + 1)); else echo "ok   replay_name_variant_only"; fi
 # An explicit path that needs quoting is quoted: the printed command pastes.
 out=$("$bin" run "$scen/coarse-step-back.toml" \
   --replay_out="$tmp/names/it's a replay.toml" 2>&1)

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
@@ -27,13 +28,21 @@ constexpr char kReaderKey[] = "run.reader";
 // Writes the replay scenario; its path, or "" (said on stderr) if it could
 // not be written. By default "<name>-seed<N>.replay.toml" in the working
 // directory, the name made a safe file-name stem (a scenario's name is free
-// text: "../x" or "a/b" must not choose the directory).
+// text: "../x" or "a/b" must not choose the directory); with a variant
+// given by flag, "<name>-<variant>-seed<N>.replay.toml": runs of one
+// scenario against several variants, one after another, keep each one's
+// replay instead of the last overwriting the others.
 std::string WriteReplay(const sim::Scenario& replay, const std::string& name,
-                        uint64_t seed, const std::string& replay_out) {
+                        const std::string& flag_variant, uint64_t seed,
+                        const std::string& replay_out) {
+  const std::string stem =
+      flag_variant.empty()
+          ? SafeFileStem(name)
+          : absl::StrCat(SafeFileStem(name), "-", SafeFileStem(flag_variant));
   const std::string out = ResolveOutputPath(
       !replay_out.empty()
           ? replay_out
-          : absl::StrFormat("%s-seed%d.replay.toml", SafeFileStem(name), seed));
+          : absl::StrFormat("%s-seed%d.replay.toml", stem, seed));
   std::ofstream file(out);
   file << sim::ScenarioToToml(replay);
   file.close();
@@ -203,8 +212,10 @@ int Run(const ParsedFlags& flags) {
                                     : outcome->replays.front().error);
     } else {
       minimal = &*outcome->replays.front().scenario;
-      replay_file = WriteReplay(*minimal, scenario->name, scenario->run.seed,
-                                flags.String("replay-out"));
+      replay_file =
+          WriteReplay(*minimal, scenario->name,
+                      NamesAVariant(flags) ? std::string(variant.name) : "",
+                      scenario->run.seed, flags.String("replay-out"));
     }
   }
   if (format == "json") {
@@ -321,7 +332,9 @@ Command RunCommand() {
                    "the file's run.seed"),
       MakeFlag("replay-out", FlagKind::kString, "FILE",
                "where to write the replay file of a failure",
-               "<scenario>-seed<N>.replay.toml"),
+               "<scenario>-seed<N>.replay.toml, or "
+               "<scenario>-<variant>-seed<N>.replay.toml for a variant given "
+               "by flag"),
       AcceptFlag(),
       MakeChoice("format", {"text", "json", "tap"},
                  "the report: text for people, json (docs/json.md) for "

@@ -63,9 +63,10 @@ expect late_end_caught 1 "replay it: vdsolab replay" -- \
   run "$scen/exhaustive-monotonic.toml" --kernel-time="$t612" \
   --patch="$tmp/late-end.diff"
 expect late_end_replay 1 "REPRODUCED" -- \
-  replay "$tmp/exhaustive-monotonic-seed1.replay.toml"
+  replay "$tmp/exhaustive-monotonic-6.10-ktime-$v612+late-end-seed1.replay.toml"
 expect late_end_fixed 0 "FIXED" -- \
-  replay "$tmp/exhaustive-monotonic-seed1.replay.toml" --kernel-time="$t612"
+  replay "$tmp/exhaustive-monotonic-6.10-ktime-$v612+late-end-seed1.replay.toml" \
+  --kernel-time="$t612"
 
 # timekeeping.c: RAW gains one shifted nanosecond per tick.
 mkdir -p "$tmp/t/a/kernel/time" "$tmp/t/b/kernel/time"
