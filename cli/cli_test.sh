@@ -253,6 +253,18 @@ out=$(cd "$tmp/names/sub" && "$abs_bin" run named.toml 2>&1)
 if grep -qxF "replay it: vdsolab replay scenario-seed1.replay.toml" <<<"$out"
 then echo "ok   replay_name_empty"; else
   echo "FAIL replay_name_empty: $(tail -3 <<<"$out")"; failures=$((failures + 1)); fi
+# A reader paired with a kernel tree's timekeeper ("6.10@ktime-...", as a
+# replay of a --kernel-time run names it) without that tree loaded: bad
+# input, not a run of the plain reader under the model's writer.
+expect paired_name_without_tree 2 "which no --kernel-time loaded" -- \
+  run "$scen/baseline.toml" --variant=6.10@ktime-6.12.118+fix
+expect paired_name_without_tree_compare 2 "which no --kernel-time loaded" -- \
+  compare --scenarios="$scen" --variant=upstream,6.10@ktime-6.12.118
+printf 'name = "p"\n[run]\nreader = "6.10@ktime-6.12.118"\n' \
+  > "$tmp/paired.toml"
+expect paired_name_without_tree_key 2 \
+  'paired.toml:3:10: run.reader = "6.10@ktime-6.12.118": reader 6.10' -- \
+  run "$tmp/paired.toml"
 # With a variant given by flag the default name carries it: one scenario
 # run against two variants in turn keeps both replays, each reproducing
 # against its own variant.

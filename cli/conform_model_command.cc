@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/kernel_time_variant.h"
 #include "common/json.h"
 #include "ktime/conform.h"
 #include "ktime/kernel_time.h"
@@ -40,6 +41,7 @@ int ConformModel(const ParsedFlags& flags) {
     return kExitBadInput;
   }
   if (flags.Bool("verbose")) std::fputs(built->build_log.c_str(), stderr);
+  NoteUncompiledFiles(*built);
   absl::StatusOr<ktime::KernelTime> kt =
       ktime::KernelTime::Load(built->so_path);
   if (!kt.ok()) {

@@ -4,6 +4,7 @@
 #include <deque>
 #include <memory>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "cli/cli_util.h"
@@ -30,6 +31,16 @@ Loaded*& State() {
 
 }  // namespace
 
+void NoteUncompiledFiles(const ktime::BuiltKernelTime& built) {
+  if (built.uncompiled_files.empty()) return;
+  std::fprintf(stderr,
+               "vdsolab: note: %s: the patches also change %s, which the "
+               "kernel/time build does not compile (it compiles "
+               "timekeeping.c, ntp.c, vsyscall.c, time.c and clocksource.c "
+               "and what they include): those changes are not tested\n",
+               built.name.c_str(), built.uncompiled_files.c_str());
+}
+
 absl::Status LoadKernelTime(const std::string& tree,
                             const std::vector<std::string>& patches,
                             const std::string& cc) {
@@ -53,6 +64,7 @@ absl::Status LoadKernelTime(const std::string& tree,
     return absl::InvalidArgumentError(absl::StrFormat(
         "--kernel-time=%s: %s", tree, source.status().message()));
   }
+  NoteUncompiledFiles(built);
   auto loaded = std::make_unique<Loaded>();
   loaded->tree = options.tree;
   loaded->patches = options.patches;
@@ -82,6 +94,29 @@ std::string KernelTimeDefaultReader() {
 std::string ReaderOf(const std::string& name) {
   const size_t at = name.find("@ktime-");
   return at == std::string::npos ? name : name.substr(0, at);
+}
+
+absl::Status CheckPairedName(const std::string& name, const std::string& what,
+                             bool any_tree) {
+  const size_t at = name.find("@ktime-");
+  if (at == std::string::npos) return absl::OkStatus();
+  const std::string tree = name.substr(at + 1);
+  const std::string given = absl::StartsWith(what, "--")
+                                ? absl::StrFormat("%s=%s", what, name)
+                                : absl::StrFormat("%s = \"%s\"", what, name);
+  if (State() == nullptr) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: reader %s paired with kernel tree %s, which no --kernel-time "
+        "loaded (give the tree with --kernel-time=TREE and the --patch "
+        "files it was built with, or name the reader alone)",
+        given, name.substr(0, at), tree));
+  }
+  if (!any_tree && tree != State()->source.name) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: names kernel tree %s, but --kernel-time loaded %s",
+                        given, tree, State()->source.name));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::vector<const variants::Variant*>> PairWithKernelTime(

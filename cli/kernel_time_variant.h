@@ -16,6 +16,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "ktime/ktime.h"
 #include "variants/variant.h"
 
 namespace vdsolab::cli {
@@ -25,6 +26,10 @@ namespace vdsolab::cli {
 absl::Status LoadKernelTime(const std::string& tree,
                             const std::vector<std::string>& patches,
                             const std::string& cc);
+
+// On stderr: the files the patches change that the tree's kernel/time
+// build does not compile (BuiltKernelTime::uncompiled_files), if any.
+void NoteUncompiledFiles(const ktime::BuiltKernelTime& built);
 
 // Whether LoadKernelTime() ran; its tree and patches as given resolved.
 bool KernelTimeLoaded();
@@ -37,6 +42,15 @@ std::string KernelTimeDefaultReader();
 
 // "6.10@ktime-6.12.117" -> "6.10"; other names unchanged.
 std::string ReaderOf(const std::string& name);
+
+// A name given for a reader (`what`: the flag or key it came from) that
+// names a pairing ("6.10@ktime-6.12.117+fix") needs a tree loaded by
+// --kernel-time, and unless `any_tree` that very tree: otherwise the run
+// would be the plain reader's (or another tree's) while the name says the
+// named tree wrote the page. `any_tree`: a recorded reader, run again
+// against another build of the tree (a replay with the fix).
+absl::Status CheckPairedName(const std::string& name, const std::string& what,
+                             bool any_tree);
 
 // Each reader paired with the tree's timekeeper. A reader of another page
 // layout is bad input, or with `skip_other_layouts` left out (with a note).

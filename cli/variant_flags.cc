@@ -353,6 +353,12 @@ absl::StatusOr<std::vector<const variants::Variant*>> ChooseReaders(
     const std::string& fallback_key) {
   absl::StatusOr<std::vector<const variants::Variant*>> loaded = Load(flags);
   if (!loaded.ok()) return loaded.status();
+  if (absl::Status s = CheckPairedName(
+          fallback, fallback_key.empty() ? "the default reader" : fallback_key,
+          true);
+      !s.ok()) {
+    return s;
+  }
   fallback = ReaderOf(fallback);
   if (KernelTimeLoaded()) {
     // The default reader reads another layout than the tree writes: the
@@ -367,6 +373,8 @@ absl::StatusOr<std::vector<const variants::Variant*>> ChooseReaders(
   }
   std::vector<const variants::Variant*> chosen;
   for (const std::string& named : flags.List("variant")) {
+    if (absl::Status s = CheckPairedName(named, "--variant", false); !s.ok())
+      return s;
     const std::string name = ReaderOf(named);
     absl::StatusOr<const variants::Variant*> v = variants::FindVariant(name);
     if (!v.ok()) return v.status();

@@ -63,4 +63,23 @@ printf -- '--- a/nothing.c\n+++ b/nothing.c\n@@ -1 +1 @@\n-x\n+y\n' \
 expect bad_patch 2 "bogus.diff" -- \
   conform-model --kernel-tree="$t612" --patch="$tmp/bogus.diff"
 
+# A patch to a file the build does not compile (hrtimer.c) would run the
+# unpatched tree under its name: bad input. Beside a compiled change, a
+# note names it.
+mkdir -p "$tmp/h/a/kernel/time" "$tmp/h/b/kernel/time"
+tar -xOf "$t612" --wildcards --no-wildcards-match-slash \
+  '*/kernel/time/hrtimer.c' > "$tmp/h/a/kernel/time/hrtimer.c"
+sed '1a /* vdsolab test: a change nothing here compiles */' \
+  "$tmp/h/a/kernel/time/hrtimer.c" > "$tmp/h/b/kernel/time/hrtimer.c"
+(cd "$tmp/h" && diff -u a/kernel/time/hrtimer.c b/kernel/time/hrtimer.c) \
+  > "$tmp/hrtimer.diff"
+expect uncompiled_patch 2 \
+  "hrtimer.diff: changes none of the files the kernel/time build compiles" -- \
+  conform-model --kernel-tree="$t612" --patch="$tmp/hrtimer.diff" --ops=500
+cat "$tmp/ntp-pll.diff" "$tmp/hrtimer.diff" > "$tmp/ntp-and-hrtimer.diff"
+expect uncompiled_file_noted 1 \
+  "also change kernel/time/hrtimer.c, which the kernel/time build does not" -- \
+  conform-model --kernel-tree="$t612" --patch="$tmp/ntp-and-hrtimer.diff" \
+  --ops=500
+
 exit $failures

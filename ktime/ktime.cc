@@ -1,11 +1,16 @@
 #include "ktime/ktime.h"
 
+#include <filesystem>
 #include <map>
+#include <set>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
 #include "common/sha256.h"
 #include "ktime/internal/embedded.h"
 #include "ktree/internal/diagnostics.h"
@@ -22,7 +27,7 @@ namespace {
 namespace ki = ::vdsolab::ktree::internal;
 using ki::JoinPath;
 
-constexpr char kCacheLayout[] = "ktime-v2";
+constexpr char kCacheLayout[] = "ktime-v3";
 
 // What a tarball's extraction keeps: the vDSO build's subset (ResolveTree
 // checks it is an x86 tree with the generic vDSO) and kernel/time.
@@ -197,6 +202,73 @@ absl::Status Run(const std::vector<std::string>& argv, const std::string& what,
   return absl::OkStatus();
 }
 
+// The files the compiler read for `objects` (their -MD dependency files,
+// "X.o.d"), relative to `src` where they are under it.
+absl::StatusOr<std::set<std::string>> CompiledFiles(
+    const std::string& src, const std::vector<std::string>& objects) {
+  std::set<std::string> files;
+  const std::filesystem::path root =
+      std::filesystem::path(src).lexically_normal();
+  for (const std::string& obj : objects) {
+    absl::StatusOr<std::string> d = ki::ReadFile(obj + ".d");
+    if (!d.ok()) continue;  // shims.o: vdsolab's own, no tree file.
+    // "obj: dep dep \\\n dep ...": every word but the target and the
+    // continuations; a path with a space does not occur in a tree.
+    bool target = true;
+    for (absl::string_view w :
+         absl::StrSplit(*d, absl::ByAnyChar(" \t\n"), absl::SkipEmpty())) {
+      if (target) {
+        target = !absl::EndsWith(w, ":");
+        continue;
+      }
+      if (w == "\\") continue;
+      const std::filesystem::path rel = std::filesystem::path(std::string(w))
+                                            .lexically_normal()
+                                            .lexically_relative(root);
+      if (!rel.empty() && *rel.begin() != "..") files.insert(rel.string());
+    }
+  }
+  return files;
+}
+
+// A patch must change what the objects are compiled from: kernel/time is
+// mirrored whole (its headers, its Makefile), but only timekeeping.c,
+// ntp.c, vsyscall.c, time.c, clocksource.c and what they include are
+// built, and a patch that changes none of them (hrtimer.c, a vDSO reader
+// header) would be run under its name as the unpatched tree. Such a patch
+// is bad input; the files of a patch that changes some of them and others
+// besides are returned (space-separated) for a note.
+absl::StatusOr<std::string> UncompiledFiles(
+    const std::vector<ki::Patch>& patches,
+    const std::vector<ki::Applied>& applied, const std::string& src,
+    const std::vector<std::string>& objects) {
+  if (patches.empty()) return std::string();
+  absl::StatusOr<std::set<std::string>> compiled = CompiledFiles(src, objects);
+  if (!compiled.ok()) return compiled.status();
+  std::vector<std::string> uncompiled;
+  for (size_t i = 0; i < patches.size() && i < applied.size(); ++i) {
+    std::vector<std::string> outside = applied[i].skipped;
+    bool any = false;
+    for (const std::string& f : applied[i].touched) {
+      if (compiled->contains(f)) {
+        any = true;
+      } else {
+        outside.push_back(f);
+      }
+    }
+    if (!any) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--patch=%s: changes none of the files the kernel/time build "
+          "compiles (it changes %s; the build compiles kernel/time's "
+          "timekeeping.c, ntp.c, vsyscall.c, time.c and clocksource.c and "
+          "the headers they include)",
+          patches[i].given, absl::StrJoin(outside, ", ")));
+    }
+    uncompiled.insert(uncompiled.end(), outside.begin(), outside.end());
+  }
+  return absl::StrJoin(uncompiled, " ");
+}
+
 absl::StatusOr<BuiltKernelTime> Build(const ki::TreeSource& tree,
                                       const std::vector<ki::Patch>& patches,
                                       const ki::Compiler& cc,
@@ -225,6 +297,7 @@ absl::StatusOr<BuiltKernelTime> Build(const ki::TreeSource& tree,
   what += ")";
 
   std::string src = tree.root;
+  std::vector<ki::Applied> applied;  // One per patch.
   if (!patches.empty()) {
     src = JoinPath(scratch.path(), "tree");
     for (const std::string& rel : KtimeSubset()) {
@@ -236,6 +309,7 @@ absl::StatusOr<BuiltKernelTime> Build(const ki::TreeSource& tree,
       absl::StatusOr<ki::Applied> a =
           ki::ApplyPatch(p, src, scratch.path(), log, KtimeSubset());
       if (!a.ok()) return a.status();
+      applied.push_back(std::move(*a));
     }
   }
   // ktree's generated asm-generic wrappers and unistd_64.h; then the
@@ -298,10 +372,11 @@ absl::StatusOr<BuiltKernelTime> Build(const ki::TreeSource& tree,
                     {"--param", "tsan-instrument-func-entry-exit=0"});
       }
     }
-    argv.insert(
-        argv.end(),
-        {absl::StrFormat("-DKBUILD_BASENAME=\"%s\"", unit), "-c",
-         JoinPath(glue, absl::StrFormat("glue_%s.c", unit)), "-o", obj});
+    // The files it read (-MD): what a patch must change to be tested.
+    argv.insert(argv.end(), {absl::StrFormat("-DKBUILD_BASENAME=\"%s\"", unit),
+                             "-MD", "-MF", obj + ".d", "-c",
+                             JoinPath(glue, absl::StrFormat("glue_%s.c", unit)),
+                             "-o", obj});
     if (absl::Status s = Run(argv, "compile error " + what, prefixes, log);
         !s.ok()) {
       return s;
@@ -325,6 +400,9 @@ absl::StatusOr<BuiltKernelTime> Build(const ki::TreeSource& tree,
     return s;
   }
   objects.push_back(shims_obj);
+  absl::StatusOr<std::string> uncompiled =
+      UncompiledFiles(patches, applied, src, objects);
+  if (!uncompiled.ok()) return uncompiled.status();
   const std::string ver = JoinPath(scratch.path(), "exports.ver");
   if (absl::Status s = ki::WriteFileAtomic(
           ver, "{ global: vdsolab_ktime_api; local: *; };\n");
@@ -350,8 +428,10 @@ absl::StatusOr<BuiltKernelTime> Build(const ki::TreeSource& tree,
   b.version = version->String();
   b.name = "ktime-" + b.version;
   for (const ki::Patch& p : patches) b.name += "+" + p.name;
-  if (absl::Status s = ki::WriteFileAtomic(JoinPath(out_dir, "meta"),
-                                           b.version + "\n" + b.name + "\n");
+  b.uncompiled_files = *uncompiled;
+  if (absl::Status s = ki::WriteFileAtomic(
+          JoinPath(out_dir, "meta"),
+          b.version + "\n" + b.name + "\n" + b.uncompiled_files + "\n");
       !s.ok()) {
     return s;
   }
@@ -400,8 +480,9 @@ absl::StatusOr<BuiltKernelTime> BuildKernelTime(const BuildOptions& options) {
       BuiltKernelTime b;
       b.so_path = JoinPath(dir, "ktime.so");
       b.version = meta->substr(0, meta->find('\n'));
-      b.name = meta->substr(meta->find('\n') + 1);
-      if (!b.name.empty() && b.name.back() == '\n') b.name.pop_back();
+      const std::vector<std::string> lines = absl::StrSplit(*meta, '\n');
+      b.name = lines.size() > 1 ? lines[1] : "";
+      b.uncompiled_files = lines.size() > 2 ? lines[2] : "";
       b.from_cache = true;
       b.build_log = log + "cache hit: " + dir + "\n";
       return b;

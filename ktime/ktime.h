@@ -36,6 +36,9 @@ struct BuiltKernelTime {
   std::string name;     // "ktime-6.12.117", "+patch" per patch.
   bool from_cache = false;
   std::string build_log;
+  // Files the patches change that the build does not compile (it compiles
+  // some others they change), space-separated: for a note.
+  std::string uncompiled_files;
 };
 
 // Builds (or finds in the cache) the tree's timekeeping object. Errors a

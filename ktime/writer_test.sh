@@ -30,6 +30,10 @@ v612="6.12.$(tar -xJOf "$t612" linux-source-6.12/Makefile 2>/dev/null |
   sed -n 's/^SUBLEVEL = //p' | head -1)"
 expect clean_612_reader 0 "variant 6.10@ktime-$v612" -- \
   run "$scen/preempted-readers.toml" --kernel-time="$t612"
+# A reader named as paired with another build of the tree: bad input.
+expect paired_other_tree 2 "but --kernel-time loaded ktime-$v612" -- \
+  run "$scen/baseline.toml" --kernel-time="$t612" \
+  --variant="6.10@ktime-$v612+other"
 expect clean_612_exhaustive 0 "PASS" -- \
   run "$scen/exhaustive-monotonic.toml" --kernel-time="$t612"
 expect clean_612_json 0 '"first_difference": ""' -- \

@@ -277,8 +277,9 @@ absl::StatusOr<ReplayOutcome> Replay(const Scenario& scenario,
         &out.text,
         "\nNOT COMPARABLE: with variant %s the schedule diverged before the "
         "call, so this replay says nothing of a fix; run the scenario it came "
-        "from with %s (vdsolab run SCENARIO --variant=%s)\n",
-        variant.name, variant.name, variant.name);
+        "from with %s (vdsolab run SCENARIO and the variant flags given "
+        "here)\n",
+        variant.name, variant.name);
   } else if (other) {
     absl::StrAppendFormat(&out.text,
                           "\nFIXED: variant %s does not show what %s did on "
