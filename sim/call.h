@@ -81,6 +81,7 @@ struct CallRecord {
   // the reader answered one clock with another's syscall.
   ClockId fallback_clock = 0;
   uint32_t iterations = 0;       // Loop iterations (spins and retries).
+  uint32_t fallbacks = 0;        // Fallback system calls it made.
   uint32_t stores_during = 0;    // Writer stores that landed mid-call.
   uint32_t reordered_loads = 0;  // Loads that saw an earlier page state.
   // kvm-clock: the answer came through the pvclock page (the counter above
@@ -115,7 +116,7 @@ struct CallRecord {
     counter_ns = 0;
     counter_step_ns = 0;
     counter_fence_broken = false;
-    begin_seq = fallback_update = iterations = stores_during = 0;
+    begin_seq = fallback_update = iterations = fallbacks = stores_during = 0;
     fallback_result = ClockResult{};
     fallback_clock = 0;
     reordered_loads = 0;

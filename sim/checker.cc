@@ -204,32 +204,39 @@ void Checker::OnAuxCall(const CallRecord& call, PerReader& reader) {
 // in exact integer ns. Judging that against the oracle is judging the
 // answer against the oracle plus the offset, and it lets the cross-reader
 // properties (causality) compare namespace and initial readers on one
-// timeline. An answer that is not a normalised timespec is left as it is,
-// so that property 4 reports it.
+// timeline. An answer that is not a normalised timespec moves by the same
+// offset and stays as unnormalised as it was (the same whole seconds
+// carried in tv_nsec), so that property 4 reports it while the others
+// judge the instant it names, as they do outside a namespace; left on the
+// namespace's timeline it made causality and cross-clock defects of a
+// correct instant.
 void Checker::UnshiftResult(ClockId clock, ClockResult* r) const {
-  if (r->ret != 0 || r->ts.tv_nsec < 0 ||
-      r->ts.tv_nsec >= static_cast<int64_t>(kNsecPerSec)) {
-    return;
-  }
+  if (r->ret != 0) return;
+  const __int128 nsec_per_sec = kNsecPerSec;
+  // Whole seconds tv_nsec carries beyond [0, 1 s), as ns: 0 when normalised.
+  __int128 carried = r->ts.tv_nsec % nsec_per_sec;
+  if (carried < 0) carried += nsec_per_sec;
+  carried = r->ts.tv_nsec - carried;
   const timekeeper::TimensOffsets offsets{scenario_.kernel.timens_monotonic,
                                           scenario_.kernel.timens_boottime};
   const Timespec64 off =
       timekeeper::TimensAdd(clock, offsets, Timespec64{0, 0});
   const __int128 ns = ToNs(r->ts) - ToNs(off);
-  const __int128 nsec_per_sec = kNsecPerSec;
   __int128 sec = ns / nsec_per_sec;
   __int128 rem = ns % nsec_per_sec;
   if (rem < 0) {
     rem += nsec_per_sec;
     --sec;
   }
+  sec -= carried / nsec_per_sec;
+  rem += carried;
   r->ts = Timespec64{static_cast<int64_t>(sec), static_cast<int64_t>(rem)};
 }
 
 CallRecord Checker::Unshift(const CallRecord& call) const {
   CallRecord out = call;
   // Judged on the initial namespace's timeline from here on, whatever
-  // the answer (an unnormalised one is left as it is, for property 4).
+  // the answer (an unnormalised one stays unnormalised, for property 4).
   out.timens = false;
   UnshiftResult(call.clock, &*out.result);
   // The syscall's answer held the offsets too.
@@ -390,11 +397,33 @@ void Checker::OnCall(const CallRecord& call) {
                            scenario_.checks.livelock_budget),
            call);
   }
+  // A vDSO call makes its fallback system call once; one that makes them
+  // in a loop (each charged the syscall's simulated time until the budget
+  // is spent) is livelocked too.
+  if (call.result && call.fallbacks > scenario_.checks.livelock_budget) {
+    ++coverage_.livelocks;
+    Report(Property::kLivelock, Verdict::kDefect,
+           "the reader made the fallback system call in a loop",
+           absl::StrFormat("%s returned after %d fallback system calls "
+                           "(a vDSO call makes one; the loop budget is %d)",
+                           Name(call.clock), call.fallbacks,
+                           scenario_.checks.livelock_budget),
+           call);
+  }
   if (!call.result) {
     ++coverage_.livelocks;
+    // A reader gives up when may_retry() says stop, which it says once the
+    // budget is spent; a plugin may give up before it asks.
     Report(Property::kLivelock, Verdict::kDefect, "the reader kept looping",
-           absl::StrFormat("%s abandoned after %d loop iterations",
-                           Name(call.clock), call.iterations),
+           call.iterations > scenario_.checks.livelock_budget
+               ? absl::StrFormat("%s abandoned after %d loop iterations",
+                                 Name(call.clock), call.iterations)
+               : absl::StrFormat(
+                     "%s gave up (VDSOLAB_ABANDONED) after %d loop "
+                     "iteration(s), before may_retry() said stop (it says "
+                     "so after %d)",
+                     Name(call.clock), call.iterations,
+                     scenario_.checks.livelock_budget),
            call);
     return;
   }

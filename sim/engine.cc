@@ -138,7 +138,13 @@ class RandomHooks : public vdso::AccessHooks {
   ClockResult Fallback(ClockId clock) override {
     if (reorder_ppm_ != 0) Reorderable();
     rec_->fell_back = true;
-    Step(t_.syscall_ns);
+    // Past the loop budget the call is a livelock finding (the checker):
+    // its further system calls take no simulated time, so that a reader
+    // calling the fallback in a loop cannot spend the run's duration in
+    // one call and leave everything else unchecked.
+    const bool over_budget =
+        ++rec_->fallbacks > w_.scenario->checks.livelock_budget;
+    Step(over_budget ? 0 : t_.syscall_ns);
     if (reorder_ppm_ != 0) Barrier();  // A system call orders everything.
     // The syscall waits out an update in progress, then reads that state.
     const UpdateRecord& u = w_.writer->LatestStartedAt(lane().now);

@@ -2,10 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "sim/entry_points_test_reader.h"
 #include "sim/exhaustive.h"
 #include "variants/upstream.h"
+#include "variants/variant.h"
 
 namespace vdsolab::sim {
 namespace {
@@ -156,6 +158,42 @@ TEST(Engine, ProbesTheOtherEntryPointsOnSettledPages) {
   EXPECT_EQ(e->entry_points_wrong, 2u);  // time() and time(NULL).
   ASSERT_EQ(e->entry_point_violations.size(), 1u);
   EXPECT_NE(e->entry_point_violations[0].why.find("time()"), std::string::npos);
+}
+
+// A reader that makes its fallback system call a million times for
+// MONOTONIC, each answer right: at the syscall's simulated cost the one
+// call would take the whole run (0.25 s), and the clock it answers wrong
+// (REALTIME, 0) would never be checked. The loop is a livelock finding,
+// and the run goes on to find the wrong answers.
+std::optional<ClockResult> FallsBackInALoop(vdso::HookedAccess& access,
+                                            const uint8_t* page,
+                                            ClockId clock) {
+  if (clock != kClockMonotonic) return ClockResult::Ok(Timespec64{0, 0});
+  ClockResult r = ClockResult::Error(-22);
+  for (int i = 0; i < 1000000; ++i) r = access.Fallback(clock);
+  (void)page;
+  return r;
+}
+
+TEST(Engine, FallbackSystemCallsInALoopAreALivelock) {
+  variants::Variant looping = Upstream();
+  looping.make_sim_reader = variants::MakeStateless<FallsBackInALoop>;
+  Scenario s = Basic();
+  s.run.duration_ns = 100000000;  // 0.1 s.
+  s.readers.resize(1);
+  s.readers[0].clocks = {kClockMonotonic, kClockRealtime};
+  auto r = RunRandom(s, looping);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->failed);
+  EXPECT_GT(r->stats[static_cast<size_t>(Property::kLivelock) - 1].defects, 0u)
+      << Summary(*r);
+  EXPECT_GT(r->stats[static_cast<size_t>(Property::kExact) - 1].defects, 0u)
+      << Summary(*r);
+  bool named = false;
+  for (const Violation& v : r->violations) {
+    named = named || absl::StrContains(v.why, "fallback system call in a loop");
+  }
+  EXPECT_TRUE(named) << Summary(*r);
 }
 
 TEST(Engine, SameSeedSameResult) {

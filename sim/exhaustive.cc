@@ -355,6 +355,7 @@ class ScriptedHooks : public vdso::AccessHooks {
 
   ClockResult Fallback(ClockId clock) override {
     rec_->fell_back = true;
+    ++rec_->fallbacks;
     // The syscall waits out an update in progress, then reads it.
     const size_t p = Applied();
     if (p > 0 && p < w_->stores && Pending(p - 1).update == Pending(p).update) {

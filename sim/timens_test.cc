@@ -102,6 +102,41 @@ TEST(Timens, AnUnnormalisedAnswerInTheNamespaceIsReported) {
   EXPECT_GT(r->stats[static_cast<int>(Property::kSane) - 1].defects, 0u);
 }
 
+// The right instant in an unnormalised timespec (a second moved from
+// tv_sec into tv_nsec): property 4 reports it, and the properties that
+// compare instants judge the instant, as outside a namespace. Left on the
+// namespace's timeline, the answer made causality (against the initial
+// namespace's reader) and cross-clock defects of a correct instant.
+std::optional<ClockResult> CarriesASecondInTheNamespace(
+    vdso::HookedAccess& access, const uint8_t* page, ClockId clock) {
+  std::optional<ClockResult> r =
+      vdso::upstream::ClockGettime(access, page, clock);
+  if (r && r->ret == 0 && clock == kClockMonotonic &&
+      page == access.timens_view()) {
+    r->ts.tv_sec -= 1;
+    r->ts.tv_nsec += 1000000000;
+  }
+  return r;
+}
+
+TEST(Timens, AnUnnormalisedRightInstantIsOnlyUnnormalised) {
+  variants::Variant broken = variants::UpstreamVariant();
+  broken.make_sim_reader =
+      variants::MakeStateless<CarriesASecondInTheNamespace>;
+  Scenario s = InNamespace();
+  s.run.duration_ns = 80000000;  // Past the frequency change at 50 ms.
+  auto r = RunRandom(s, broken);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  auto stats = [&](Property p) { return r->stats[static_cast<int>(p) - 1]; };
+  EXPECT_GT(stats(Property::kSane).defects, 0u);
+  EXPECT_GT(stats(Property::kCausal).checked, 1000u);
+  EXPECT_EQ(stats(Property::kCausal).defects, 0u);
+  EXPECT_GT(stats(Property::kCrossClock).checked, 1000u);
+  EXPECT_EQ(stats(Property::kCrossClock).defects, 0u);
+  EXPECT_EQ(stats(Property::kMonotonic).defects, 0u);
+  EXPECT_EQ(stats(Property::kTorn).defects, 0u);
+}
+
 TEST(Timens, AVariantWithoutTheTimensPathIsRefusedNotMisjudged) {
   absl::StatusOr<const variants::Variant*> era = variants::FindVariant("6.1");
   ASSERT_TRUE(era.ok());
