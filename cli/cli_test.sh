@@ -57,7 +57,7 @@ fi
 scen="${TEST_SRCDIR:-.}/vdsolab/scenarios"
 tmp="${TEST_TMPDIR:-/tmp}"
 for s in baseline preempted-readers ntp-settime-pause unordered-rdtsc \
-         pause-past-max-cycles; do
+         pause-past-max-cycles long-idle nsec-boundary; do
   expect "run_$s" 0 "PASS: every property held." -- run "$scen/$s.toml"
 done
 for s in skewed-cpus narrow-counter; do

@@ -83,6 +83,11 @@ struct VariantResult {
   // Scenarios whose namespace readers ran in the initial namespace: the
   // variant has no VDSO_CLOCKMODE_TIMENS path (Variant::timens).
   std::vector<std::string> outside_namespace;
+  // Scenarios a kernel tree's timekeeper (--kernel-time) does not run
+  // (clocksource changes, aux clocks), with why: not a failure of the
+  // variant, and said as such.
+  std::vector<std::string> not_run;
+  std::string not_run_why;
 };
 
 // A variant without the time namespace path cannot be run with readers in
@@ -250,6 +255,15 @@ void RunInto(const sim::Scenario& s, const std::string& scenario_name,
   options.replays = sim::ReplayPolicy::kFirstPerProperty;
   options.accept_known = accept_known;
   absl::StatusOr<sim::Outcome> run = sim::Run(s, v, options);
+  // A scenario outside what a tree's timekeeper runs (sim/writer.cc's
+  // BootTree(): a precondition of the writer, not of the reader).
+  if (!run.ok() && v.timekeeping != nullptr &&
+      run.status().code() == absl::StatusCode::kFailedPrecondition) {
+    r.not_run.push_back(scenario_name);
+    if (r.not_run_why.empty())
+      r.not_run_why = std::string(run.status().message());
+    return;
+  }
   if (!run.ok()) {
     r.failures.push_back(FailureNote{"(run)", scenario_name, "error",
                                      std::string(run.status().message()), "",
@@ -336,7 +350,7 @@ std::string FormatJson(const std::vector<VariantResult>& results,
         "\"vdso_answers\": %d, \"syscalls\": %d, \"page_errors\": %d, "
         "\"failures\": [%s], "
         "\"divergence_vs_raw\": {%s}, \"incomplete\": [%s], "
-        "\"outside_namespace\": [%s]}",
+        "\"outside_namespace\": [%s], \"not_run\": [%s]}",
         JsonQuote(r.variant->name), JsonQuote(r.variant->provenance),
         absl::StrJoin(props, ", "), r.vdso_answers, r.syscalls, r.page_errors,
         absl::StrJoin(fails, ", "), absl::StrJoin(divs, ", "),
@@ -345,6 +359,10 @@ std::string FormatJson(const std::vector<VariantResult>& results,
                         out->append(JsonQuote(s));
                       }),
         absl::StrJoin(r.outside_namespace, ", ",
+                      [](std::string* out, const std::string& s) {
+                        out->append(JsonQuote(s));
+                      }),
+        absl::StrJoin(r.not_run, ", ",
                       [](std::string* out, const std::string& s) {
                         out->append(JsonQuote(s));
                       })));
@@ -453,6 +471,10 @@ std::string FormatTable(const std::vector<VariantResult>& results,
                             "of %s ran in the initial namespace.\n",
                             absl::StrJoin(r.outside_namespace, ", "));
     }
+    if (!r.not_run.empty()) {
+      absl::StrAppendFormat(&o, "  Not run: %s (%s).\n",
+                            absl::StrJoin(r.not_run, ", "), r.not_run_why);
+    }
   }
   absl::StrAppendFormat(&o, "\n## First failure per variant and property\n\n");
   bool any = false;
@@ -509,6 +531,10 @@ std::string FormatTap(const std::vector<VariantResult>& results,
                               "#   no time namespace path: the namespace "
                               "readers of %s ran in the initial namespace\n",
                               absl::StrJoin(r.outside_namespace, ", "));
+      }
+      if (i == 0 && !r.not_run.empty()) {
+        absl::StrAppendFormat(&o, "#   not run: %s (%s)\n",
+                              absl::StrJoin(r.not_run, ", "), r.not_run_why);
       }
       if (!fails) continue;
       for (const FailureNote& note : r.failures) {
