@@ -415,6 +415,18 @@ expect plugin_crash_is_a_finding 1 "the call crashed (SIGSEGV)" -- \
   --replay_out="$tmp/segv.replay.toml"
 expect plugin_crash_replays 1 "did not return: crashed (SIGSEGV" -- \
   replay "$tmp/segv.replay.toml" --variant-so="${bad}_segv.so"
+# A plugin that changes the working directory does not move the replay
+# file away from where vdsolab says it wrote it.
+mkdir -p "$tmp/cd"
+rm -f "$tmp/cd/"*.toml
+abs_bad=$(realpath "${bad}_chdir.so")
+out=$(cd "$tmp/cd" && "$abs_bin" run "$scen/baseline.toml" \
+  --variant-so="$abs_bad" 2>&1)
+f=baseline-misbehaving-chdir-seed1.replay.toml
+if grep -qxF "replay it: vdsolab replay $f" <<<"$out" && [ -f "$tmp/cd/$f" ]
+then echo "ok   plugin_chdir_replay_stays"; else
+  echo "FAIL plugin_chdir_replay_stays: $(tail -3 <<<"$out")"
+  failures=$((failures + 1)); fi
 # A clock only the syscall can answer (CPU time, an invalid id) answered
 # from the page is inexact whatever the value.
 expect plugin_unserved_clock 1 \

@@ -1,5 +1,6 @@
 #include "cli/cli_util.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -164,7 +165,19 @@ std::string ResolveInputPath(const std::string& path) {
   return path;  // Let the open fail with the user's own spelling.
 }
 
+namespace {
+int g_start_dir = -1;  // RememberStartDirectory()'s descriptor.
+}  // namespace
+
+void RememberStartDirectory() {
+  if (g_start_dir < 0)
+    g_start_dir = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+}
+
 std::string ResolveOutputPath(const std::string& path) {
+  // A plugin's or tree's chdir() is undone before vdsolab writes (its own
+  // code never changes directory). A failure leaves the directory as it is.
+  if (g_start_dir >= 0) (void)fchdir(g_start_dir);
   if (!path.empty() && path[0] == '/') return path;
   if (const char* wd = std::getenv("BUILD_WORKING_DIRECTORY")) {
     return std::string(wd) + "/" + path;

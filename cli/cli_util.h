@@ -76,6 +76,11 @@ std::string AbsoluteInputPath(const std::string& path);
 // root.
 std::string ParentDir(const std::string& path);
 std::string ResolveOutputPath(const std::string& path);
+// The working directory vdsolab started in, kept open (main(), before any
+// code under test runs): ResolveOutputPath() returns to it first, so that
+// code under test that calls chdir() does not move vdsolab's output files
+// away from the paths it prints.
+void RememberStartDirectory();
 
 // A file-name stem made from free text (a scenario's `name`, a variant's):
 // the bytes [A-Za-z0-9._+-] kept, every other byte '-', no leading '.' or

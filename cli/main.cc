@@ -55,6 +55,7 @@ int Dispatch(const Command& command, const std::vector<std::string>& args) {
 }
 
 int Main(int argc, char** argv) {
+  RememberStartDirectory();
   std::vector<std::string> args(argv + 1, argv + argc);
   const std::vector<Command> commands = Commands();
   if (args.empty() || args[0].empty() || args[0][0] == '-') {

@@ -51,6 +51,8 @@
  *      outside any call
  *   28 reads the counter with kind 99 (no such instruction), then answers
  *      the syscall's time
+ *   40 changes the working directory to / and answers CLOCK_MONOTONIC with
+ *      0: vdsolab's replay file must still go where it says it went
  */
 #define _GNU_SOURCE /* nanosleep(), quick_exit() */
 
@@ -245,6 +247,11 @@ static int32_t Misbehave(const struct vdsolab_ops* ops, const uint8_t* page,
     case 28:
       sink += ops->read_counter(ops->ctx, 99);
       return ops->fallback(ops->ctx, clock, ts);
+    case 40:
+      sink += (uint64_t)chdir("/");
+      ts->tv_sec = 0;
+      ts->tv_nsec = (int64_t)(seq & 0u);
+      return 0;
   }
   return -22;
 }
