@@ -156,8 +156,13 @@ std::string Checker::Name(ClockId clock) const {
 // sanity and monotonicity within one setting of the clock.
 void Checker::OnAuxCall(const CallRecord& call, PerReader& reader) {
   const ClockResult& r = *call.result;
+  // An aux clock the syscall refused throughout (not enabled) is as
+  // unserved as an invalid id: its record holds no time to judge an answer
+  // by, and an answer from another clock's record was judged only as torn.
+  const bool unserved = !call.fell_back && AuxUnservedDuring(call);
+  if (unserved) CheckUnservedAnswer(call);
   const AuxRecord* state =
-      call.fell_back ? nullptr : CheckAuxExactAndTorn(call);
+      call.fell_back || unserved ? nullptr : CheckAuxExactAndTorn(call);
   Seen seen;
   seen.value_ns = ToNs(r.ts);
   seen.call_index = call.index;

@@ -285,6 +285,9 @@ class Checker {
   void MeasureDivergence(const CallRecord& call, const Seen& seen);
   void CheckVdsoError(const CallRecord& call);
   void CheckUnservedAnswer(const CallRecord& call);
+  // An aux clock the syscall refused at the call's start and at its end
+  // (not enabled): only the syscall answers it then.
+  bool AuxUnservedDuring(const CallRecord& call) const;
   void CheckPvclockStable(const CallRecord& call);
   // The variant's syscall for the call's clock as the call ends (the
   // state and counter then, the scenario's RTC and aux clocks).

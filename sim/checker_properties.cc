@@ -65,6 +65,18 @@ void Checker::CheckUnservedAnswer(const CallRecord& call) {
       call);
 }
 
+bool Checker::AuxUnservedDuring(const CallRecord& call) const {
+  if (SyscallAtEnd(call).ret == 0) return false;
+  const UpdateRecord& u = writer_->LatestStartedAt(call.start_ns);
+  timekeeper::SyscallContext ctx;
+  ctx.cycles = writer_->SyscallCounter(u, call.cpu_start, call.start_ns);
+  ctx.has_rtc = scenario_.kernel.has_rtc;
+  ctx.aux_timekeepers = writer_->AuxStatesAt(call.start_ns);
+  return variants::VariantSyscall(*variant_, writer_->publish_context(), u.tk,
+                                  call.clock, ctx)
+             .ret != 0;
+}
+
 void Checker::CheckPvclockStable(const CallRecord& call) {
   // 1: kvm-clock from the page is valid only under PVCLOCK_TSC_STABLE_BIT,
   // which promises synchronised TSCs; without it vread_pvclock() returns

@@ -8,6 +8,7 @@
 #include "sim/exhaustive.h"
 #include "variants/upstream.h"
 #include "variants/variant.h"
+#include "vdso/upstream_reader.h"
 
 namespace vdsolab::sim {
 namespace {
@@ -192,6 +193,37 @@ TEST(Engine, FallbackSystemCallsInALoopAreALivelock) {
   bool named = false;
   for (const Violation& v : r->violations) {
     named = named || absl::StrContains(v.why, "fallback system call in a loop");
+  }
+  EXPECT_TRUE(named) << Summary(*r);
+}
+
+// CLOCK_AUX (16) answered from CLOCK_MONOTONIC's record while no aux
+// clock is enabled: the syscall refuses it (-EINVAL), so any answer from
+// the page is inexact, whatever torn says of its fields.
+std::optional<ClockResult> AnswersAuxFromMonotonic(vdso::HookedAccess& access,
+                                                   const uint8_t* page,
+                                                   ClockId clock) {
+  return vdso::upstream::ClockGettime(
+      access, page, clock == kClockAux ? kClockMonotonic : clock);
+}
+
+TEST(Engine, AnAuxClockNotEnabledIsTheSyscallsAlone) {
+  Scenario s = Basic();
+  s.run.duration_ns = 20000000;  // 20 ms.
+  s.readers.resize(1);
+  s.readers[0].clocks = {kClockMonotonic, kClockAux};
+  auto good = RunRandom(s, Upstream());
+  ASSERT_TRUE(good.ok()) << good.status();
+  EXPECT_FALSE(good->failed) << Summary(*good);
+  variants::Variant broken = Upstream();
+  broken.make_sim_reader = variants::MakeStateless<AnswersAuxFromMonotonic>;
+  auto r = RunRandom(s, broken);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->failed);
+  bool named = false;
+  for (const Violation& v : r->violations) {
+    named = named || (v.property == Property::kExact &&
+                      absl::StrContains(v.why, "a clock only the syscall can"));
   }
   EXPECT_TRUE(named) << Summary(*r);
 }
