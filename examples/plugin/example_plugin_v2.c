@@ -244,7 +244,11 @@ static const struct vdsolab_plugin2 kPlugin = {
     VDSOLAB_V2_NAME,
     "examples/plugin/example_plugin_v2.c: the 6.17/6.18 x86-64 vDSO with "
     "its own page loads after before_load()",
+#if VDSOLAB_V2_CASE == 9
+    "the upstream reader\x1b[2J\r in C", /* Terminal control characters. */
+#else
     "the upstream reader in C, ABI version 2",
+#endif
     "upstream",
     kClocks,
     VDSOLAB_V2_CASE == 6 ? 0xffffffffu /* Garbage. */

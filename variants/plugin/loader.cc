@@ -671,6 +671,16 @@ absl::Status CopyString(const char* from, const char* field,
   }
   to.emplace(from, n);
   if (!IsUtf8(*to)) return Bad(path, absl::StrFormat("%s: not UTF-8", field));
+  // Printed as they are by `variants`, reports and replay files: a control
+  // character (an escape sequence, a carriage return, a newline) would
+  // reach the user's terminal or break a report's layout.
+  for (size_t i = 0; i < to->size(); ++i) {
+    const auto c = static_cast<unsigned char>((*to)[i]);
+    if (c < 0x20 || c == 0x7f) {
+      return Bad(path, absl::StrFormat("%s: control character %#04x at byte %d",
+                                       field, c, i));
+    }
+  }
   return absl::OkStatus();
 }
 
