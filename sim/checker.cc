@@ -311,9 +311,11 @@ void Checker::OnCall(const CallRecord& call) {
     ++coverage_.crashes;
     if (call.fault->called != nullptr) {
       const std::string what = vdso::FaultCause(*call.fault);
-      std::string detail =
-          absl::StrFormat("%s called %s after %d loop iteration(s)",
-                          Name(call.clock), what, call.iterations);
+      // `what` is a call the code made ("fork()"), or how it returned
+      // ("returned with the direction flag set").
+      std::string detail = absl::StrFormat(
+          "%s %s%s after %d loop iteration(s)", Name(call.clock),
+          call.fault->returned ? "" : "called ", what, call.iterations);
       if (call.fault->why != nullptr) {
         absl::StrAppend(&detail, " (", call.fault->why,
                         "); vdsolab dropped the call's answer");

@@ -1,3 +1,4 @@
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/math64.h"
@@ -11,6 +12,17 @@ std::string Seconds(uint64_t ns) {
 }
 
 // A random run's failing call: the run again, tracing that call.
+// How a replayed call ended without an answer: "did not return: crashed
+// (SIGSEGV)", "returned too late: ran for over 250 ms ...", or what a call
+// that returned left changed ("returned with the direction flag set").
+std::string NoAnswer(const vdso::CallFault& f) {
+  if (f.kind == vdso::CallFault::Kind::kCrash && f.returned) {
+    return vdso::DescribeFault(f);
+  }
+  return absl::StrCat(f.returned ? "returned too late" : "did not return", ": ",
+                      vdso::DescribeFault(f));
+}
+
 absl::StatusOr<std::string> ReplayRandom(const Scenario& scenario,
                                          const variants::Variant& variant,
                                          ReplayOutcome* out) {
@@ -96,10 +108,7 @@ absl::StatusOr<std::string> ReplayRandom(const Scenario& scenario,
     absl::StrAppendFormat(&o, "returned %s%s\n", FormatClockResult(*c.result),
                           c.fell_back ? " (from the syscall fallback)" : "");
   } else if (c.fault) {
-    absl::StrAppendFormat(
-        &o, "%s: %s\n",
-        c.fault->returned ? "returned too late" : "did not return",
-        vdso::DescribeFault(*c.fault));
+    absl::StrAppend(&o, NoAnswer(*c.fault), "\n");
   } else {
     absl::StrAppendFormat(&o, "abandoned (livelock budget)\n");
   }
@@ -163,10 +172,7 @@ absl::StatusOr<std::string> ReplayExhaustive(const Scenario& s,
     absl::StrAppendFormat(&o, "returned %s\n",
                           FormatClockResult(*e->call.result));
   } else if (e->call.fault) {
-    absl::StrAppendFormat(
-        &o, "%s: %s\n",
-        e->call.fault->returned ? "returned too late" : "did not return",
-        vdso::DescribeFault(*e->call.fault));
+    absl::StrAppend(&o, NoAnswer(*e->call.fault), "\n");
   }
   if (e->call.read_counter) {
     absl::StrAppendFormat(&o, "counter: %#x at %d ns\n", e->call.counter,

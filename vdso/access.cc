@@ -52,7 +52,10 @@ std::string DescribeFault(const CallFault& fault) {
     return absl::StrFormat("%s for %.1f s: stopped by the watchdog",
                            fault.blocked ? "blocked" : "spun", fault.seconds);
   }
-  if (fault.called != nullptr) return absl::StrCat("called ", fault.called);
+  if (fault.called != nullptr) {
+    return fault.returned ? std::string(fault.called)
+                          : absl::StrCat("called ", fault.called);
+  }
   if (fault.exit_status >= 0) {
     return absl::StrFormat("called exit(%d)", fault.exit_status);
   }

@@ -54,14 +54,16 @@ struct CallFault {
   // kSpin: the call returned, but after the watchdog saw it run for a
   // quarter of its bound (`seconds`: that threshold): a spin all the same,
   // whether or not this machine was fast enough to finish it under the bound
-  // (variants/plugin/call_guard.h's RunContained()).
+  // (variants/plugin/call_guard.h's RunContained()). kCrash with `called`:
+  // the call returned, and `called` says what it left changed, not a call
+  // it made ("returned with the direction flag set").
   bool returned = false;
   // kCrash without a signal: the code called exit(status) (or _exit(),
   // _Exit()), which would have ended vdsolab with that status.
   int exit_status = -1;
   // kCrash without a signal or exit status: what the code called that a
   // vDSO call cannot, "fork()" (call_guard.h ends the child at once) or
-  // "pthread_exit()"; else nullptr.
+  // "pthread_exit()"; or how it returned (`returned`); else nullptr.
   const char* called = nullptr;
   // With `called`, when the call was not stopped there but blamed when it
   // returned: why (a report prints it); else nullptr.

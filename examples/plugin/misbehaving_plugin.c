@@ -51,11 +51,17 @@
  *      outside any call
  *   28 reads the counter with kind 99 (no such instruction), then answers
  *      the syscall's time
+ *   29 answers the syscall's time, then unmasks FE_INEXACT
+ *      (feenableexcept()) and returns: the caller's next inexact division
+ *      would be a SIGFPE; 30 the same, setting the rounding mode upward
+ *      (fesetround()); 31 returns with the direction flag set (std): the
+ *      caller's memcpy() would run backwards
  *   40 changes the working directory to / and answers CLOCK_MONOTONIC with
  *      0: vdsolab's replay file must still go where it says it went
  */
-#define _GNU_SOURCE /* nanosleep(), quick_exit() */
+#define _GNU_SOURCE /* nanosleep(), quick_exit(), feenableexcept() */
 
+#include <fenv.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -66,7 +72,7 @@
 #include "vdsolab_plugin.h"
 
 #if !defined(MISBEHAVE) || !defined(MISBEHAVE_NAME)
-#error "build with -DMISBEHAVE=1..28 -DMISBEHAVE_NAME=\"misbehaving-...\""
+#error "build with -DMISBEHAVE=1..31 -DMISBEHAVE_NAME=\"misbehaving-...\""
 #endif
 
 /* 22: a name no command line, report or replay file could carry. */
@@ -247,6 +253,23 @@ static int32_t Misbehave(const struct vdsolab_ops* ops, const uint8_t* page,
     case 28:
       sink += ops->read_counter(ops->ctx, 99);
       return ops->fallback(ops->ctx, clock, ts);
+    /* 29-31: after the fallback, vdsolab's own code, which must not run
+     * with the state changed (it is the call's to leave as it found it). */
+    case 29: {
+      const int32_t ret = ops->fallback(ops->ctx, clock, ts);
+      feenableexcept(FE_INEXACT);
+      return ret;
+    }
+    case 30: {
+      const int32_t ret = ops->fallback(ops->ctx, clock, ts);
+      fesetround(FE_UPWARD);
+      return ret;
+    }
+    case 31: {
+      const int32_t ret = ops->fallback(ops->ctx, clock, ts);
+      __asm__ volatile("std" ::: "cc");
+      return ret;
+    }
     case 40:
       sink += (uint64_t)chdir("/");
       ts->tv_sec = 0;

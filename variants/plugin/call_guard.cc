@@ -16,7 +16,12 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <set>
+#include <string>
 #include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 
 namespace vdsolab::variants {
 namespace call_guard_internal {
@@ -462,6 +467,16 @@ struct ThreadRegistration {
   }
 };
 
+// A fault's text that is not a literal: kept for the process, as
+// CallFault's `called` is a plain pointer that reports and replays keep.
+// Few: one per distinct misbehaviour.
+const char* Interned(const std::string& s) {
+  static std::mutex mu;
+  static auto* kept = new std::set<std::string>;
+  std::lock_guard<std::mutex> lock(mu);
+  return kept->insert(s).first->c_str();
+}
+
 }  // namespace
 
 GuardState& RegisterThisThread() {
@@ -514,6 +529,43 @@ vdso::CallFault SlowFault(GuardState& g) {
   f.kind = vdso::CallFault::Kind::kSpin;
   f.returned = true;
   f.seconds = static_cast<double>(g.slow_ms.load()) / 1000.0;
+  return f;
+}
+
+vdso::CallFault ControlFault(GuardState& g, const CpuControl& at_start) {
+  // Read what the call left before putting vdsolab's state back.
+  CpuControl left;
+  SaveControl(left);
+  bool df = false;
+#if defined(__x86_64__)
+  df = (__builtin_ia32_readeflags_u64() & kDirectionFlag) != 0;
+#endif
+  RestoreControl(at_start);
+  // A fork before: this is the finding (as in FaultFrom()).
+  g.forked.store(0, std::memory_order_relaxed);
+  // The control bits only (the flags vary with what the call computed): the
+  // same text in every run, and in the replay.
+  const uint32_t from = at_start.mxcsr & kMxcsrControl;
+  const uint32_t to = left.mxcsr & kMxcsrControl;
+  std::string fp;
+  if (from != to) fp = absl::StrFormat("MXCSR %#x -> %#x", from, to);
+  if (left.x87 != at_start.x87) {
+    absl::StrAppendFormat(&fp, "%sx87 control word %#x -> %#x",
+                          fp.empty() ? "" : ", ", at_start.x87, left.x87);
+  }
+  std::string what = "returned with ";
+  if (df) absl::StrAppend(&what, "the direction flag set");
+  if (!fp.empty()) {
+    absl::StrAppend(&what, df ? " and " : "",
+                    "the floating-point control changed: ", fp);
+  }
+  vdso::CallFault f;
+  f.kind = vdso::CallFault::Kind::kCrash;
+  f.called = Interned(what);
+  f.returned = true;
+  f.why =
+      "a vDSO call leaves its caller's MXCSR, x87 control word and "
+      "direction flag as it found them; vdsolab put its own back";
   return f;
 }
 

@@ -31,7 +31,11 @@
 // rather than hang. What cannot be contained in-process: foreign code that
 // corrupts vdsolab's memory before it faults, makes the exit_group, fork
 // or clone system call itself, or changes the fault signals' handlers or
-// mask before it faults. docs/robustness.md says what is caught where.
+// mask before it faults. A call that returns with the CPU's control state
+// changed (MXCSR's control bits, the x87 control word, the direction flag:
+// callee-saved in the ABI) is a crash finding, and vdsolab's state is put
+// back, as it is after any jump out of a call. docs/robustness.md says what
+// is caught where.
 
 #ifndef VDSOLAB_VARIANTS_PLUGIN_CALL_GUARD_H_
 #define VDSOLAB_VARIANTS_PLUGIN_CALL_GUARD_H_
@@ -118,6 +122,72 @@ inline void Leave(GuardState& g) {
   g.active.store(0, std::memory_order_relaxed);
   g.in_host.store(0, std::memory_order_relaxed);
 }
+// The CPU's control state a vDSO call must leave as it found it (the
+// x86-64 ABI's callee-saved control bits): a call that returns with it
+// changed breaks its caller (an unmasked FE_INEXACT makes the caller's next
+// division a SIGFPE; another rounding mode, FTZ or DAZ changes its
+// arithmetic; a set direction flag runs its memcpy() backwards).
+// No initialisers: SaveControl() writes both, and zeroing them first cost
+// a store on every call.
+struct CpuControl {
+  uint32_t mxcsr;  // Control bits and all (stmxcsr).
+  uint16_t x87;    // The x87 control word (fnstcw).
+};
+// MXCSR's control bits: rounding, FTZ, DAZ and the exception masks. Bits
+// 0-5 are the sticky exception flags, which any arithmetic sets.
+inline constexpr uint32_t kMxcsrControl = 0xffc0;
+inline constexpr uint64_t kDirectionFlag = 1u << 10;  // EFLAGS.DF.
+// The state at a call's start. No DF: the ABI has it clear at every call,
+// and the compiler's own code (memcpy() inlined as rep movsb) relies on it.
+// Two stores, no syscall: on every guarded call. The memory clobbers keep
+// the compiler from moving the reads across the foreign code it inlined (a
+// test's lambda), which it could for asm that touches no memory it knows.
+// Into the caller's object, not returned: a returned one was copied.
+inline void SaveControl(CpuControl& c) {
+#if defined(__x86_64__)
+  asm volatile("stmxcsr %0\n\tfnstcw %1"
+               : "=m"(c.mxcsr), "=m"(c.x87)
+               :
+               : "memory");
+#else
+  c = CpuControl{0, 0};
+#endif
+}
+// Whether the call changed it: MXCSR's control bits, the x87 control word,
+// or DF left set. A handful of instructions and one branch.
+inline bool ControlChanged(const CpuControl& at_start) {
+#if defined(__x86_64__)
+  CpuControl now;
+  SaveControl(now);
+  // The builtin, not pushfq in asm: the compiler knows it moves the stack
+  // pointer (inline asm pushing there would overwrite the red zone).
+  const uint64_t flags = __builtin_ia32_readeflags_u64();
+  return (((now.mxcsr ^ at_start.mxcsr) & kMxcsrControl) |
+          static_cast<uint32_t>(now.x87 ^ at_start.x87) |
+          (flags & kDirectionFlag)) != 0;
+#else
+  (void)at_start;
+  return false;
+#endif
+}
+// Puts back the state of the call's start (and clears DF), before any of
+// vdsolab's code runs: after a jump out of the call (a crash, a spin, an
+// exit()), whose foreign code or signal handler's fresh state is what is
+// left; and in ControlFault().
+inline void RestoreControl(const CpuControl& at_start) {
+#if defined(__x86_64__)
+  // fnclex before fldcw: an x87 exception the call left pending and
+  // unmasked would otherwise be raised at the fldcw, in vdsolab.
+  asm volatile("cld\n\tfnclex\n\tldmxcsr %0\n\tfldcw %1" ::"m"(at_start.mxcsr),
+               "m"(at_start.x87)
+               : "memory", "cc");
+#else
+  (void)at_start;
+#endif
+}
+// The fault of a call that returned with the control state changed
+// (ControlChanged()): puts vdsolab's back first. Out of line: rare.
+vdso::CallFault ControlFault(GuardState& g, const CpuControl& at_start);
 vdso::CallFault FaultFrom(int code, GuardState& g);
 // The fault of a call that returned after the watchdog saw it run for a
 // quarter of its bound (slow_call).
@@ -179,6 +249,11 @@ std::optional<vdso::CallFault> RunContained(call_guard_internal::GuardState& g,
   if (g.active.load(std::memory_order_relaxed) != 0) [[unlikely]] {
     return RunNested(g, fn);
   }
+  // Written before sigsetjmp() and never after it: still valid after
+  // the jump back (a local changed between the two would not be). A nested
+  // call keeps its own, so the outer call is checked against its start.
+  call_guard_internal::CpuControl at_start;
+  call_guard_internal::SaveControl(at_start);
   // savemask 0: no sigprocmask syscall per call; the handlers are
   // SA_NODEFER, so a jump out of one leaves no signal blocked.
   const int code = sigsetjmp(g.env, 0);
@@ -186,6 +261,11 @@ std::optional<vdso::CallFault> RunContained(call_guard_internal::GuardState& g,
     call_guard_internal::Enter(g);
     fn();
     call_guard_internal::Leave(g);
+    // First: whatever else the call did, vdsolab's own code must not run
+    // in the state it left.
+    if (call_guard_internal::ControlChanged(at_start)) [[unlikely]] {
+      return call_guard_internal::ControlFault(g, at_start);
+    }
     if (g.forked.load(std::memory_order_relaxed) != 0) [[unlikely]] {
       return call_guard_internal::ForkFault(g);
     }
@@ -195,6 +275,10 @@ std::optional<vdso::CallFault> RunContained(call_guard_internal::GuardState& g,
     }
     return std::nullopt;
   }
+  // Neither the jump nor the kernel's signal frame puts vdsolab's state
+  // back: siglongjmp() does not save it, and a handler starts with a fresh
+  // one (MXCSR 0x1f80) that the jump keeps.
+  call_guard_internal::RestoreControl(at_start);
   call_guard_internal::Leave(g);
   return call_guard_internal::FaultFrom(code, g);
 }

@@ -11,9 +11,13 @@
 // - A thread that ends gives its watchdog slot back: threads that come and
 //   go (a pool per run, per test) never exhaust the table, and a spin in
 //   foreign code on the hundredth thread is stopped as on the first.
+// - A call that returns with the CPU's control state changed (MXCSR, the
+//   x87 control word, DF) is a fault, and vdsolab's state is put back,
+//   after a jump out of a call too.
 
 #include "variants/plugin/call_guard.h"
 
+#include <fenv.h>
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <signal.h>
@@ -26,6 +30,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -652,6 +657,153 @@ TEST(CallGuard, ANestedCallLeavesTheOuterOneGuarded) {
   EXPECT_EQ(outer->signal, SIGSEGV);
   // And the thread's next call is an ordinary one.
   EXPECT_FALSE(RunContained(g, [] {}).has_value());
+}
+
+// A call that returns with the CPU's control state changed (the x86-64
+// ABI's callee-saved MXCSR control bits and x87 control word, and DF clear)
+// breaks its caller: an unmasked FE_INEXACT made vdsolab's next division a
+// SIGFPE, a set DF ran absl's memcpy() backwards. It is the call's fault,
+// and vdsolab's own state is back before its code goes on.
+
+// Sets DF and returns with it set, as foreign code's `std` would. Out of
+// line, so that nothing of the test's own code runs between the two.
+[[gnu::noinline]] void ReturnWithDirectionFlagSet() {
+  asm volatile("std" ::: "cc");
+}
+
+// Whether the state is vdsolab's (the process's start): all exceptions
+// masked, round to nearest, DF clear; and its arithmetic still works.
+void ExpectDefaultControl() {
+  EXPECT_EQ(fegetexcept(), 0);
+  EXPECT_EQ(fegetround(), FE_TONEAREST);
+  EXPECT_EQ(__builtin_ia32_readeflags_u64() & (1u << 10), 0u);
+  volatile double third = 1.0;
+  third = third / 3.0;  // Inexact: a SIGFPE if FE_INEXACT were unmasked.
+  EXPECT_GT(third, 0.33);
+}
+
+TEST(CallGuardControl, UnmaskedExceptionsAreAFaultAndMaskedAgain) {
+  call_guard_internal::GuardState& g = call_guard_internal::ThisThread();
+  const std::optional<vdso::CallFault> f =
+      RunContained(g, [] { feenableexcept(FE_INEXACT); });
+  ExpectDefaultControl();
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->kind, vdso::CallFault::Kind::kCrash);
+  EXPECT_TRUE(f->returned);
+  ASSERT_NE(f->called, nullptr);
+  EXPECT_STREQ(f->called,
+               "returned with the floating-point control changed: MXCSR "
+               "0x1f80 -> 0xf80, x87 control word 0x37f -> 0x35f");
+  EXPECT_EQ(vdso::DescribeFault(*f),
+            "returned with the floating-point control changed: MXCSR "
+            "0x1f80 -> 0xf80, x87 control word 0x37f -> 0x35f");
+  // The thread's next call is an ordinary one.
+  EXPECT_FALSE(RunContained(g, [] {}).has_value());
+}
+
+TEST(CallGuardControl, AnotherRoundingModeIsAFaultAndPutBack) {
+  call_guard_internal::GuardState& g = call_guard_internal::ThisThread();
+  const std::optional<vdso::CallFault> f =
+      RunContained(g, [] { fesetround(FE_UPWARD); });
+  ExpectDefaultControl();
+  ASSERT_TRUE(f.has_value());
+  ASSERT_NE(f->called, nullptr);
+  EXPECT_STREQ(f->called,
+               "returned with the floating-point control changed: MXCSR "
+               "0x1f80 -> 0x5f80, x87 control word 0x37f -> 0xb7f");
+  EXPECT_FALSE(RunContained(g, [] {}).has_value());
+}
+
+TEST(CallGuardControl, TheDirectionFlagLeftSetIsAFaultAndCleared) {
+  call_guard_internal::GuardState& g = call_guard_internal::ThisThread();
+  const std::optional<vdso::CallFault> f =
+      RunContained(g, [] { ReturnWithDirectionFlagSet(); });
+  ExpectDefaultControl();
+  ASSERT_TRUE(f.has_value());
+  ASSERT_NE(f->called, nullptr);
+  EXPECT_STREQ(f->called, "returned with the direction flag set");
+  // Both at once: one fault saying both.
+  const std::optional<vdso::CallFault> both = RunContained(g, [] {
+    fesetround(FE_TOWARDZERO);
+    ReturnWithDirectionFlagSet();
+  });
+  ExpectDefaultControl();
+  ASSERT_TRUE(both.has_value());
+  ASSERT_NE(both->called, nullptr);
+  EXPECT_STREQ(both->called,
+               "returned with the direction flag set and the floating-point "
+               "control changed: MXCSR 0x1f80 -> 0x7f80, x87 control word "
+               "0x37f -> 0xf7f");
+}
+
+// The sticky exception flags (MXCSR bits 0-5, the x87 status word) are
+// any arithmetic's to set: not a fault.
+TEST(CallGuardControl, RaisedExceptionFlagsAreNotAFault) {
+  call_guard_internal::GuardState& g = call_guard_internal::ThisThread();
+  feclearexcept(FE_ALL_EXCEPT);
+  EXPECT_FALSE(RunContained(g, [] {
+                 feraiseexcept(FE_INEXACT | FE_DIVBYZERO);
+               }).has_value());
+  EXPECT_NE(fetestexcept(FE_INEXACT), 0);
+  feclearexcept(FE_ALL_EXCEPT);
+}
+
+// A jump out of a call (a crash) leaves the state the signal handler
+// started with (MXCSR 0x1f80), or the foreign code's: the state of the
+// call's start is put back, here a rounding mode of the caller's own.
+TEST(CallGuardControl, AJumpOutOfACallPutsTheCallersStateBack) {
+  call_guard_internal::GuardState& g = call_guard_internal::ThisThread();
+  ASSERT_EQ(fesetround(FE_DOWNWARD), 0);
+  const std::optional<vdso::CallFault> f = RunContained(g, [] {
+    feenableexcept(FE_DIVBYZERO);
+    // DF set, then a fault at once: no C library code (raise()) may run
+    // with DF set.
+    asm volatile("std\n\tud2" ::: "cc");
+  });
+  const int round = fegetround();
+  const int traps = fegetexcept();
+  fesetround(FE_TONEAREST);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->signal, SIGILL);
+  EXPECT_EQ(round, FE_DOWNWARD);
+  EXPECT_EQ(traps, 0);
+  ExpectDefaultControl();
+}
+
+// Nested: each call is checked against its own start, and the inner one's
+// fault leaves the outer call guarded and its own state intact.
+TEST(CallGuardControl, ANestedCallIsCheckedOnItsOwn) {
+  call_guard_internal::GuardState& g = call_guard_internal::ThisThread();
+  std::optional<vdso::CallFault> inner;
+  const std::optional<vdso::CallFault> outer = RunContained(g, [&] {
+    {
+      HostCallScope host(g);
+      inner = RunContained(g, [] { fesetround(FE_UPWARD); });
+    }
+    raise(SIGSEGV);
+  });
+  ExpectDefaultControl();
+  ASSERT_TRUE(inner.has_value());
+  ASSERT_NE(inner->called, nullptr);
+  EXPECT_NE(std::string(inner->called).find("MXCSR 0x1f80 -> 0x5f80"),
+            std::string::npos)
+      << inner->called;
+  ASSERT_TRUE(outer.has_value());
+  EXPECT_EQ(outer->signal, SIGSEGV);
+  // The outer call changing it after a clean inner one is the outer's.
+  std::optional<vdso::CallFault> clean;
+  const std::optional<vdso::CallFault> changed = RunContained(g, [&] {
+    {
+      HostCallScope host(g);
+      clean = RunContained(g, [] {});
+    }
+    ReturnWithDirectionFlagSet();
+  });
+  ExpectDefaultControl();
+  EXPECT_FALSE(clean.has_value());
+  ASSERT_TRUE(changed.has_value());
+  ASSERT_NE(changed->called, nullptr);
+  EXPECT_STREQ(changed->called, "returned with the direction flag set");
 }
 
 // Two traps, as a kernel WARN() and BUG() compile on x86: ud2 between two
