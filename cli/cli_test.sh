@@ -502,7 +502,7 @@ expect plugin_exit_is_a_finding 1 "tried to end the process (exit(3))" -- \
   run "$scen/baseline.toml" --variant-so="${bad}_exit.so"
 # A name --variant, reports and replay files could not carry is refused.
 expect plugin_bad_name 2 \
-  "name \"--variant=upstream,\\nsecond line\": starts with '-'" -- \
+  "name \"--variant=upstream, second\": starts with '-'" -- \
   run "$scen/baseline.toml" --variant-so="${bad}_bad_name.so"
 expect plugin_constructor_crash 2 "crashed (SIGSEGV at 0x10) while loading" -- \
   run "$scen/baseline.toml" --variant-so="${bad}_constructor.so"

@@ -38,7 +38,7 @@
  *   21 answers CLOCK_MONOTONIC with 0 (a wrong time) and calls _exit(0)
  *      in its destructor: after the report, in exit(), it would turn
  *      vdsolab's failing exit status into 0
- *   22 is named "--variant=upstream,\nsecond line": refused at load
+ *   22 is named "--variant=upstream, second": refused at load (a flag)
  *   23 answers every clock but MONOTONIC with 0 without the syscall (the
  *      CPU-time clocks and invalid ids too)
  *   24 goes on looping after may_retry() says stop, then answers
@@ -77,7 +77,7 @@
 
 /* 22: a name no command line, report or replay file could carry. */
 #if MISBEHAVE == 22
-#define PLUGIN_NAME "--variant=upstream,\nsecond line"
+#define PLUGIN_NAME "--variant=upstream, second"
 #else
 #define PLUGIN_NAME MISBEHAVE_NAME
 #endif
