@@ -55,6 +55,74 @@ expect crash_is_a_difference 1 \
   conform-model --kernel-tree="$t612" --patch="$tmp/settime-null.diff" \
   --ops=2000
 
+# The tree's syscall-path readers are compared with the model's (ABI v7):
+# ktime_get_raw_ts64() a second ahead, ktime_get_ts64() a nanosecond
+# ahead. Nothing called them before; both patches passed.
+t61=/usr/src/linux-source-6.1.tar.xz
+reader_patch() {  # TREE NAME SED-EXPRESSION: prints the diff's path
+  local tree=$1 name=$2 expr=$3 d="$tmp/r-$2-$(basename "$1" .tar.xz)"
+  mkdir -p "$d/a/kernel/time" "$d/b/kernel/time"
+  tar -xOf "$tree" --wildcards --no-wildcards-match-slash \
+    '*/kernel/time/timekeeping.c' > "$d/a/kernel/time/timekeeping.c"
+  sed "$expr" "$d/a/kernel/time/timekeeping.c" \
+    > "$d/b/kernel/time/timekeeping.c"
+  (cd "$d" && diff -u a/kernel/time/timekeeping.c b/kernel/time/timekeeping.c) \
+    > "$d.diff"
+  if [ ! -s "$d.diff" ]; then
+    echo "FAIL $name: the patch could not be made from $tree" >&2
+    failures=$((failures + 1))
+  fi
+  echo "$d.diff"
+}
+raw_sec='s/^\t\tts->tv_sec = tk->raw_sec;$/\t\tts->tv_sec = tk->raw_sec + 1;/'
+mono_ns='s/^\ttimespec64_add_ns(ts, nsec + tomono.tv_nsec);$/\ttimespec64_add_ns(ts, nsec + tomono.tv_nsec + 1);/'
+for tree in "$t612" "$t61"; do
+  [ -r "$tree" ] || continue
+  v=$(basename "$tree" .tar.xz)
+  expect "raw_reader_${v}" 1 "ktime_get_raw_ts64() at counter 0x" -- \
+    conform-model --kernel-tree="$tree" --ops=200 \
+    --patch="$(reader_patch "$tree" raw-sec "$raw_sec")"
+  expect "mono_reader_${v}" 1 "ktime_get_ts64() at counter 0x" -- \
+    conform-model --kernel-tree="$tree" --ops=200 \
+    --patch="$(reader_patch "$tree" mono-ns "$mono_ns")"
+done
+# The generator's rare corners, reached at conform-model's defaults (seed
+# 1, 100,000 operations): a counter stall past max_cycles before a
+# settimeofday, offset injection or suspend (6.10+ forwards it in
+# max_cycles chunks; unchunked, the multiply overflows), and a leap
+# second deleted at midnight (its sign flipped, the clock steps back).
+kt_patch() {  # TREE FILE NAME SED-EXPRESSION: prints the diff's path
+  local tree=$1 file=$2 name=$3 expr=$4 d="$tmp/k-$3"
+  mkdir -p "$d/a/kernel/time" "$d/b/kernel/time"
+  tar -xOf "$tree" --wildcards --no-wildcards-match-slash \
+    "*/kernel/time/$file" > "$d/a/kernel/time/$file"
+  sed "$expr" "$d/a/kernel/time/$file" > "$d/b/kernel/time/$file"
+  (cd "$d" && diff -u "a/kernel/time/$file" "b/kernel/time/$file") \
+    > "$d.diff"
+  echo "$d.diff"
+}
+unchunked=$(kt_patch "$t612" timekeeping.c unchunked \
+  's/^\t\tu64 incr = delta < max ? delta : max;$/\t\tu64 incr = delta < max ? delta : delta;/')
+expect unchunked_forward_caught 1 "DIFFERENCE (shrunk to" -- \
+  conform-model --kernel-tree="$t612" --patch="$unchunked"
+leap_sign=$(kt_patch "$t612" ntp.c leap-sign \
+  's/^\t\t\tleap = 1;$/\t\t\tleap = -1;/')
+expect leap_deletion_caught 1 "Clock: deleting leap second 23:59:59 UTC" -- \
+  conform-model --kernel-tree="$t612" --patch="$leap_sign"
+for p in "$unchunked" "$leap_sign"; do
+  if [ ! -s "$p" ]; then
+    echo "FAIL $p: the patch could not be made from the tree"
+    failures=$((failures + 1))
+  fi
+done
+expect agrees_612_defaults 0 "no difference" -- \
+  conform-model --kernel-tree="$t612"
+
+if [ -r "$t61" ]; then
+  expect agrees_61 0 "no difference" -- \
+    conform-model --kernel-tree="$t61" --ops=3000 --seed=5
+fi
+
 expect no_such_tree 2 "--kernel-tree=/nonexistent" -- \
   conform-model --kernel-tree=/nonexistent
 expect no_tree 2 "--kernel-tree is required" -- conform-model

@@ -233,6 +233,26 @@ absl::StatusOr<std::string> Boot(const KernelTime& kt,
   return ComparePage(*p->sink, kt);
 }
 
+// The tree's syscall clocks (ktime_get_real_ts64(), ...) against the
+// model's readers at the operation's counter and at one far past
+// cycle_last, drawn from the operation (internal::ReaderCounters()).
+std::string CompareReaders(const KernelTime& kt, const Pair& p, const Op& op) {
+  // The readers WARN_ON(timekeeping_suspended).
+  if (p.model->suspended()) return "";
+  for (const uint64_t counter :
+       internal::ReaderCounters(p.model->timekeeper(), p.now, op.cycles)) {
+    if (std::string d =
+            internal::CompareClocks(*p.model, counter,
+                                    [&](const char* what, auto&& fn) {
+                                      return TreeCall(kt, what, fn);
+                                    });
+        !d.empty()) {
+      return d;
+    }
+  }
+  return "";
+}
+
 // Runs `op` on both; returns the first difference after it ("" if none).
 std::string Step(const KernelTime& kt, Pair& p, const Op& op) {
   // The hardware counter wraps at its width.
@@ -361,7 +381,8 @@ std::string Step(const KernelTime& kt, Pair& p, const Op& op) {
     }
   }
   if (std::string d = CompareState(*p.model, kt); !d.empty()) return d;
-  return ComparePage(*p.sink, kt);
+  if (std::string d = ComparePage(*p.sink, kt); !d.empty()) return d;
+  return CompareReaders(kt, p, op);
 }
 
 // adjtimex() requests over every mode, mostly inside
@@ -486,6 +507,115 @@ void AddClocksourceChanges(Sequence& s) {
   }
 }
 
+// Corners the random draws seldom reach, drawn from a hash of the boot
+// (not from rng, so that every other draw of a seed stays what it was):
+// - A stall: the counter runs past the clocksource's max_cycles without a
+//   tick (a paused VM, a stuck timekeeping CPU) before a settimeofday, an
+//   offset injection, a suspend or a sleep-time injection, whose
+//   timekeeping_forward_now() then forwards in max_cycles chunks (6.10+)
+//   or overflows its multiply (before). One such operation in eight (not
+//   a refused settimeofday, which forwards nothing), on a counter where
+//   2-8 max_cycles stay below its MSB (the 64-bit ones).
+// - A leap second: one sequence in three sets the time 2.2-3.7 s before a
+//   UTC midnight, arms STA_INS or STA_DEL by adjtimex() and idles across
+//   midnight (second_overflow() inserts or deletes the second there).
+void AddRareCorners(Sequence& s) {
+  uint64_t h = s.start * 0xd1b54a32d192ed03ull ^ s.tsc_khz ^
+               (static_cast<uint64_t>(s.wall.tv_sec) << 11) ^
+               static_cast<uint64_t>(s.source) << 5 ^ s.ops.size();
+  const auto next = [&h] {
+    h += 0x9e3779b97f4a7c15ull;  // splitmix64
+    uint64_t z = h;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  };
+  // The clocksource each operation runs on (after AddClocksourceChanges()).
+  std::map<SourceKind, tk::Clocksource> sources;
+  const auto source = [&](SourceKind k) -> const tk::Clocksource* {
+    auto it = sources.find(k);
+    if (it == sources.end()) {
+      absl::StatusOr<tk::Clocksource> cs = ModelClocksourceFor(k, s);
+      if (!cs.ok()) return nullptr;
+      it = sources.emplace(k, *cs).first;
+    }
+    return &it->second;
+  };
+  std::vector<SourceKind> on(s.ops.size());
+  SourceKind current = s.source;
+  for (size_t i = 0; i < s.ops.size(); ++i) {
+    on[i] = current;
+    if (s.ops[i].kind == OpKind::kChangeClocksource) current = s.ops[i].source;
+  }
+  const auto cycles_per_s = [&](SourceKind k) {
+    const variants::ClocksourceRegistration r = SpecFor(k, s);
+    return static_cast<uint64_t>(r.freq) * r.scale;
+  };
+  // The leap second first: its settimeofday may then follow a stall too.
+  constexpr size_t kLeapOps = 8;
+  if (s.ops.size() >= kLeapOps + 4 && next() % 3 == 0) {
+    const size_t at = next() % (s.ops.size() - kLeapOps);
+    bool switches = false;
+    for (size_t i = at; i < at + kLeapOps; ++i) {
+      switches |= s.ops[i].kind == OpKind::kChangeClocksource;
+    }
+    const tk::Clocksource* cs = source(on[at]);
+    if (!switches && cs != nullptr) {
+      const uint64_t hz = cycles_per_s(on[at]);
+      const uint64_t tick = hz / kHz;
+      const uint64_t max_idle = static_cast<uint64_t>(
+          static_cast<unsigned __int128>(cs->max_idle_ns) * hz / 1000000000u);
+      // A UTC midnight in 2020-2025, 2.2-3.7 s ahead: the first second
+      // boundary (where STA_INS/STA_DEL arm, second_overflow()) comes at
+      // least 2 s before midnight, in time for a deletion's 23:59:59.
+      const int64_t midnight =
+          int64_t{86400} * (18262 + static_cast<int64_t>(next() % 2000));
+      const int64_t before_ns =
+          2200000000 + static_cast<int64_t>(next() % 1500000000);
+      Op set;
+      set.kind = OpKind::kSetTime;
+      set.cycles = tick / 3;
+      set.ts = {midnight - 1 - before_ns / 1000000000,
+                1000000000 - before_ns % 1000000000};
+      if (set.ts.tv_nsec == 1000000000) {
+        set.ts = {set.ts.tv_sec + 1, 0};
+      }
+      Op arm;
+      arm.kind = OpKind::kAdjtimex;
+      arm.cycles = tick / 3;
+      arm.txc.modes = tk::kAdjStatus;
+      arm.txc.status = (next() % 2 == 0 ? tk::kStaIns : tk::kStaDel) |
+                       (next() % 4 == 0 ? tk::kStaPll : 0);
+      s.ops[at] = set;
+      s.ops[at + 1] = arm;
+      // Six idles of 0.8 s (at most max_idle_ns) cross midnight.
+      for (size_t i = at + 2; i < at + kLeapOps; ++i) {
+        Op idle;
+        idle.kind = OpKind::kIdle;
+        idle.cycles = std::min(hz / 10 * 8, max_idle);
+        s.ops[i] = idle;
+      }
+    }
+  }
+  for (size_t i = 0; i < s.ops.size(); ++i) {
+    Op& op = s.ops[i];
+    if (op.kind != OpKind::kSetTime && op.kind != OpKind::kInjectOffset &&
+        op.kind != OpKind::kSuspend && op.kind != OpKind::kInjectSleeptime) {
+      continue;
+    }
+    if (next() % 8 != 0) continue;
+    // A refused settimeofday does not forward: the stall would reach the
+    // next operation's reader, which overflows before 6.10 (Limits).
+    if (op.kind == OpKind::kSetTime && op.ts.tv_nsec >= 1000000000) continue;
+    const tk::Clocksource* cs = source(on[i]);
+    if (cs == nullptr || cs->max_cycles == 0 ||
+        cs->max_cycles > (cs->mask >> 1) / 8) {
+      continue;
+    }
+    op.cycles = cs->max_cycles * (2 + next() % 6) + next() % cs->max_cycles;
+  }
+}
+
 Sequence RandomSequence(std::mt19937_64& rng, int length) {
   static constexpr uint32_t kKhz[] = {2600000, 1000000, 3999999, 2194917,
                                       500000,  4800123, 1843200, 3000000};
@@ -590,6 +720,7 @@ Sequence RandomSequence(std::mt19937_64& rng, int length) {
     s.ops.push_back(op);
   }
   AddClocksourceChanges(s);
+  AddRareCorners(s);
   return s;
 }
 

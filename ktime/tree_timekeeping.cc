@@ -121,7 +121,22 @@ class TreeTimekeeping final : public variants::ForeignTimekeeping {
     Contained("read_state", [&](const vdsolab_kt_api&) {
       d = internal::CompareState(model, *kt_);
     });
-    return fault_.empty() ? d : fault_;
+    if (!fault_.empty()) return fault_;
+    if (!d.empty() || model.suspended()) return d;
+    // The syscall clocks (ktime_get_real_ts64(), ...) at cycle_last and
+    // far past it (the readers WARN_ON(timekeeping_suspended)).
+    const tk::TkReadBase& tkr = model.timekeeper().tkr_mono;
+    for (const uint64_t counter :
+         internal::ReaderCounters(model.timekeeper(), tkr.cycle_last,
+                                  tkr.cycle_last ^ tkr.xtime_nsec)) {
+      d = internal::CompareClocks(model, counter,
+                                  [&](const char* what, auto&& fn) {
+                                    Contained(what, fn);
+                                    return fault_;
+                                  });
+      if (!d.empty()) return d;
+    }
+    return "";
   }
 
  private:

@@ -89,6 +89,16 @@ expect raw_fast_differs 1 "first difference: tick at" -- \
 expect raw_fast_field 1 "tkr_raw.xtime_nsec" -- \
   run "$scen/baseline.toml" --kernel-time="$t612" --patch="$tmp/raw-fast.diff"
 
+# timekeeping.c's ktime_get_raw_ts64() a second ahead: the syscall clocks
+# the tree's own readers give are compared with the model's after each
+# writer operation (ABI v7); nothing called them before.
+sed 's/^\t\tts->tv_sec = tk->raw_sec;$/\t\tts->tv_sec = tk->raw_sec + 1;/' \
+  "$tmp/t/a/kernel/time/timekeeping.c" > "$tmp/t/b/kernel/time/timekeeping.c"
+(cd "$tmp/t" && diff -u a/kernel/time/timekeeping.c b/kernel/time/timekeeping.c) \
+  > "$tmp/raw-reader.diff"
+expect raw_reader_differs 1 "ktime_get_raw_ts64() at counter 0x" -- \
+  run "$scen/baseline.toml" --kernel-time="$t612" --patch="$tmp/raw-reader.diff"
+
 # A tree that crashes or spins in update_wall_time() at its 100th tick:
 # contained, a finding of the run (exit 1), never the end of vdsolab.
 awk '{ print } /^void update_wall_time\(void\)$/ { getline; print;

@@ -1,5 +1,9 @@
 #include "ktime/internal/compare.h"
 
+#include <algorithm>
+
+#include "timekeeper/readers.h"
+
 namespace vdsolab::ktime::internal {
 
 namespace tk = ::vdsolab::timekeeper;
@@ -130,6 +134,75 @@ std::string CompareTimex(int model_ret, const tk::Timex& m, int tree_ret,
   d.Field("txc.tick", m.tick, t.tick);
   d.Field("txc.tai", m.tai, t.tai);
   return d.first();
+}
+
+const char* TreeClockName(int clock) {
+  switch (clock) {
+    case VDSOLAB_KT_CLOCK_REAL:
+      return "ktime_get_real_ts64";
+    case VDSOLAB_KT_CLOCK_MONOTONIC:
+      return "ktime_get_ts64";
+    case VDSOLAB_KT_CLOCK_RAW:
+      return "ktime_get_raw_ts64";
+    case VDSOLAB_KT_CLOCK_BOOTTIME:
+      return "ktime_get_boottime_ts64";
+    case VDSOLAB_KT_CLOCK_TAI:
+      return "ktime_get_clocktai_ts64";
+    case VDSOLAB_KT_CLOCK_COARSE_REAL:
+      return "ktime_get_coarse_real_ts64";
+    case VDSOLAB_KT_CLOCK_COARSE_MONO:
+      return "ktime_get_coarse_ts64";
+    default:
+      return "?";
+  }
+}
+
+Timespec64 ModelClock(const tk::Timekeeping& model, int clock,
+                      uint64_t counter) {
+  const tk::Timekeeper& t = model.timekeeper();
+  const bool coarse_nsec = model.profile().coarse_nsec;
+  switch (clock) {
+    case VDSOLAB_KT_CLOCK_REAL:
+      return tk::KtimeGetRealTs64(t, counter);
+    case VDSOLAB_KT_CLOCK_MONOTONIC:
+      return tk::KtimeGetTs64(t, counter);
+    case VDSOLAB_KT_CLOCK_RAW:
+      return tk::KtimeGetRawTs64(t, counter);
+    case VDSOLAB_KT_CLOCK_BOOTTIME:
+      return tk::KtimeGetBoottimeTs64(t, counter);
+    case VDSOLAB_KT_CLOCK_TAI:
+      return tk::KtimeGetClocktaiTs64(t, counter);
+    case VDSOLAB_KT_CLOCK_COARSE_REAL:
+      return coarse_nsec ? tk::KtimeGetCoarseRealTs64(t) : tk::TkXtimePre615(t);
+    case VDSOLAB_KT_CLOCK_COARSE_MONO:
+      return coarse_nsec ? tk::KtimeGetCoarseTs64(t)
+                         : tk::KtimeGetCoarseTs64Pre615(t);
+    default:
+      return Timespec64{};
+  }
+}
+
+std::vector<uint64_t> ReaderCounters(const tk::Timekeeper& t, uint64_t now,
+                                     uint64_t pick) {
+  const tk::TkReadBase& tkr = t.tkr_mono;
+  std::vector<uint64_t> out;
+  if (tkr.clock == nullptr) return out;
+  const uint64_t mask = tkr.mask;
+  // Comparable: within max_cycles, and the MSB of the masked delta clear.
+  const uint64_t limit = std::min(tkr.clock->max_cycles, mask >> 1);
+  if (((now - tkr.cycle_last) & mask) <= limit) out.push_back(now & mask);
+  const uint64_t lo = tkr.clock->max_cycles / 2;
+  if (lo <= limit) {
+    // splitmix64's finaliser: a small `pick` (an operation's cycles)
+    // lands anywhere in the range.
+    uint64_t h = pick + 0x9e3779b97f4a7c15ull;
+    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+    h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+    h ^= h >> 31;
+    const uint64_t delta = lo + h % (limit - lo + 1);
+    out.push_back((tkr.cycle_last + delta) & mask);
+  }
+  return out;
 }
 
 }  // namespace vdsolab::ktime::internal

@@ -264,6 +264,44 @@ static unsigned int vdsolab_warn_sites(unsigned long* addr, const char** file,
   return n;
 }
 
+static int vdsolab_read_clock(int clock, unsigned long long now,
+                              long long* sec, long long* nsec) {
+  const unsigned long long saved = vdsolab_kt_now;
+  struct timespec64 ts = {0};
+  int ret = 0;
+  vdsolab_kt_now = now;
+  switch (clock) {
+    case VDSOLAB_KT_CLOCK_REAL:
+      ktime_get_real_ts64(&ts);
+      break;
+    case VDSOLAB_KT_CLOCK_MONOTONIC:
+      ktime_get_ts64(&ts);
+      break;
+    case VDSOLAB_KT_CLOCK_RAW:
+      ktime_get_raw_ts64(&ts);
+      break;
+    case VDSOLAB_KT_CLOCK_BOOTTIME:
+      ktime_get_boottime_ts64(&ts);
+      break;
+    case VDSOLAB_KT_CLOCK_TAI:
+      ktime_get_clocktai_ts64(&ts);
+      break;
+    case VDSOLAB_KT_CLOCK_COARSE_REAL:
+      ktime_get_coarse_real_ts64(&ts);
+      break;
+    case VDSOLAB_KT_CLOCK_COARSE_MONO:
+      ktime_get_coarse_ts64(&ts);
+      break;
+    default:
+      ret = -1;
+      break;
+  }
+  vdsolab_kt_now = saved;
+  *sec = ts.tv_sec;
+  *nsec = ts.tv_nsec;
+  return ret;
+}
+
 static const struct vdsolab_kt_api vdsolab_api = {
     .abi_version = VDSOLAB_KT_ABI_VERSION,
     .reset = vdsolab_kt_reset_statics,
@@ -283,6 +321,7 @@ static const struct vdsolab_kt_api vdsolab_api = {
     .ntp_tick_adj_setup = vdsolab_kt_ntp_tick_adj_setup,
     .change_clocksource = vdsolab_change_clocksource,
     .warn_sites = vdsolab_warn_sites,
+    .read_clock = vdsolab_read_clock,
 };
 
 __attribute__((visibility("default"))) const struct vdsolab_kt_api*

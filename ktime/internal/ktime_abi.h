@@ -9,7 +9,7 @@
 #ifndef VDSOLAB_KTIME_ABI_H_
 #define VDSOLAB_KTIME_ABI_H_
 
-#define VDSOLAB_KT_ABI_VERSION 6
+#define VDSOLAB_KT_ABI_VERSION 7
 
 #ifdef __cplusplus
 extern "C" {
@@ -132,9 +132,29 @@ struct vdsolab_kt_api {
    * (variants/plugin/call_guard.h). */
   unsigned int (*warn_sites)(unsigned long* addr, const char** file,
                              unsigned int* line, unsigned int max);
+  /* Version 7: the tree's reader of syscall clock `clock`
+   * (VDSOLAB_KT_CLOCK_*) with clock->read() at `now`: its timespec64 in
+   * *sec, *nsec. The counter of the operations (the `now` of the last one)
+   * is what it was after. Returns 0, or -1 for an unknown clock. Not while
+   * timekeeping is suspended: the readers WARN_ON(timekeeping_suspended). */
+  int (*read_clock)(int clock, unsigned long long now, long long* sec,
+                    long long* nsec);
 };
 
 #define VDSOLAB_KT_MAX_SWITCHES 16
+
+/* Version 7: the syscall clocks read_clock() reads, each by the tree's own
+ * reader (kernel/time/timekeeping.c, include/linux/timekeeping.h). */
+enum {
+  VDSOLAB_KT_CLOCK_REAL,        /* ktime_get_real_ts64() */
+  VDSOLAB_KT_CLOCK_MONOTONIC,   /* ktime_get_ts64() */
+  VDSOLAB_KT_CLOCK_RAW,         /* ktime_get_raw_ts64() */
+  VDSOLAB_KT_CLOCK_BOOTTIME,    /* ktime_get_boottime_ts64() */
+  VDSOLAB_KT_CLOCK_TAI,         /* ktime_get_clocktai_ts64() */
+  VDSOLAB_KT_CLOCK_COARSE_REAL, /* ktime_get_coarse_real_ts64() */
+  VDSOLAB_KT_CLOCK_COARSE_MONO, /* ktime_get_coarse_ts64() */
+  VDSOLAB_KT_NCLOCKS
+};
 
 /* The one exported symbol. */
 const struct vdsolab_kt_api* vdsolab_ktime_api(void);
