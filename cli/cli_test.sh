@@ -229,6 +229,14 @@ expect replay_random_negative_decision 2 \
   "negdecision.replay.toml:" -- replay "$tmp/negdecision.replay.toml"
 expect replay_random_negative_decision_key 2 \
   "replay.decisions[0]: -5 is outside" -- replay "$tmp/negdecision.replay.toml"
+# A replay that fails only at a syscall event's expectation names it (a
+# minimised replay may keep an expectation that depended on an event it
+# cut): not "a syscall event's expectation or the timekeeper model".
+printf 'name = "x"\n[[event]]\nkind = "adjtimex"\nat = "5ms"\nexpect_ret = 4\n[[reader]]\nclocks = ["MONOTONIC"]\nperiod = "100us"\n[run]\nduration = "20ms"\n[replay]\nreader = 0\ncall = 3\nproperty = "exact"\n' \
+  > "$tmp/expectation.replay.toml"
+expect replay_names_expectation 1 \
+  "the run fails otherwise: event 0, clock_adjtime(REALTIME, modes 0) at" -- \
+  replay "$tmp/expectation.replay.toml"
 # A [replay] without its property: exit 2, not "NOT REPRODUCED".
 grep -v '^property = ' "$tmp/coarse.replay.toml" > "$tmp/noprop.replay.toml"
 expect replay_needs_property 2 "replay.property: missing" -- \

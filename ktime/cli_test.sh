@@ -150,4 +150,22 @@ expect uncompiled_file_noted 1 \
   conform-model --kernel-tree="$t612" --patch="$tmp/ntp-and-hrtimer.diff" \
   --ops=500
 
+# A WARN() the model has no warning for is a difference, though the kernel
+# (and the guarded call) goes on after it: timekeeping_adjust() warning
+# whenever it rounds the NTP error up.
+mkdir -p "$tmp/w/a/kernel/time" "$tmp/w/b/kernel/time"
+cp "$tmp/c/a/kernel/time/timekeeping.c" "$tmp/w/a/kernel/time/timekeeping.c"
+sed '/^\ttk->ntp_err_mult = tk->ntp_error > 0 ? 1 : 0;$/a \\tWARN_ON(tk->ntp_err_mult);' \
+  "$tmp/w/a/kernel/time/timekeeping.c" > "$tmp/w/b/kernel/time/timekeeping.c"
+(cd "$tmp/w" && diff -u a/kernel/time/timekeeping.c b/kernel/time/timekeeping.c) \
+  > "$tmp/warn-adjust.diff"
+if [ ! -s "$tmp/warn-adjust.diff" ]; then
+  echo "FAIL warn_adjust: the patch could not be made from the tree"
+  failures=$((failures + 1))
+fi
+expect unmodelled_warn_differs 1 \
+  "fired; the model warns of nothing in this operation" -- \
+  conform-model --kernel-tree="$t612" --patch="$tmp/warn-adjust.diff" \
+  --ops=3000
+
 exit $failures

@@ -254,7 +254,7 @@ std::string CompareReaders(const KernelTime& kt, const Pair& p, const Op& op) {
 }
 
 // Runs `op` on both; returns the first difference after it ("" if none).
-std::string Step(const KernelTime& kt, Pair& p, const Op& op) {
+std::string StepOp(const KernelTime& kt, Pair& p, const Op& op) {
   // The hardware counter wraps at its width.
   p.now = (p.now + op.cycles) & p.cs.mask;
   const uint64_t now = p.now;
@@ -383,6 +383,29 @@ std::string Step(const KernelTime& kt, Pair& p, const Op& op) {
   if (std::string d = CompareState(*p.model, kt); !d.empty()) return d;
   if (std::string d = ComparePage(*p.sink, kt); !d.empty()) return d;
   return CompareReaders(kt, p, op);
+}
+
+// StepOp(), and a WARN() of the tree's code: the kernel goes on after one
+// (so does the guarded call), but a WARN where the model emitted no warning
+// in the same operation is a difference. The model logs the kernel's
+// warnings where it models them (the mult overflow of
+// timekeeping_apply_adjustment()); a patch that makes the tree warn
+// elsewhere (WARN_ON(tk->ntp_err_mult)) passed with "no difference" and a
+// WARN count. Reported before any state difference, which it explains.
+std::string Step(const KernelTime& kt, Pair& p, const Op& op) {
+  variants::call_guard_internal::GuardState& g =
+      variants::call_guard_internal::ThisThread();
+  const uint64_t warns = g.warns.load(std::memory_order_relaxed);
+  const uint64_t logged = p.model->logged();
+  std::string d = StepOp(kt, p, op);
+  if (g.warns.load(std::memory_order_relaxed) != warns &&
+      p.model->logged() == logged) {
+    return absl::StrFormat(
+        "the tree's WARN() at %s fired; the model warns of nothing in this "
+        "operation",
+        kt.WarnPlace(g.last_warn.load(std::memory_order_relaxed)));
+  }
+  return d;
 }
 
 // adjtimex() requests over every mode, mostly inside

@@ -67,6 +67,16 @@ absl::StatusOr<std::string> ReplayRandom(const Scenario& scenario,
                         PropertyName(v.property), v.why);
     break;
   }
+  // Else a syscall event's expectation (a minimised replay may keep an
+  // event whose expected answer depended on one it cut): named, so that
+  // the user can tell a real regression from the cut.
+  for (size_t i = 0; out->elsewhere.empty() && i < r->outcomes.size(); ++i) {
+    const EventOutcome& e = r->outcomes[i];
+    if (e.mismatches.empty()) continue;
+    out->elsewhere =
+        absl::StrFormat("event %d, %s at %s s: %s", e.event, e.what,
+                        Seconds(e.at_ns), e.mismatches.front());
+  }
   const bool other = variant.name != scenario.run.reader;
   if (!r->traced && !r->stopped_early && !other) {
     return absl::InvalidArgumentError(absl::StrFormat(

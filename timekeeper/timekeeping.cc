@@ -62,6 +62,7 @@ const Clocksource* Timekeeping::Register(const Clocksource& clock) {
 
 void Timekeeping::Log(std::string message) {
   constexpr size_t kMaxLog = 64;
+  ++logged_;
   if (log_.size() < kMaxLog) log_.push_back(std::move(message));
 }
 
