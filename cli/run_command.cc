@@ -207,7 +207,16 @@ int Run(const ParsedFlags& flags) {
   std::string replay_file;
   const sim::Scenario* minimal = nullptr;
   if (outcome->failed) {
-    if (outcome->replays.empty() || !outcome->replays.front().scenario) {
+    if (outcome->replays.empty() && outcome->random &&
+        !outcome->random->timekeeping_difference.empty()) {
+      // No reader call to replay: the tree's operations are the scenario's
+      // and the seed's, so the run itself reproduces the difference.
+      std::fprintf(stderr,
+                   "vdsolab: the kernel tree's timekeeper differs from the "
+                   "model with no reader call failing: running the scenario "
+                   "again with the same --kernel-time, patches and seed "
+                   "reproduces it\n");
+    } else if (outcome->replays.empty() || !outcome->replays.front().scenario) {
       Fail(outcome->replays.empty() ? "no replay could be made"
                                     : outcome->replays.front().error);
     } else {

@@ -168,4 +168,23 @@ expect unmodelled_warn_differs 1 \
   conform-model --kernel-tree="$t612" --patch="$tmp/warn-adjust.diff" \
   --ops=3000
 
+# A BUG() is a crash named by its source place, not by an offset into the
+# object: update_wall_time() hitting one at its first line.
+mkdir -p "$tmp/g/a/kernel/time" "$tmp/g/b/kernel/time"
+cp "$tmp/c/a/kernel/time/timekeeping.c" "$tmp/g/a/kernel/time/timekeeping.c"
+awk '{ print } /^void update_wall_time\(void\)$/ { getline; print; print "\tBUG();" }' \
+  "$tmp/g/a/kernel/time/timekeeping.c" > "$tmp/g/b/kernel/time/timekeeping.c"
+(cd "$tmp/g" && diff -u a/kernel/time/timekeeping.c b/kernel/time/timekeeping.c) \
+  > "$tmp/bug.diff"
+expect bug_named 1 \
+  "update_wall_time() hit BUG() at kernel/time/timekeeping.c:" -- \
+  conform-model --kernel-tree="$t612" --patch="$tmp/bug.diff" --ops=500
+
+# A diff made without a/ and b/ (patch -p0's paths): bad input that says
+# how its paths are read.
+(cd "$tmp/g/b" && diff -u "$tmp/g/a/kernel/time/timekeeping.c" \
+  kernel/time/timekeeping.c | sed "s|^--- $tmp/g/a/|--- |") > "$tmp/p0.diff"
+expect p0_patch_explained 2 "read as patch -p1 reads them" -- \
+  conform-model --kernel-tree="$t612" --patch="$tmp/p0.diff" --ops=500
+
 exit $failures

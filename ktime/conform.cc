@@ -38,7 +38,7 @@ template <class Fn>
 std::string TreeCall(const KernelTime& kt, const char* what, Fn&& fn) {
   if (std::optional<vdso::CallFault> f = variants::RunContained(
           variants::call_guard_internal::ThisThread(), [&] { fn(kt.api()); })) {
-    return absl::StrFormat("the tree's %s() %s", what, vdso::DescribeFault(*f));
+    return kt.DescribeFault(what, *f);
   }
   return "";
 }

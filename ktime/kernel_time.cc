@@ -1,8 +1,10 @@
 #include "ktime/kernel_time.h"
 
 #include <dlfcn.h>
+#include <signal.h>
 
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <string>
@@ -51,24 +53,54 @@ absl::StatusOr<KernelTime> KernelTime::Load(const std::string& so_path) {
         api == nullptr ? -1 : api->abi_version, VDSOLAB_KT_ABI_VERSION));
   }
   // Its WARN()s go on after their traps inside guarded calls, as in the
-  // kernel.
-  const unsigned n = api->warn_sites(nullptr, nullptr, nullptr, 0);
-  std::vector<unsigned long> addr(n);
-  std::vector<const char*> file(n);
-  std::vector<unsigned> line(n);
-  api->warn_sites(addr.data(), file.data(), line.data(), n);
-  auto warns = std::make_shared<std::map<uintptr_t, std::string>>();
-  for (unsigned i = 0; i < n; ++i) {
-    (*warns)[addr[i]] =
-        absl::StrFormat("%s:%d", RelativeSource(file[i]), line[i]);
+  // kernel; its BUG()s stay crashes, named by their source place.
+  using Sites = unsigned (*)(unsigned long*, const char**, unsigned*, unsigned);
+  auto places = [](Sites sites, uintptr_t base) {
+    const unsigned n = sites(nullptr, nullptr, nullptr, 0);
+    std::vector<unsigned long> addr(n);
+    std::vector<const char*> file(n);
+    std::vector<unsigned> line(n);
+    sites(addr.data(), file.data(), line.data(), n);
+    auto out = std::make_shared<Places>();
+    for (unsigned i = 0; i < n; ++i) {
+      (*out)[addr[i] - base] =
+          absl::StrFormat("%s:%d", RelativeSource(file[i]), line[i]);
+    }
+    return out;
+  };
+  std::shared_ptr<const Places> warns = places(api->warn_sites, 0);
+  std::vector<uintptr_t> warn_addrs;
+  for (const auto& [addr, place] : *warns) warn_addrs.push_back(addr);
+  variants::RegisterWarnSites(warn_addrs);
+  // A fault names its place as an offset into the object (CallFault).
+  Dl_info in{};
+  uintptr_t base = 0;
+  std::string object;
+  if (dladdr(reinterpret_cast<const void*>(api), &in) != 0 &&
+      in.dli_fname != nullptr) {
+    base = reinterpret_cast<uintptr_t>(in.dli_fbase);
+    const char* slash = strrchr(in.dli_fname, '/');
+    object = slash != nullptr ? slash + 1 : in.dli_fname;
   }
-  variants::RegisterWarnSites(std::vector<uintptr_t>(addr.begin(), addr.end()));
-  return KernelTime(api, std::move(warns));
+  return KernelTime(api, std::move(warns), places(api->bug_sites, base),
+                    std::move(object));
 }
 
 std::string KernelTime::WarnPlace(uintptr_t addr) const {
   auto it = warns_->find(addr);
   return it == warns_->end() ? "" : it->second;
+}
+
+std::string KernelTime::DescribeFault(const char* what,
+                                      const vdso::CallFault& f) const {
+  if (f.kind == vdso::CallFault::Kind::kCrash && f.signal == SIGILL &&
+      f.has_address && f.object != nullptr && object_ == f.object) {
+    if (auto it = bugs_->find(f.address); it != bugs_->end()) {
+      return absl::StrFormat("the tree's %s() hit BUG() at %s (SIGILL)", what,
+                             it->second);
+    }
+  }
+  return absl::StrFormat("the tree's %s() %s", what, vdso::DescribeFault(f));
 }
 
 }  // namespace vdsolab::ktime

@@ -16,6 +16,7 @@
 
 #include "absl/status/statusor.h"
 #include "ktime/internal/ktime_abi.h"
+#include "vdso/access.h"
 
 namespace vdsolab::ktime {
 
@@ -30,13 +31,24 @@ class KernelTime {
   // RegisterWarnSites(), done by Load()) and are counted in
   // GuardState::warns.
   std::string WarnPlace(uintptr_t addr) const;
+  // What a fault of the object's code was, as "the tree's <what>() ...":
+  // a trap at one of its BUG()s is named by the BUG()'s source place ("hit
+  // BUG() at kernel/time/ntp.c:301"), any other fault described as usual.
+  std::string DescribeFault(const char* what, const vdso::CallFault& f) const;
 
  private:
-  KernelTime(const vdsolab_kt_api* api,
-             std::shared_ptr<const std::map<uintptr_t, std::string>> warns)
-      : api_(api), warns_(std::move(warns)) {}
+  using Places = std::map<uintptr_t, std::string>;
+  KernelTime(const vdsolab_kt_api* api, std::shared_ptr<const Places> warns,
+             std::shared_ptr<const Places> bugs, std::string object)
+      : api_(api),
+        warns_(std::move(warns)),
+        bugs_(std::move(bugs)),
+        object_(std::move(object)) {}
   const vdsolab_kt_api* api_;
-  std::shared_ptr<const std::map<uintptr_t, std::string>> warns_;
+  std::shared_ptr<const Places> warns_;
+  // BUG() sites by offset into the object (CallFault::address's terms).
+  std::shared_ptr<const Places> bugs_;
+  std::string object_;  // The object's file name, as CallFault::object.
 };
 
 }  // namespace vdsolab::ktime

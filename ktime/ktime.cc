@@ -307,7 +307,9 @@ absl::StatusOr<BuiltKernelTime> Build(const ki::TreeSource& tree,
     }
     for (const ki::Patch& p : patches) {
       absl::StatusOr<ki::Applied> a =
-          ki::ApplyPatch(p, src, scratch.path(), log, KtimeSubset());
+          ki::ApplyPatch(p, src, scratch.path(), log, KtimeSubset(),
+                         "the kernel/time build reads (kernel/time and the "
+                         "vDSO headers its vsyscall.c includes)");
       if (!a.ok()) return a.status();
       applied.push_back(std::move(*a));
     }

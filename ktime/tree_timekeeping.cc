@@ -111,6 +111,8 @@ class TreeTimekeeping final : public variants::ForeignTimekeeping {
     return out;
   }
 
+  bool Faulted() const override { return !fault_.empty(); }
+
   std::string Compare(const tk::Timekeeping& model) override {
     if (!fault_.empty()) return fault_;
     if (lost_stores_) {
@@ -149,8 +151,7 @@ class TreeTimekeeping final : public variants::ForeignTimekeeping {
     const vdsolab_kt_api& api = kt_->api();
     if (std::optional<vdso::CallFault> f = variants::RunContained(
             variants::call_guard_internal::ThisThread(), [&] { fn(api); })) {
-      fault_ =
-          absl::StrFormat("the tree's %s() %s", what, vdso::DescribeFault(*f));
+      fault_ = kt_->DescribeFault(what, *f);
     }
   }
 

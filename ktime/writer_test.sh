@@ -108,6 +108,13 @@ awk '{ print } /^void update_wall_time\(void\)$/ { getline; print;
   > "$tmp/crash.diff"
 expect tree_crash 1 "update_wall_time() crashed (SIGSEGV" -- \
   run "$scen/baseline.toml" --kernel-time="$t612" --patch="$tmp/crash.diff"
+# The run stops at the tree's fault: the readers' calls after it would fail
+# against the model for the tree's sake (a kernel would have oopsed).
+expect tree_crash_stops 1 "stopped early: the kernel tree's timekeeper faulted" \
+  -- run "$scen/baseline.toml" --kernel-time="$t612" --patch="$tmp/crash.diff"
+expect tree_crash_not_the_readers 1 \
+  "FAIL: the kernel tree's timekeeper and the model differ" -- \
+  run "$scen/baseline.toml" --kernel-time="$t612" --patch="$tmp/crash.diff"
 awk '{ print } /^void update_wall_time\(void\)$/ { getline; print;
   print "\tstatic int vdsolab_n;\n\tif (++vdsolab_n == 100)\n\t\tfor (;;)\n\t\t\tbarrier();" }' \
   "$tmp/t/a/kernel/time/timekeeping.c" > "$tmp/t/b/kernel/time/timekeeping.c"

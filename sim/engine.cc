@@ -683,6 +683,19 @@ absl::StatusOr<RunResult> RunRandom(const Scenario& scenario,
     }
     view.CommitThrough(start);
     writer->Retire(start);
+    // A kernel tree's timekeeper that crashed or spun in an operation
+    // published nothing a kernel would after it (a kernel would have
+    // oopsed): the reader calls from here on would fail against the model
+    // for the tree's sake, so the run stops and the tree's fault is the
+    // finding.
+    if (writer->tree_faulted()) [[unlikely]] {
+      result.stopped_early = true;
+      result.stop_reason = absl::StrFormat(
+          "the kernel tree's timekeeper faulted (%s): a kernel would not go "
+          "on",
+          writer->tree_difference());
+      break;
+    }
 
     Rng between =
         Rng::Deferred(seed, 0xbe7, static_cast<uint64_t>(r->id), r->calls);

@@ -38,6 +38,14 @@ bool FailedOnlyOnExpectations(const RunResult& r) {
   return true;
 }
 
+// A syscall event's expectation was not met.
+bool FailedOnEvents(const RunResult& r) {
+  for (const EventOutcome& o : r.outcomes) {
+    if (!o.mismatches.empty()) return true;
+  }
+  return false;
+}
+
 bool HasKnown(const std::array<PropertyStats, kNumProperties>& stats) {
   for (const PropertyStats& s : stats) {
     if (s.known_kernel != 0) return true;
@@ -192,11 +200,14 @@ std::string FormatRunReport(const Scenario& s, const RunResult& r) {
   }
   absl::StrAppendFormat(
       &o, "\n%s\n",
-      r.failed ? (FailedOnlyOnExpectations(r)
-                      ? "FAIL: a syscall event did not return what the "
-                        "scenario expects."
-                      : "FAIL: the run found defects or known kernel "
-                        "behaviours.")
+      r.failed ? (!FailedOnlyOnExpectations(r)
+                      ? "FAIL: the run found defects or known kernel "
+                        "behaviours."
+                  : !FailedOnEvents(r) && !r.timekeeping_difference.empty()
+                      ? "FAIL: the kernel tree's timekeeper and the model "
+                        "differ (the writer's first difference above)."
+                      : "FAIL: a syscall event did not return what the "
+                        "scenario expects.")
       // Ctrl-C: the part that ran is too short to say PASS for the run.
       : r.interrupted
           ? "STOPPED: interrupted before the end; nothing failed in the "

@@ -224,6 +224,9 @@ class Writer {
   // the first way it differed from the model ("" if none), and how many
   // operations both ran.
   const std::string& tree_difference() const { return tree_difference_; }
+  // The tree's code crashed or spun in an operation (tree_difference()
+  // says where): the run stops there (sim/engine.cc).
+  bool tree_faulted() const { return tree_ != nullptr && tree_->Faulted(); }
   uint64_t tree_operations() const { return tree_operations_; }
   // The timekeeper model's state against independent computations after
   // each operation (sim/timekeeper_consistency.h): the first few findings,

@@ -63,6 +63,9 @@ class ForeignTimekeeping {
   virtual std::vector<vdso::VvarUpdate> TakeUpdates() = 0;
   // Its state against the model's after an operation.
   virtual std::string Compare(const timekeeper::Timekeeping& model) = 0;
+  // Whether its code crashed or spun (a difference says which): nothing it
+  // publishes after that is a kernel's, and a kernel would not go on.
+  virtual bool Faulted() const { return false; }
 };
 
 // Where a variant's foreign timekeeper comes from.

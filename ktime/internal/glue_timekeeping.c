@@ -245,13 +245,15 @@ static void vdsolab_read_state(struct vdsolab_kt_state* o) {
 extern const struct bug_entry __start___bug_table[] __attribute__((weak));
 extern const struct bug_entry __stop___bug_table[] __attribute__((weak));
 
-static unsigned int vdsolab_warn_sites(unsigned long* addr, const char** file,
-                                       unsigned int* line, unsigned int max) {
+/* The entries flagged BUGFLAG_WARNING (`warning`), or the others: BUG()s. */
+static unsigned int vdsolab_bug_entries(int warning, unsigned long* addr,
+                                        const char** file, unsigned int* line,
+                                        unsigned int max) {
   const struct bug_entry* b;
   unsigned int n = 0;
   if (__start___bug_table == NULL) return 0;
   for (b = __start___bug_table; b < __stop___bug_table; ++b) {
-    if (!(b->flags & BUGFLAG_WARNING)) continue;
+    if (!(b->flags & BUGFLAG_WARNING) != !warning) continue;
     if (n < max) {
       /* CONFIG_GENERIC_BUG_RELATIVE_POINTERS and CONFIG_DEBUG_BUGVERBOSE:
        * lib/bug.c's bug_addr() and bug_get_file_line(). */
@@ -264,8 +266,18 @@ static unsigned int vdsolab_warn_sites(unsigned long* addr, const char** file,
   return n;
 }
 
-static int vdsolab_read_clock(int clock, unsigned long long now,
-                              long long* sec, long long* nsec) {
+static unsigned int vdsolab_warn_sites(unsigned long* addr, const char** file,
+                                       unsigned int* line, unsigned int max) {
+  return vdsolab_bug_entries(1, addr, file, line, max);
+}
+
+static unsigned int vdsolab_bug_sites(unsigned long* addr, const char** file,
+                                      unsigned int* line, unsigned int max) {
+  return vdsolab_bug_entries(0, addr, file, line, max);
+}
+
+static int vdsolab_read_clock(int clock, unsigned long long now, long long* sec,
+                              long long* nsec) {
   const unsigned long long saved = vdsolab_kt_now;
   struct timespec64 ts = {0};
   int ret = 0;
@@ -321,6 +333,7 @@ static const struct vdsolab_kt_api vdsolab_api = {
     .ntp_tick_adj_setup = vdsolab_kt_ntp_tick_adj_setup,
     .change_clocksource = vdsolab_change_clocksource,
     .warn_sites = vdsolab_warn_sites,
+    .bug_sites = vdsolab_bug_sites,
     .read_clock = vdsolab_read_clock,
 };
 

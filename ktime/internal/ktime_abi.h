@@ -139,6 +139,11 @@ struct vdsolab_kt_api {
    * timekeeping is suspended: the readers WARN_ON(timekeeping_suspended). */
   int (*read_clock)(int clock, unsigned long long now, long long* sec,
                     long long* nsec);
+  /* Version 7: the object's BUG() traps (its __bug_table entries not
+   * flagged BUGFLAG_WARNING), as warn_sites() lists the WARN()s: a trap at
+   * one stays a crash, named by its file and line. */
+  unsigned int (*bug_sites)(unsigned long* addr, const char** file,
+                            unsigned int* line, unsigned int max);
 };
 
 #define VDSOLAB_KT_MAX_SWITCHES 16

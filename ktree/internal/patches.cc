@@ -178,9 +178,27 @@ absl::StatusOr<Patch> ReadPatch(const std::string& path) {
   return p;
 }
 
+// Whether a tree-relative path starts at a kernel tree's top directory:
+// a patch made from elsewhere (diff -u without a/ and b/, or from the
+// tree's parent) names files with one component too few or too many once
+// patch -p1 has dropped the first.
+bool FromTreeTop(const std::string& path) {
+  static const char* const kTop[] = {
+      "arch",     "block",   "certs", "crypto",   "Documentation", "drivers",
+      "fs",       "include", "init",  "io_uring", "ipc",           "kernel",
+      "lib",      "mm",      "net",   "rust",     "samples",       "scripts",
+      "security", "sound",   "tools", "usr",      "virt",          "Makefile"};
+  const std::string first = path.substr(0, path.find('/'));
+  for (const char* t : kTop) {
+    if (first == t) return true;
+  }
+  return false;
+}
+
 absl::StatusOr<Applied> ApplyPatch(const Patch& patch, const std::string& view,
                                    const std::string& scratch, std::string* log,
-                                   const std::vector<std::string>& subset) {
+                                   const std::vector<std::string>& subset,
+                                   const char* build) {
   Applied a;
   std::string kept;
   for (const FileDiff& f : patch.files) {
@@ -203,13 +221,22 @@ absl::StatusOr<Applied> ApplyPatch(const Patch& patch, const std::string& view,
   if (kept.empty()) {
     // A patch with no effect on what is compiled would test the unpatched
     // tree under the patch's name.
+    bool from_top = false;
+    for (const std::string& f : a.skipped) from_top = from_top || FromTreeTop(f);
     return BadPatch(
         patch.given,
-        absl::StrFormat("changes none of the files the vDSO build compiles "
-                        "(it changes %s; the build uses lib/vdso, "
-                        "include/vdso, include/asm-generic/vdso and "
-                        "arch/x86's vdso headers)",
-                        absl::StrJoin(a.skipped, ", ")));
+        absl::StrFormat(
+            "changes none of the files %s: it changes %s%s",
+            build != nullptr
+                ? build
+                : "the vDSO build compiles (lib/vdso, include/vdso, "
+                  "include/asm-generic/vdso and arch/x86's vdso headers)",
+            absl::StrJoin(a.skipped, ", "),
+            from_top ? ""
+                     : ", a path no kernel tree starts with: its paths are "
+                       "read as patch -p1 reads them, the first component "
+                       "dropped, so make the diff from the tree's top "
+                       "directory with a/ and b/ prefixes"));
   }
   const std::string file =
       JoinPath(scratch, absl::StrFormat("patch-%s.diff", patch.sha256));

@@ -52,10 +52,13 @@ struct Applied {
 // Applies `patch` to the copy of the tree at `view` (made by MirrorTree of
 // the vDSO subset). A hunk that does not apply is an InvalidArgument error
 // naming the patch, the hunk and the file.
-// `subset` (default: the vDSO build's) is what the build compiles.
+// `subset` (default: the vDSO build's) is what the build compiles;
+// `build` names it in the error of a patch that changes none of it
+// (default: "the vDSO build compiles (...)").
 absl::StatusOr<Applied> ApplyPatch(
     const Patch& patch, const std::string& view, const std::string& scratch,
-    std::string* log, const std::vector<std::string>& subset = VdsoSubset());
+    std::string* log, const std::vector<std::string>& subset = VdsoSubset(),
+    const char* build = nullptr);
 
 }  // namespace vdsolab::ktree::internal
 
