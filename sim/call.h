@@ -81,7 +81,6 @@ struct CallRecord {
   // the reader answered one clock with another's syscall.
   ClockId fallback_clock = 0;
   uint32_t iterations = 0;       // Loop iterations (spins and retries).
-  uint32_t fallbacks = 0;        // Fallback system calls it made.
   uint32_t stores_during = 0;    // Writer stores that landed mid-call.
   uint32_t reordered_loads = 0;  // Loads that saw an earlier page state.
   // kvm-clock: the answer came through the pvclock page (the counter above
@@ -95,6 +94,10 @@ struct CallRecord {
   // Called by a task in the time namespace (ReaderSpec::timens): the answer
   // holds the namespace's offsets.
   bool timens = false;
+  // Fallback system calls it made. Here, in the padding before `trace`:
+  // placed among the counters above, it moved stores_during and
+  // reordered_loads out of the 8-byte word the checker tests at once.
+  uint32_t fallbacks = 0;
   std::vector<TraceStep> trace;  // Only when tracing.
 
   // Every field back to its default, one store each, keeping the trace's

@@ -272,6 +272,55 @@ void Checker::CheckFallbackAnswer(const CallRecord& call) {
          call);
 }
 
+// Property 8 for a call that looped past its budget or gave no answer;
+// whether it answered (the other properties judge the answer then).
+bool Checker::CheckLoops(const CallRecord& call) {
+  // A reader that goes on after may_retry() said stop (the budget spent)
+  // is livelocked as much as one that returns VDSOLAB_ABANDONED: the
+  // simulation counted every iteration it asked for.
+  if (call.result && call.iterations > scenario_.checks.livelock_budget) {
+    ++coverage_.livelocks;
+    Report(Property::kLivelock, Verdict::kDefect,
+           "the reader went on looping after its loop budget was spent",
+           absl::StrFormat("%s returned after %d loop iterations; "
+                           "may_retry() said stop after %d",
+                           Name(call.clock), call.iterations,
+                           scenario_.checks.livelock_budget),
+           call);
+  }
+  // A vDSO call makes its fallback system call once; one that makes them
+  // in a loop (each charged the syscall's simulated time until the budget
+  // is spent) is livelocked too.
+  if (call.result && call.fallbacks > scenario_.checks.livelock_budget) {
+    ++coverage_.livelocks;
+    Report(Property::kLivelock, Verdict::kDefect,
+           "the reader made the fallback system call in a loop",
+           absl::StrFormat("%s returned after %d fallback system calls "
+                           "(a vDSO call makes one; the loop budget is %d)",
+                           Name(call.clock), call.fallbacks,
+                           scenario_.checks.livelock_budget),
+           call);
+  }
+  if (!call.result) {
+    ++coverage_.livelocks;
+    // A reader gives up when may_retry() says stop, which it says once the
+    // budget is spent; a plugin may give up before it asks.
+    Report(Property::kLivelock, Verdict::kDefect, "the reader kept looping",
+           call.iterations > scenario_.checks.livelock_budget
+               ? absl::StrFormat("%s abandoned after %d loop iterations",
+                                 Name(call.clock), call.iterations)
+               : absl::StrFormat(
+                     "%s gave up (VDSOLAB_ABANDONED) after %d loop "
+                     "iteration(s), before may_retry() said stop (it says "
+                     "so after %d)",
+                     Name(call.clock), call.iterations,
+                     scenario_.checks.livelock_budget),
+           call);
+    return false;
+  }
+  return true;
+}
+
 void Checker::OnCall(const CallRecord& call) {
   if (call.timens && call.result && call.result->ret == 0) {
     ++coverage_.timens_calls;
@@ -391,48 +440,12 @@ void Checker::OnCall(const CallRecord& call) {
         call);
     return;
   }
-  // A reader that goes on after may_retry() said stop (the budget spent)
-  // is livelocked as much as one that returns VDSOLAB_ABANDONED: the
-  // simulation counted every iteration it asked for.
-  if (call.result && call.iterations > scenario_.checks.livelock_budget) {
-    ++coverage_.livelocks;
-    Report(Property::kLivelock, Verdict::kDefect,
-           "the reader went on looping after its loop budget was spent",
-           absl::StrFormat("%s returned after %d loop iterations; "
-                           "may_retry() said stop after %d",
-                           Name(call.clock), call.iterations,
-                           scenario_.checks.livelock_budget),
-           call);
-  }
-  // A vDSO call makes its fallback system call once; one that makes them
-  // in a loop (each charged the syscall's simulated time until the budget
-  // is spent) is livelocked too.
-  if (call.result && call.fallbacks > scenario_.checks.livelock_budget) {
-    ++coverage_.livelocks;
-    Report(Property::kLivelock, Verdict::kDefect,
-           "the reader made the fallback system call in a loop",
-           absl::StrFormat("%s returned after %d fallback system calls "
-                           "(a vDSO call makes one; the loop budget is %d)",
-                           Name(call.clock), call.fallbacks,
-                           scenario_.checks.livelock_budget),
-           call);
-  }
-  if (!call.result) {
-    ++coverage_.livelocks;
-    // A reader gives up when may_retry() says stop, which it says once the
-    // budget is spent; a plugin may give up before it asks.
-    Report(Property::kLivelock, Verdict::kDefect, "the reader kept looping",
-           call.iterations > scenario_.checks.livelock_budget
-               ? absl::StrFormat("%s abandoned after %d loop iterations",
-                                 Name(call.clock), call.iterations)
-               : absl::StrFormat(
-                     "%s gave up (VDSOLAB_ABANDONED) after %d loop "
-                     "iteration(s), before may_retry() said stop (it says "
-                     "so after %d)",
-                     Name(call.clock), call.iterations,
-                     scenario_.checks.livelock_budget),
-           call);
-    return;
+  // 8: loops past the budget, or no answer. Out of line: a call that
+  // answered within its budget is nearly every call.
+  const uint32_t budget = scenario_.checks.livelock_budget;
+  if (!call.result || call.iterations > budget || call.fallbacks > budget)
+      [[unlikely]] {
+    if (!CheckLoops(call)) return;
   }
   const ClockResult& r = *call.result;
   if (call.fell_back) {

@@ -222,6 +222,7 @@ class Checker {
   void Report(Property p, Verdict v, std::string why, std::string detail,
               const CallRecord& call);
   void OnAuxCall(const CallRecord& call, PerReader& reader);
+  [[gnu::cold, gnu::noinline]] bool CheckLoops(const CallRecord& call);
   CallRecord Unshift(const CallRecord& call) const;
   // The namespace's offset for `clock` taken off a normalised answer.
   void UnshiftResult(ClockId clock, ClockResult* r) const;
