@@ -458,6 +458,24 @@ tk::Timex RandomTimex(std::mt19937_64& rng) {
   return t;
 }
 
+// splitmix64 from a hash of a sequence's boot: the draws of what is added
+// to a sequence after RandomSequence() drew it, so that the additions
+// leave the seed's other draws as they were.
+class SplitMix64 {
+ public:
+  explicit SplitMix64(uint64_t h) : h_(h) {}
+  uint64_t operator()() {
+    h_ += 0x9e3779b97f4a7c15ull;
+    uint64_t z = h_;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  }
+
+ private:
+  uint64_t h_;
+};
+
 // One sequence in four switches clocksource once, one in sixteen twice:
 // an operation becomes timekeeping_notify() to another clocksource, and
 // the operations after it are rescaled to the new counter's frequency.
@@ -473,16 +491,10 @@ void AddClocksourceChanges(Sequence& s) {
       s.ntp_tick_adj < -10000) {
     return;
   }
-  uint64_t h = s.start * 0x9e3779b97f4a7c15ull ^ s.tsc_khz ^
-               (static_cast<uint64_t>(s.wall.tv_sec) << 7) ^
-               static_cast<uint64_t>(s.source) << 3;
-  const auto next = [&h] {
-    h += 0x9e3779b97f4a7c15ull;  // splitmix64
-    uint64_t z = h;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  };
+  const uint64_t h = s.start * 0x9e3779b97f4a7c15ull ^ s.tsc_khz ^
+                     (static_cast<uint64_t>(s.wall.tv_sec) << 7) ^
+                     static_cast<uint64_t>(s.source) << 3;
+  SplitMix64 next(h);
   const uint64_t pick = next();
   const int changes = (pick & 3) != 0 ? 0 : (pick & 12) != 0 ? 1 : 2;
   SourceKind current = s.source;
@@ -543,16 +555,10 @@ void AddClocksourceChanges(Sequence& s) {
 //   UTC midnight, arms STA_INS or STA_DEL by adjtimex() and idles across
 //   midnight (second_overflow() inserts or deletes the second there).
 void AddRareCorners(Sequence& s) {
-  uint64_t h = s.start * 0xd1b54a32d192ed03ull ^ s.tsc_khz ^
-               (static_cast<uint64_t>(s.wall.tv_sec) << 11) ^
-               static_cast<uint64_t>(s.source) << 5 ^ s.ops.size();
-  const auto next = [&h] {
-    h += 0x9e3779b97f4a7c15ull;  // splitmix64
-    uint64_t z = h;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  };
+  const uint64_t h = s.start * 0xd1b54a32d192ed03ull ^ s.tsc_khz ^
+                     (static_cast<uint64_t>(s.wall.tv_sec) << 11) ^
+                     static_cast<uint64_t>(s.source) << 5 ^ s.ops.size();
+  SplitMix64 next(h);
   // The clocksource each operation runs on (after AddClocksourceChanges()).
   std::map<SourceKind, tk::Clocksource> sources;
   const auto source = [&](SourceKind k) -> const tk::Clocksource* {
