@@ -86,9 +86,18 @@ struct VariantResult {
   // Scenarios a kernel tree's timekeeper (--kernel-time) does not run
   // (clocksource changes, aux clocks), with why: not a failure of the
   // variant, and said as such.
-  std::vector<std::string> not_run;
-  std::string not_run_why;
+  std::vector<std::pair<std::string, std::string>> not_run;
 };
+
+// "kvm-clock (why), other (why)".
+std::string NotRunText(
+    const std::vector<std::pair<std::string, std::string>>& not_run) {
+  return absl::StrJoin(
+      not_run, ", ",
+      [](std::string* out, const std::pair<std::string, std::string>& n) {
+        absl::StrAppendFormat(out, "%s (%s)", n.first, n.second);
+      });
+}
 
 // A variant without the time namespace path cannot be run with readers in
 // one (sim/engine.cc refuses): compare runs them in the initial namespace
@@ -259,9 +268,7 @@ void RunInto(const sim::Scenario& s, const std::string& scenario_name,
   // BootTree(): a precondition of the writer, not of the reader).
   if (!run.ok() && v.timekeeping != nullptr &&
       run.status().code() == absl::StatusCode::kFailedPrecondition) {
-    r.not_run.push_back(scenario_name);
-    if (r.not_run_why.empty())
-      r.not_run_why = std::string(run.status().message());
+    r.not_run.emplace_back(scenario_name, std::string(run.status().message()));
     return;
   }
   if (!run.ok()) {
@@ -362,10 +369,12 @@ std::string FormatJson(const std::vector<VariantResult>& results,
                       [](std::string* out, const std::string& s) {
                         out->append(JsonQuote(s));
                       }),
-        absl::StrJoin(r.not_run, ", ",
-                      [](std::string* out, const std::string& s) {
-                        out->append(JsonQuote(s));
-                      })));
+        absl::StrJoin(
+            r.not_run, ", ",
+            [](std::string* out, const std::pair<std::string, std::string>& n) {
+              absl::StrAppendFormat(out, "{\"scenario\": %s, \"why\": %s}",
+                                    JsonQuote(n.first), JsonQuote(n.second));
+            })));
   }
   return absl::StrFormat(
       "{\"scenarios\": [%s], \"variants\": [%s]}",
@@ -472,8 +481,7 @@ std::string FormatTable(const std::vector<VariantResult>& results,
                             absl::StrJoin(r.outside_namespace, ", "));
     }
     if (!r.not_run.empty()) {
-      absl::StrAppendFormat(&o, "  Not run: %s (%s).\n",
-                            absl::StrJoin(r.not_run, ", "), r.not_run_why);
+      absl::StrAppendFormat(&o, "  Not run: %s.\n", NotRunText(r.not_run));
     }
   }
   absl::StrAppendFormat(&o, "\n## First failure per variant and property\n\n");
@@ -533,8 +541,7 @@ std::string FormatTap(const std::vector<VariantResult>& results,
                               absl::StrJoin(r.outside_namespace, ", "));
       }
       if (i == 0 && !r.not_run.empty()) {
-        absl::StrAppendFormat(&o, "#   not run: %s (%s)\n",
-                              absl::StrJoin(r.not_run, ", "), r.not_run_why);
+        absl::StrAppendFormat(&o, "#   not run: %s\n", NotRunText(r.not_run));
       }
       if (!fails) continue;
       for (const FailureNote& note : r.failures) {

@@ -353,12 +353,9 @@ absl::StatusOr<std::vector<const variants::Variant*>> ChooseReaders(
     const std::string& fallback_key) {
   absl::StatusOr<std::vector<const variants::Variant*>> loaded = Load(flags);
   if (!loaded.ok()) return loaded.status();
-  if (absl::Status s = CheckPairedName(
-          fallback, fallback_key.empty() ? "the default reader" : fallback_key,
-          true);
-      !s.ok()) {
-    return s;
-  }
+  // The name as given: checked only where it is used (below), since a
+  // variant given by flag replaces it.
+  const std::string given_fallback = fallback;
   fallback = ReaderOf(fallback);
   if (KernelTimeLoaded()) {
     // The default reader reads another layout than the tree writes: the
@@ -390,6 +387,12 @@ absl::StatusOr<std::vector<const variants::Variant*>> ChooseReaders(
         loaded->size(), absl::StrJoin(names, ", ")));
   }
   if (loaded->size() == 1) return *loaded;
+  if (absl::Status s = CheckPairedName(
+          given_fallback,
+          fallback_key.empty() ? "the default reader" : fallback_key, true);
+      !s.ok()) {
+    return s;
+  }
   absl::Status s = LoadNamed(fallback);
   absl::StatusOr<const variants::Variant*> v =
       s.ok() ? variants::FindVariant(fallback) : s;

@@ -386,20 +386,21 @@ std::string StepOp(const KernelTime& kt, Pair& p, const Op& op) {
 }
 
 // StepOp(), and a WARN() of the tree's code: the kernel goes on after one
-// (so does the guarded call), but a WARN where the model emitted no warning
-// in the same operation is a difference. The model logs the kernel's
-// warnings where it models them (the mult overflow of
-// timekeeping_apply_adjustment()); a patch that makes the tree warn
-// elsewhere (WARN_ON(tk->ntp_err_mult)) passed with "no difference" and a
-// WARN count. Reported before any state difference, which it explains.
+// (so does the guarded call), but a WARN where the model raised no WARN in
+// the same operation is a difference. The model raises the kernel's WARN()s
+// where it models them (Timekeeping::warned(): the mult overflow of
+// timekeeping_apply_adjustment()), apart from its printk()s; a patch that makes
+// the tree warn elsewhere (WARN_ON(tk->ntp_err_mult)) passed with "no
+// difference" and a WARN count. Reported before any state difference, which it
+// explains.
 std::string Step(const KernelTime& kt, Pair& p, const Op& op) {
   variants::call_guard_internal::GuardState& g =
       variants::call_guard_internal::ThisThread();
   const uint64_t warns = g.warns.load(std::memory_order_relaxed);
-  const uint64_t logged = p.model->logged();
+  const uint64_t warned = p.model->warned();
   std::string d = StepOp(kt, p, op);
   if (g.warns.load(std::memory_order_relaxed) != warns &&
-      p.model->logged() == logged) {
+      p.model->warned() == warned) {
     return absl::StrFormat(
         "the tree's WARN() at %s fired; the model warns of nothing in this "
         "operation",

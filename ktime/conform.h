@@ -4,10 +4,10 @@
 // sequences run on the timekeeper model (timekeeper/, in the tree's era
 // profile) and on the tree's own kernel/time code (kernel_time.h) from the
 // same state; after every operation the timekeeper's fields, ntp.c's state,
-// adjtimex()'s return value and read-back, the vDSO data and the syscall
-// clocks (the tree's ktime_get_real_ts64() and others) are compared. A difference
-// is shrunk to a minimal sequence and reported with its first differing
-// field (docs/ktime.md).
+// adjtimex()'s return value and read-back, the vDSO data, the syscall
+// clocks (the tree's ktime_get_real_ts64() and others) and its WARN()s are
+// compared. A difference is shrunk to a minimal sequence and reported with
+// its first differing field (docs/ktime.md).
 
 #ifndef VDSOLAB_KTIME_CONFORM_H_
 #define VDSOLAB_KTIME_CONFORM_H_

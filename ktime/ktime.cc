@@ -202,29 +202,52 @@ absl::Status Run(const std::vector<std::string>& argv, const std::string& what,
   return absl::OkStatus();
 }
 
-// The files the compiler read for `objects` (their -MD dependency files,
-// "X.o.d"), relative to `src` where they are under it.
+// The files the compiler read for the tree's `objects` (their -MD
+// dependency files, "X.o.d"), relative to `src` where they are under it,
+// and kernel/time/timeconst.bc, which bc reads for timeconst.h. Make's
+// escapes are undone (a backslash before a space in a path, "$$" a dollar
+// sign), so a cache under a directory with a space in its name still
+// matches.
 absl::StatusOr<std::set<std::string>> CompiledFiles(
     const std::string& src, const std::vector<std::string>& objects) {
-  std::set<std::string> files;
+  std::set<std::string> files = {"kernel/time/timeconst.bc"};
   const std::filesystem::path root =
       std::filesystem::path(src).lexically_normal();
   for (const std::string& obj : objects) {
     absl::StatusOr<std::string> d = ki::ReadFile(obj + ".d");
-    if (!d.ok()) continue;  // shims.o: vdsolab's own, no tree file.
-    // "obj: dep dep \\\n dep ...": every word but the target and the
-    // continuations; a path with a space does not occur in a tree.
-    bool target = true;
-    for (absl::string_view w :
-         absl::StrSplit(*d, absl::ByAnyChar(" \t\n"), absl::SkipEmpty())) {
-      if (target) {
-        target = !absl::EndsWith(w, ":");
-        continue;
+    if (!d.ok()) {
+      return absl::InternalError(absl::StrFormat(
+          "%s.d: the compiler wrote no dependency list (-MD)", obj));
+    }
+    // "obj: dep dep \\\n dep ...": the words after the target's colon.
+    std::vector<std::string> words;
+    std::string word;
+    bool after_target = false;
+    for (size_t i = 0; i < d->size(); ++i) {
+      const char c = (*d)[i];
+      if (c == '\\' && i + 1 < d->size() &&
+          ((*d)[i + 1] == ' ' || (*d)[i + 1] == '#')) {
+        word += (*d)[++i];
+      } else if (c == '$' && i + 1 < d->size() && (*d)[i + 1] == '$') {
+        word += (*d)[++i];
+      } else if (c == '\\' && i + 1 < d->size() && (*d)[i + 1] == '\n') {
+        ++i;  // A continuation.
+      } else if (c == ' ' || c == '\t' || c == '\n') {
+        if (!word.empty()) words.push_back(std::move(word));
+        word.clear();
+      } else if (c == ':' && !after_target &&
+                 (i + 1 == d->size() || (*d)[i + 1] == ' ' ||
+                  (*d)[i + 1] == '\n')) {
+        after_target = true;
+        word.clear();  // The target.
+      } else {
+        word += c;
       }
-      if (w == "\\") continue;
-      const std::filesystem::path rel = std::filesystem::path(std::string(w))
-                                            .lexically_normal()
-                                            .lexically_relative(root);
+    }
+    if (!word.empty()) words.push_back(std::move(word));
+    for (const std::string& w : words) {
+      const std::filesystem::path rel =
+          std::filesystem::path(w).lexically_normal().lexically_relative(root);
       if (!rel.empty() && *rel.begin() != "..") files.insert(rel.string());
     }
   }
@@ -394,6 +417,10 @@ absl::StatusOr<BuiltKernelTime> Build(const ki::TreeSource& tree,
     }
     objects.push_back(obj);
   }
+  // Before shims.o joins them: the tree's objects, each with its -MD list.
+  absl::StatusOr<std::string> uncompiled =
+      UncompiledFiles(patches, applied, src, objects);
+  if (!uncompiled.ok()) return uncompiled.status();
   const std::string shims_obj = JoinPath(scratch.path(), "shims.o");
   if (absl::Status s = Run({cc.cc, "-O2", "-fPIC", "-std=gnu11", "-c",
                             JoinPath(glue, "shims.c"), "-o", shims_obj},
@@ -402,9 +429,6 @@ absl::StatusOr<BuiltKernelTime> Build(const ki::TreeSource& tree,
     return s;
   }
   objects.push_back(shims_obj);
-  absl::StatusOr<std::string> uncompiled =
-      UncompiledFiles(patches, applied, src, objects);
-  if (!uncompiled.ok()) return uncompiled.status();
   const std::string ver = JoinPath(scratch.path(), "exports.ver");
   if (absl::Status s = ki::WriteFileAtomic(
           ver, "{ global: vdsolab_ktime_api; local: *; };\n");

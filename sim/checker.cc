@@ -218,10 +218,15 @@ void Checker::OnAuxCall(const CallRecord& call, PerReader& reader) {
 void Checker::UnshiftResult(ClockId clock, ClockResult* r) const {
   if (r->ret != 0) return;
   const __int128 nsec_per_sec = kNsecPerSec;
-  // Whole seconds tv_nsec carries beyond [0, 1 s), as ns: 0 when normalised.
-  __int128 carried = r->ts.tv_nsec % nsec_per_sec;
-  if (carried < 0) carried += nsec_per_sec;
-  carried = r->ts.tv_nsec - carried;
+  // Whole seconds tv_nsec carries beyond [0, 1 s), as ns: 0 when normalised
+  // (nearly every answer: no division then).
+  __int128 carried = 0;
+  if (r->ts.tv_nsec < 0 || r->ts.tv_nsec >= static_cast<int64_t>(kNsecPerSec))
+      [[unlikely]] {
+    carried = r->ts.tv_nsec % nsec_per_sec;
+    if (carried < 0) carried += nsec_per_sec;
+    carried = r->ts.tv_nsec - carried;
+  }
   const timekeeper::TimensOffsets offsets{scenario_.kernel.timens_monotonic,
                                           scenario_.kernel.timens_boottime};
   const Timespec64 off =
@@ -233,8 +238,10 @@ void Checker::UnshiftResult(ClockId clock, ClockResult* r) const {
     rem += nsec_per_sec;
     --sec;
   }
-  sec -= carried / nsec_per_sec;
-  rem += carried;
+  if (carried != 0) [[unlikely]] {
+    sec -= carried / nsec_per_sec;
+    rem += carried;
+  }
   r->ts = Timespec64{static_cast<int64_t>(sec), static_cast<int64_t>(rem)};
 }
 

@@ -62,8 +62,12 @@ const Clocksource* Timekeeping::Register(const Clocksource& clock) {
 
 void Timekeeping::Log(std::string message) {
   constexpr size_t kMaxLog = 64;
-  ++logged_;
   if (log_.size() < kMaxLog) log_.push_back(std::move(message));
+}
+
+void Timekeeping::Warn(std::string message) {
+  ++warned_;
+  Log(std::move(message));
 }
 
 // clocksource_delta() of the era.
@@ -314,7 +318,7 @@ void Timekeeping::ApplyAdjustment(Timekeeper& tk, int64_t offset,
   }
   if (mult_adj > 0 && static_cast<uint32_t>(tk.tkr_mono.mult + mult_adj) <
                           static_cast<uint32_t>(mult_adj)) {
-    Log("WARNING: NTP adjustment caused clocksource mult overflow");
+    Warn("WARNING: NTP adjustment caused clocksource mult overflow");
     return;
   }
   tk.tkr_mono.mult += static_cast<uint32_t>(mult_adj);

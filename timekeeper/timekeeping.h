@@ -198,8 +198,10 @@ class Timekeeping {
   int hz() const { return hz_; }
   // printk_once()/WARN messages the model emitted, oldest first.
   const std::vector<std::string>& log() const { return log_; }
-  // How many it emitted, the ones log() no longer keeps included.
-  uint64_t logged() const { return logged_; }
+  // How many of them were the kernel's WARN()s (a trap the kernel reports
+  // and goes on after, not a printk), the ones log() no longer keeps
+  // included.
+  uint64_t warned() const { return warned_; }
   // The model loop that ran past tk_internal::kMaxLoopIterations (a defect
   // that would hang the kernel), or nullptr. Once set, every guarded loop
   // stops at once, so a run reports it (sim: livelock) instead of hanging.
@@ -238,6 +240,8 @@ class Timekeeping {
   TkData* Aux(int index);  // nullptr outside 0..7.
   const TkData* Aux(int index) const;
   void Log(std::string message);
+  // Log() of what the kernel raises with WARN()/WARN_ONCE().
+  void Warn(std::string message);
 
   int hz_;
   VsyscallSink* sink_;
@@ -249,7 +253,7 @@ class Timekeeping {
   TkData core_;
   std::array<std::optional<TkData>, kMaxAuxTimekeepers> aux_;
   bool warned_maxadj_ = false;
-  uint64_t logged_ = 0;
+  uint64_t warned_ = 0;
   std::vector<std::string> log_;
   const char* stalled_loop_ = nullptr;
   // Suspend and resume (timekeeping_suspend()'s statics and globals).

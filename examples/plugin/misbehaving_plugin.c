@@ -72,7 +72,7 @@
 #include "vdsolab_plugin.h"
 
 #if !defined(MISBEHAVE) || !defined(MISBEHAVE_NAME)
-#error "build with -DMISBEHAVE=1..31 -DMISBEHAVE_NAME=\"misbehaving-...\""
+#error "build with -DMISBEHAVE=1..31 or 40 -DMISBEHAVE_NAME=\"misbehaving-...\""
 #endif
 
 /* 22: a name no command line, report or replay file could carry. */

@@ -184,10 +184,13 @@ absl::StatusOr<Patch> ReadPatch(const std::string& path) {
 // patch -p1 has dropped the first.
 bool FromTreeTop(const std::string& path) {
   static const char* const kTop[] = {
-      "arch",     "block",   "certs", "crypto",   "Documentation", "drivers",
-      "fs",       "include", "init",  "io_uring", "ipc",           "kernel",
-      "lib",      "mm",      "net",   "rust",     "samples",       "scripts",
-      "security", "sound",   "tools", "usr",      "virt",          "Makefile"};
+      "arch",    "block",       "certs",     "crypto",   "Documentation",
+      "drivers", "fs",          "include",   "init",     "io_uring",
+      "ipc",     "kernel",      "lib",       "mm",       "net",
+      "rust",    "samples",     "scripts",   "security", "sound",
+      "tools",   "usr",         "virt",      "Makefile", "Kconfig",
+      "Kbuild",  "MAINTAINERS", "COPYING",   "CREDITS",  "LICENSES",
+      "README",  ".mailmap",    ".gitignore"};
   const std::string first = path.substr(0, path.find('/'));
   for (const char* t : kTop) {
     if (first == t) return true;
@@ -222,7 +225,8 @@ absl::StatusOr<Applied> ApplyPatch(const Patch& patch, const std::string& view,
     // A patch with no effect on what is compiled would test the unpatched
     // tree under the patch's name.
     bool from_top = false;
-    for (const std::string& f : a.skipped) from_top = from_top || FromTreeTop(f);
+    for (const std::string& f : a.skipped)
+      from_top = from_top || FromTreeTop(f);
     return BadPatch(
         patch.given,
         absl::StrFormat(

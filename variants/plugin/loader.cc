@@ -13,6 +13,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "common/clockid.h"
 #include "variants/plugin/call_guard.h"
@@ -811,6 +812,21 @@ absl::StatusOr<const Variant*> LoadPluginVariant(const std::string& path,
   if (const std::optional<vdso::CallFault> fault = RunContainedAtLeast(
           kLoadSeconds,
           [&] { handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL); })) {
+    if (fault->returned) {
+      // dlopen() returned (the control state changed, or it ran long):
+      // nothing was left half done, and the state is vdsolab's again.
+      const bool fp = fault->called != nullptr &&
+                      absl::StrContains(fault->called, "floating-point");
+      return Bad(path,
+                 absl::StrFormat("the plugin %s while loading (in a "
+                                 "constructor of it or of a library it "
+                                 "needs)%s",
+                                 vdso::DescribeFault(*fault),
+                                 fp ? ": a plugin linked with -ffast-math or "
+                                      "-Ofast sets FTZ/DAZ at load; build it "
+                                      "without"
+                                    : ""));
+    }
     // The jump left the dynamic loader's lock held: no dlopen(), and no
     // exit() (whose handlers take it), may follow (LoaderPoisoned()).
     g_poisoned.store(true);
