@@ -273,6 +273,15 @@ printf 'name = "p"\n[run]\nreader = "6.10@ktime-6.12.118"\n' \
 expect paired_name_without_tree_key 2 \
   'paired.toml:3:10: run.reader = "6.10@ktime-6.12.118": reader 6.10' -- \
   run "$tmp/paired.toml"
+# A replay of such a run names the paired reader: with a variant flag it
+# runs that variant (the file's reader is not used); without one, or the
+# tree, it is bad input.
+sed 's/^reader = "upstream"$/reader = "6.10@ktime-6.12.118"/' \
+  "$tmp/coarse.replay.toml" > "$tmp/paired.replay.toml"
+expect paired_replay_with_variant 1 "REPRODUCED with variant 6.15" -- \
+  replay "$tmp/paired.replay.toml" --variant=6.15
+expect paired_replay_without_tree 2 "which no --kernel-time loaded" -- \
+  replay "$tmp/paired.replay.toml"
 # With a variant given by flag the default name carries it: one scenario
 # run against two variants in turn keeps both replays, each reproducing
 # against its own variant.
