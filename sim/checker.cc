@@ -156,10 +156,13 @@ std::string Checker::Name(ClockId clock) const {
 // sanity and monotonicity within one setting of the clock.
 void Checker::OnAuxCall(const CallRecord& call, PerReader& reader) {
   const ClockResult& r = *call.result;
-  // An aux clock the syscall refused throughout (not enabled) is as
-  // unserved as an invalid id: its record holds no time to judge an answer
-  // by, and an answer from another clock's record was judged only as torn.
-  const bool unserved = !call.fell_back && AuxUnservedDuring(call);
+  // An aux clock the syscall refused throughout (not enabled), whose answer
+  // no publication of its record gives, is as unserved as an invalid id:
+  // an answer from another clock's record was judged only as torn. (One
+  // that a publication gives was read from a state since disabled: a
+  // reordered load's, judged as usual.)
+  const bool unserved =
+      !call.fell_back && AuxUnservedDuring(call) && !AuxPublicationGives(call);
   if (unserved) CheckUnservedAnswer(call);
   const AuxRecord* state =
       call.fell_back || unserved ? nullptr : CheckAuxExactAndTorn(call);

@@ -289,6 +289,10 @@ class Checker {
   // An aux clock the syscall refused at the call's start and at its end
   // (not enabled): only the syscall answers it then.
   bool AuxUnservedDuring(const CallRecord& call) const;
+  // Whether a publication of the call's aux record current before its end
+  // gives its answer (a relaxed-ordering reader may see one from before
+  // the call, of a clock since disabled).
+  bool AuxPublicationGives(const CallRecord& call) const;
   void CheckPvclockStable(const CallRecord& call);
   // The variant's syscall for the call's clock as the call ends (the
   // state and counter then, the scenario's RTC and aux clocks).

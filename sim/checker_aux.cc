@@ -9,6 +9,19 @@
 
 namespace vdsolab::sim {
 
+bool Checker::AuxPublicationGives(const CallRecord& call) const {
+  if (!call.read_counter) return false;
+  const ClockResult& got = *call.result;
+  for (const AuxRecord& r : writer_->AuxUpdates(call.clock - kClockAux)) {
+    if (r.start_ns > call.end_ns) break;
+    if (AuxVdso(r.tk, call.counter) == got ||
+        AuxSyscall(r.tk, call.counter) == got) {
+      return true;
+    }
+  }
+  return false;
+}
+
 const AuxRecord* Checker::CheckAuxExactAndTorn(const CallRecord& call) {
   const int aux = call.clock - kClockAux;
   const AuxRecord* state = (call.begin_seq & 1) == 0
