@@ -192,4 +192,10 @@ expect bug_named 1 \
 expect p0_patch_explained 2 "read as patch -p1 reads them" -- \
   conform-model --kernel-tree="$t612" --patch="$tmp/p0.diff" --ops=500
 
+# A cache under a directory with a space in its name: the compiler's -MD
+# lists escape it, and a patch to what is compiled is still taken as one.
+VDSOLAB_CACHE_DIR="$tmp/ca che" expect cache_path_with_space 1 \
+  "boot: ntp.time_status: model 64, tree 65" -- \
+  conform-model --kernel-tree="$t612" --patch="$tmp/ntp-pll.diff" --ops=500
+
 exit $failures

@@ -104,6 +104,30 @@ TEST(PluginLoader, SaysWhatIsWrongWithABadFile) {
 // Version 2: the plugin loads the page itself after before_load(), so the
 // simulation's hooks must reach it through that callback alone; the
 // variant carries the semantics and counter instruction it declares.
+// A plugin linked with -Ofast changes the process's MXCSR (FTZ/DAZ) in a
+// constructor while dlopen() loads it: refused with the reason and a hint,
+// MXCSR put back, and the loader still usable (dlopen() returned: no lock
+// was left held).
+TEST(PluginLoader, RefusesAFastMathPluginAndLoadsTheNext) {
+  uint32_t before = 0;
+  asm volatile("stmxcsr %0" : "=m"(before));
+  absl::StatusOr<const Variant*> fast =
+      LoadPluginVariant(Runfile("examples/plugin/libfast_math_plugin.so"));
+  uint32_t after = 0;
+  asm volatile("stmxcsr %0" : "=m"(after));
+  ASSERT_FALSE(fast.ok());
+  EXPECT_NE(fast.status().message().find("floating-point control changed"),
+            std::string::npos)
+      << fast.status();
+  EXPECT_NE(fast.status().message().find("-ffast-math"), std::string::npos)
+      << fast.status();
+  EXPECT_EQ(after & 0xffc0u, before & 0xffc0u);
+  EXPECT_FALSE(LoaderPoisoned());
+  absl::StatusOr<const Variant*> next =
+      LoadPluginVariant(Runfile("examples/plugin/libentry_points_plugin_0.so"));
+  EXPECT_TRUE(next.ok()) << next.status();
+}
+
 TEST(PluginLoader, RunsAVersion2PluginThroughBeforeLoad) {
   const std::string path = Runfile("examples/plugin/libexample_plugin_v2.so");
   absl::StatusOr<const Variant*> v = LoadPluginVariant(path);
