@@ -297,6 +297,9 @@ class Checker {
   // The variant's syscall for the call's clock as the call ends (the
   // state and counter then, the scenario's RTC and aux clocks).
   ClockResult SyscallAtEnd(const CallRecord& call) const;
+  // The syscall for the call's clock at `t_ns` on `cpu`.
+  ClockResult SyscallAtTime(const CallRecord& call, uint64_t t_ns,
+                            int cpu) const;
   // The model's syscall for the call's clock at the counter it read, in
   // `state` (no era's clamp or masking).
   ClockResult SyscallAt(const UpdateRecord& state,

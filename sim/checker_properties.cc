@@ -16,17 +16,22 @@ using checker_internal::IsHres;
 using checker_internal::OffsetFromMonotonic;
 using checker_internal::ToNs;
 
-ClockResult Checker::SyscallAtEnd(const CallRecord& call) const {
-  const UpdateRecord& u = writer_->LatestStartedAt(call.end_ns);
+ClockResult Checker::SyscallAtTime(const CallRecord& call, uint64_t t_ns,
+                                   int cpu) const {
+  const UpdateRecord& u = writer_->LatestStartedAt(t_ns);
   timekeeper::SyscallContext ctx;
-  ctx.cycles = writer_->SyscallCounter(u, call.cpu_end, call.end_ns);
+  ctx.cycles = writer_->SyscallCounter(u, cpu, t_ns);
   ctx.has_rtc = scenario_.kernel.has_rtc;
-  ctx.aux_timekeepers = writer_->AuxStatesAt(call.end_ns);
+  ctx.aux_timekeepers = writer_->AuxStatesAt(t_ns);
   // The CPU-time clocks as the engine's syscall answers them (its Fallback).
-  ctx.thread_cputime_ns = static_cast<int64_t>(call.end_ns / 4);
-  ctx.process_cputime_ns = static_cast<int64_t>(call.end_ns / 2);
+  ctx.thread_cputime_ns = static_cast<int64_t>(t_ns / 4);
+  ctx.process_cputime_ns = static_cast<int64_t>(t_ns / 2);
   return variants::VariantSyscall(*variant_, writer_->publish_context(), u.tk,
                                   call.clock, ctx);
+}
+
+ClockResult Checker::SyscallAtEnd(const CallRecord& call) const {
+  return SyscallAtTime(call, call.end_ns, call.cpu_end);
 }
 
 void Checker::CheckVdsoError(const CallRecord& call) {
@@ -66,15 +71,8 @@ void Checker::CheckUnservedAnswer(const CallRecord& call) {
 }
 
 bool Checker::AuxUnservedDuring(const CallRecord& call) const {
-  if (SyscallAtEnd(call).ret == 0) return false;
-  const UpdateRecord& u = writer_->LatestStartedAt(call.start_ns);
-  timekeeper::SyscallContext ctx;
-  ctx.cycles = writer_->SyscallCounter(u, call.cpu_start, call.start_ns);
-  ctx.has_rtc = scenario_.kernel.has_rtc;
-  ctx.aux_timekeepers = writer_->AuxStatesAt(call.start_ns);
-  return variants::VariantSyscall(*variant_, writer_->publish_context(), u.tk,
-                                  call.clock, ctx)
-             .ret != 0;
+  return SyscallAtEnd(call).ret != 0 &&
+         SyscallAtTime(call, call.start_ns, call.cpu_start).ret != 0;
 }
 
 void Checker::CheckPvclockStable(const CallRecord& call) {
