@@ -35,6 +35,7 @@ int BuildVariant(const ParsedFlags& flags) {
     return kExitBadInput;
   }
   if (flags.Bool("verbose")) std::fputs(built->build_log.c_str(), stderr);
+  NoteFuzzyHunks(built->fuzzy_hunks);
   if (flags.String("format", "text") == "json") {
     JsonObject body;
     body.Add("name", built->name)

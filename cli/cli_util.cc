@@ -122,6 +122,16 @@ void Fail(const std::string& message) {
   std::fprintf(stderr, "vdsolab: %s\n", message.c_str());
 }
 
+void NoteFuzzyHunks(const std::string& hunks) {
+  if (hunks.empty()) return;
+  std::fprintf(stderr,
+               "vdsolab: note: applied with fuzz (patch matched fewer "
+               "context lines than the diff gives, so a change may sit "
+               "somewhere other than meant; make the diff against this "
+               "tree): %s\n",
+               hunks.c_str());
+}
+
 std::string AbsoluteInputPath(const std::string& path) {
   if (path.empty() || path[0] == '/') return path;
   struct stat st;

@@ -60,6 +60,10 @@ bool FileExists(const std::string& path);
 // "vdsolab: <message>" on stderr.
 void Fail(const std::string& message);
 
+// A note on stderr naming a patch's hunks that applied only with fuzz
+// (patch dropped context lines to place them), if there are any.
+void NoteFuzzyHunks(const std::string& hunks);
+
 // "--FLAG=VALUE: message", unless the message already starts with
 // "--FLAG=" (a library that names the flag itself).
 std::string FlagError(const std::string& flag, const std::string& value,

@@ -32,6 +32,7 @@ Loaded*& State() {
 }  // namespace
 
 void NoteUncompiledFiles(const ktime::BuiltKernelTime& built) {
+  NoteFuzzyHunks(built.fuzzy_hunks);
   if (built.uncompiled_files.empty()) return;
   std::fprintf(stderr,
                "vdsolab: note: %s: the patches also change %s, which the "

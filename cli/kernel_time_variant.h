@@ -28,7 +28,8 @@ absl::Status LoadKernelTime(const std::string& tree,
                             const std::string& cc);
 
 // On stderr: the files the patches change that the tree's kernel/time
-// build does not compile (BuiltKernelTime::uncompiled_files), if any.
+// build does not compile (BuiltKernelTime::uncompiled_files), and the
+// hunks applied with fuzz, if any.
 void NoteUncompiledFiles(const ktime::BuiltKernelTime& built);
 
 // Whether LoadKernelTime() ran; its tree and patches as given resolved.

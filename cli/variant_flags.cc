@@ -101,6 +101,7 @@ absl::StatusOr<const variants::Variant*> LoadTree(
                built.semantics.c_str(),
                built.from_cache ? " (built before: from the cache)" : "");
   NoteUntestedPatch(options, built);
+  NoteFuzzyHunks(built.fuzzy_hunks);
   if (!built.skipped_files.empty()) {
     std::fprintf(stderr,
                  "vdsolab: note: the patches also change %s, outside the "

@@ -455,9 +455,17 @@ absl::StatusOr<BuiltKernelTime> Build(const ki::TreeSource& tree,
   b.name = "ktime-" + b.version;
   for (const ki::Patch& p : patches) b.name += "+" + p.name;
   b.uncompiled_files = *uncompiled;
-  if (absl::Status s = ki::WriteFileAtomic(
-          JoinPath(out_dir, "meta"),
-          b.version + "\n" + b.name + "\n" + b.uncompiled_files + "\n");
+  std::vector<std::string> fuzzy;
+  for (size_t i = 0; i < patches.size() && i < applied.size(); ++i) {
+    for (const std::string& h : applied[i].fuzzy) {
+      fuzzy.push_back(patches[i].given + ": " + h);
+    }
+  }
+  b.fuzzy_hunks = absl::StrJoin(fuzzy, "; ");
+  if (absl::Status s = ki::WriteFileAtomic(JoinPath(out_dir, "meta"),
+                                           b.version + "\n" + b.name + "\n" +
+                                               b.uncompiled_files + "\n" +
+                                               b.fuzzy_hunks + "\n");
       !s.ok()) {
     return s;
   }
@@ -509,6 +517,7 @@ absl::StatusOr<BuiltKernelTime> BuildKernelTime(const BuildOptions& options) {
       const std::vector<std::string> lines = absl::StrSplit(*meta, '\n');
       b.name = lines.size() > 1 ? lines[1] : "";
       b.uncompiled_files = lines.size() > 2 ? lines[2] : "";
+      b.fuzzy_hunks = lines.size() > 3 ? lines[3] : "";
       b.from_cache = true;
       b.build_log = log + "cache hit: " + dir + "\n";
       return b;

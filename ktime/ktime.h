@@ -39,6 +39,9 @@ struct BuiltKernelTime {
   // Files the patches change that the build does not compile (it compiles
   // some others they change), space-separated: for a note.
   std::string uncompiled_files;
+  // Hunks the patches applied with fuzz ("PATCH: hunk #N of FILE at line
+  // L, fuzz F", "; "-separated): for a note.
+  std::string fuzzy_hunks;
 };
 
 // Builds (or finds in the cache) the tree's timekeeping object. Errors a

@@ -118,6 +118,28 @@ for kind in no-seq-retry base-before-seq-loop; do
   done
 done
 
+# A hunk patch places only by dropping a context line is named: the diff
+# was made against other code, and the change may sit elsewhere. The
+# same patch without the edit is applied exactly and gets no note.
+patch=$("$make_patch" "$t612" no-seq-retry "$tmp")
+sed 's/^ \t\t\treturn -1;$/ \t\t\treturn -2;/' "$patch" >"$tmp/fuzzy.diff"
+if cmp -s "$patch" "$tmp/fuzzy.diff"; then
+  echo "FAIL fuzzy_patch_made: the context line was not found"
+  failures=$((failures + 1))
+fi
+at=$(grep -m1 -o '^@@ -[0-9]*' "$patch" | cut -c5-)
+expect fuzzy_hunk_noted 1 \
+  "fuzzy.diff: hunk #1 of lib/vdso/gettimeofday.c at line $at, fuzz 1" -- \
+  run "$scen/exhaustive-monotonic.toml" --kernel-tree="$t612" \
+  --patch="$tmp/fuzzy.diff" --replay-out="$tmp/unused.toml"
+if "$bin" run "$scen/exhaustive-monotonic.toml" --kernel-tree="$t612" \
+    --patch="$patch" --replay-out="$tmp/unused.toml" 2>&1 |
+    grep -q "applied with fuzz"; then
+  echo "FAIL exact_hunk_not_noted"; failures=$((failures + 1))
+else
+  echo "ok   exact_hunk_not_noted"
+fi
+
 # A patch edited after its replay was written: the replay says the code
 # it runs is not the code that failed, and the reproduced one does not.
 patch=$("$make_patch" "$t612" no-seq-retry "$tmp")

@@ -115,6 +115,7 @@ BuiltVariant FromMeta(const std::map<std::string, std::string>& m,
   b.functions = get("functions");
   b.reached_functions = get("reached_functions");
   b.skipped_files = get("skipped_files");
+  b.fuzzy_hunks = get("fuzzy_hunks");
   return b;
 }
 
@@ -162,7 +163,8 @@ std::map<std::string, std::string> ToMeta(const BuiltVariant& b) {
           {"code_sha256", b.code_sha256},
           {"functions", b.functions},
           {"reached_functions", b.reached_functions},
-          {"skipped_files", b.skipped_files}};
+          {"skipped_files", b.skipped_files},
+          {"fuzzy_hunks", b.fuzzy_hunks}};
 }
 
 // Everything a build is keyed on before it compiles.
@@ -195,6 +197,7 @@ absl::StatusOr<BuiltVariant> Build(const Inputs& in, std::string* log) {
   std::string src_root = in.tree.root;
   std::vector<std::string> touched;
   std::vector<std::string> skipped;  // Patched files outside the build.
+  std::vector<std::string> fuzzy;    // Hunks applied with fuzz.
   if (!in.patches.empty()) {
     src_root = JoinPath(scratch.path(), "tree");
     int copied = 0;
@@ -213,6 +216,7 @@ absl::StatusOr<BuiltVariant> Build(const Inputs& in, std::string* log) {
       if (!a.ok()) return a.status();
       touched.insert(touched.end(), a->touched.begin(), a->touched.end());
       skipped.insert(skipped.end(), a->skipped.begin(), a->skipped.end());
+      for (const std::string& h : a->fuzzy) fuzzy.push_back(p.given + ": " + h);
     }
   }
 
@@ -304,6 +308,7 @@ absl::StatusOr<BuiltVariant> Build(const Inputs& in, std::string* log) {
   b.syscalls = rewrite->syscalls;
   b.code_sha256 = CodeFingerprint(compiled->assembly);
   b.skipped_files = absl::StrJoin(skipped, " ");
+  b.fuzzy_hunks = absl::StrJoin(fuzzy, "; ");
   const internal::CodeMap map =
       internal::MapCode(compiled->assembly,
                         {internal::kTreeEntryPoint, internal::kTreeGettimeofday,

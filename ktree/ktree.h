@@ -85,6 +85,9 @@ struct BuiltVariant {
   // Files the patches change outside the vDSO build (kernel/time/...),
   // space-separated: their hunks were not applied.
   std::string skipped_files;
+  // Hunks the patches applied with fuzz, "PATCH: hunk #N of FILE at line
+  // L, fuzz F", "; "-separated: for a note.
+  std::string fuzzy_hunks;
   bool from_cache = false;  // Nothing was rebuilt.
   std::string build_log;    // What was run (for --verbose).
 };

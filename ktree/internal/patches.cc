@@ -260,13 +260,27 @@ absl::StatusOr<Applied> ApplyPatch(const Patch& patch, const std::string& view,
   absl::StatusOr<RunOutput> r = RunProgram(argv);
   if (!r.ok()) return r.status();
   *log += r->output;
-  if (r->exit_code == 0) return a;
-  // Name the first failure: which file, which hunk.
+  // Name the fuzzy hunks of a patch that applied, or the first failure:
+  // which file, which hunk.
   std::string current;
   for (std::string_view l : Split(r->output, '\n')) {
     l = Trim(l);
     if (l.starts_with("patching file ")) {
       current = std::string(l.substr(14));
+    } else if (r->exit_code == 0) {
+      // "Hunk #2 succeeded at 150 with fuzz 1 (offset 3 lines)."
+      const size_t fuzz = l.find(" with fuzz ");
+      const size_t at = l.find(" succeeded at ");
+      if (!l.starts_with("Hunk #") || fuzz == std::string_view::npos ||
+          at == std::string_view::npos || at > fuzz) {
+        continue;
+      }
+      std::string_view level = l.substr(fuzz + 11);
+      level = level.substr(0, level.find_first_of(" ."));
+      a.fuzzy.push_back(absl::StrFormat(
+          "hunk #%s of %s at line %s, fuzz %s",
+          std::string(l.substr(6, l.find(' ', 6) - 6)), current,
+          std::string(l.substr(at + 14, fuzz - at - 14)), std::string(level)));
     } else if (l.starts_with("Hunk #") && Contains(l, "FAILED")) {
       const std::string_view n = l.substr(6, l.find(' ', 6) - 6);
       std::string where;
@@ -289,6 +303,7 @@ absl::StatusOr<Applied> ApplyPatch(const Patch& patch, const std::string& view,
       return BadPatch(patch.given, std::string(l));
     }
   }
+  if (r->exit_code == 0) return a;
   std::string first = std::string(Trim(r->output));
   first = first.substr(0, first.find('\n'));
   return BadPatch(patch.given, absl::StrFormat("patch failed (exit %d): %s",

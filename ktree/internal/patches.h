@@ -47,11 +47,16 @@ absl::StatusOr<Patch> ReadPatch(const std::string& path);
 struct Applied {
   std::vector<std::string> touched;  // Tree-relative files it changes.
   std::vector<std::string> skipped;  // Outside the vDSO build.
+  // Hunks patch placed by dropping context lines ("hunk #2 of
+  // lib/vdso/gettimeofday.c at line 150, fuzz 1"): they may have landed
+  // somewhere other than the author meant, so the user is told.
+  std::vector<std::string> fuzzy;
 };
 
 // Applies `patch` to the copy of the tree at `view` (made by MirrorTree of
 // the vDSO subset). A hunk that does not apply is an InvalidArgument error
 // naming the patch, the hunk and the file.
+// A hunk applied with fuzz is applied, and listed in `fuzzy`.
 // `subset` (default: the vDSO build's) is what the build compiles;
 // `build` names it in the error of a patch that changes none of it
 // (default: "the vDSO build compiles (...)").
