@@ -455,6 +455,11 @@ printf 'name = "x"\n[[reader]]\nclocks = ["MONOTONIC"]\n[run]\nduration = "5ms"\
 expect plugin_ignores_budget 1 \
   "the reader went on looping after its loop budget was spent" -- \
   run "$tmp/mono.toml" --variant-so="${bad}_ignore_budget.so"
+# Giving up before may_retry() said stop is one too, and is not described
+# as a budget spent.
+expect plugin_gives_up_early 1 \
+  "the reader gave up without an answer" -- \
+  run "$tmp/mono.toml" --variant-so="${bad}_give_up.so"
 # Callbacks called from a thread the plugin started (through a copy of the
 # table, with the call's context, then a dead frame's) touch nothing of
 # vdsolab's and are the plugin's fault; a crash on such a thread ends

@@ -315,16 +315,18 @@ bool Checker::CheckLoops(const CallRecord& call) {
     ++coverage_.livelocks;
     // A reader gives up when may_retry() says stop, which it says once the
     // budget is spent; a plugin may give up before it asks.
-    Report(Property::kLivelock, Verdict::kDefect, "the reader kept looping",
-           call.iterations > scenario_.checks.livelock_budget
-               ? absl::StrFormat("%s abandoned after %d loop iterations",
-                                 Name(call.clock), call.iterations)
-               : absl::StrFormat(
-                     "%s gave up (VDSOLAB_ABANDONED) after %d loop "
-                     "iteration(s), before may_retry() said stop (it says "
-                     "so after %d)",
-                     Name(call.clock), call.iterations,
-                     scenario_.checks.livelock_budget),
+    const bool spent = call.iterations > scenario_.checks.livelock_budget;
+    Report(Property::kLivelock, Verdict::kDefect,
+           spent ? "the reader kept looping"
+                 : "the reader gave up without an answer",
+           spent ? absl::StrFormat("%s abandoned after %d loop iterations",
+                                   Name(call.clock), call.iterations)
+                 : absl::StrFormat(
+                       "%s gave up (VDSOLAB_ABANDONED) after %d retr%s, "
+                       "before may_retry() said stop (it says so after %d)",
+                       Name(call.clock), call.iterations,
+                       call.iterations == 1 ? "y" : "ies",
+                       scenario_.checks.livelock_budget),
            call);
     return false;
   }

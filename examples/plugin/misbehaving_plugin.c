@@ -58,6 +58,8 @@
  *      caller's memcpy() would run backwards
  *   40 changes the working directory to / and answers CLOCK_MONOTONIC with
  *      0: vdsolab's replay file must still go where it says it went
+ *   41 gives up (VDSOLAB_ABANDONED) on its first pass, before may_retry()
+ *      says stop: a livelock finding that must not say the budget ran out
  */
 #define _GNU_SOURCE /* nanosleep(), quick_exit(), feenableexcept() */
 
@@ -270,6 +272,8 @@ static int32_t Misbehave(const struct vdsolab_ops* ops, const uint8_t* page,
       __asm__ volatile("std" ::: "cc");
       return ret;
     }
+    case 41:
+      return VDSOLAB_ABANDONED + (int32_t)(seq & 0u);
     case 40:
       sink += (uint64_t)chdir("/");
       ts->tv_sec = 0;
