@@ -112,7 +112,14 @@ leap_sign=$(kt_patch "$t612" ntp.c leap-sign \
   's/^\t\t\tleap = 1;$/\t\t\tleap = -1;/')
 expect leap_deletion_caught 1 "Clock: deleting leap second 23:59:59 UTC" -- \
   conform-model --kernel-tree="$t612" --patch="$leap_sign"
-for p in "$unchunked" "$leap_sign"; do
+# A WARN where the model prints only a notice (the leap second's) is a
+# difference: the model's printk()s are not WARN()s.
+leap_warn=$(kt_patch "$t612" ntp.c leap-warn \
+  '/^\t\t\t\t"Clock: inserting leap second 23:59:60 UTC\\n");$/a \\t\t\tWARN_ON_ONCE(1);')
+expect leap_notice_warn_differs 1 \
+  "fired; the model warns of nothing in this operation" -- \
+  conform-model --kernel-tree="$t612" --patch="$leap_warn"
+for p in "$unchunked" "$leap_sign" "$leap_warn"; do
   if [ ! -s "$p" ]; then
     echo "FAIL $p: the patch could not be made from the tree"
     failures=$((failures + 1))

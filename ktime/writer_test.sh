@@ -38,6 +38,13 @@ expect paired_other_tree 2 "but --kernel-time loaded ktime-$v612" -- \
 # one it cannot run (kvm-clock's clocksource changes) is said, not failed.
 expect compare_612 0 "Not run: kvm-clock (ktime-$v612 does not run" -- \
   compare --scenarios="$scen" --kernel-time="$t612" --out="$tmp/cmp612"
+# In JSON, per variant, as data a script can read (docs/json.md).
+mkdir -p "$tmp/kvm"
+cp "$scen/kvm-clock.toml" "$tmp/kvm/"
+expect compare_612_json_not_run 0 \
+  '"not_run": [{"scenario": "kvm-clock", "why": "ktime-'"$v612"' does not run' -- \
+  compare --scenarios="$tmp/kvm" --kernel-time="$t612" --format=json \
+  --out="$tmp/cmpkvm"
 expect clean_612_exhaustive 0 "PASS" -- \
   run "$scen/exhaustive-monotonic.toml" --kernel-time="$t612"
 expect clean_612_json 0 '"first_difference": ""' -- \
