@@ -551,11 +551,18 @@ void Checker::CheckCrossClock(const CallRecord& call, const Seen& seen,
     from = prev_seen.counter_ns;
   }
   const uint64_t span = std::max(call.end_ns, prev.end_ns) - from;
+  // Each counter read is the counter's value floored to its last cycle, so
+  // two reads a span apart may be a cycle more apart than the span: on a
+  // slow counter (ACPI PM's 279 ns cycle) more than the span allows.
+  // mult >> shift, plus one for the truncation, bounds a cycle's ns.
+  const uint64_t cycle_ns =
+      (uint64_t{state->tk.tkr_mono.mult} >> state->tk.tkr_mono.shift) + 1;
   // In 64 bits where the product fits (an __int128 division is a libgcc
   // call): the same value.
-  const __int128 tol = span < (uint64_t{1} << 59)
-                           ? static_cast<__int128>(span * 12 / 10 + 2)
-                           : static_cast<__int128>(span) * 12 / 10 + 2;
+  const __int128 tol =
+      (span < (uint64_t{1} << 59) ? static_cast<__int128>(span * 12 / 10 + 2)
+                                  : static_cast<__int128>(span) * 12 / 10 + 2) +
+      cycle_ns;
   const __int128 diff = seen.value_ns - prev_seen.value_ns;
   PropertyStats& s = stats_[static_cast<int>(Property::kCrossClock) - 1];
 
