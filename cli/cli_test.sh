@@ -191,6 +191,16 @@ printf 'name = "x"\n[[event]]\nkind = "suspend"\nat = "3ms"\nduration = "10m"\n[
 expect run_suspend_past_end_warns 0 \
   "(suspend at 3ms for 10m) lasts past the run's end (10ms): no reader runs after 3ms, and event[1] never happens" -- \
   run "$tmp/suspend.toml"
+# No task runs in a suspended machine or a paused VM: an event placed
+# there is run at its time all the same, and the run says so.
+printf 'name = "x"\n[[event]]\nkind = "suspend"\nat = "2ms"\nduration = "4ms"\n[[event]]\nkind = "settime"\nat = "5ms"\nrealtime = "1764470000.25"\n[run]\nduration = "10ms"\n' \
+  > "$tmp/inside.toml"
+expect run_event_inside_suspend_warns 0 \
+  "inside.toml:6: event[1] (settime at 5ms) falls inside event[0] (suspend at 2ms for 4ms): no task runs while the machine is suspended" -- \
+  run "$tmp/inside.toml"
+sed -i 's/"suspend"/"pause"/' "$tmp/inside.toml"
+expect run_event_inside_pause_warns 0 \
+  "an idle event stops the ticks while tasks run" -- run "$tmp/inside.toml"
 printf 'name = "x"\n[run]\nstrategy = "exhaustive"\n[faults]\nreorder_ppm = 5\n' \
   > "$tmp/reorder.toml"
 expect run_exhaustive_refuses_reordering 2 "faults.reorder_ppm" -- \

@@ -584,6 +584,39 @@ std::vector<std::string> ScenarioWarnings(const Scenario& s) {
                                                        : " never happen")));
     }
   }
+  // Nothing runs in a suspended machine or a paused VM, but the writer runs
+  // an event at its time regardless: the clocks after it follow no history
+  // a real machine can have (docs/scenarios.md).
+  for (size_t w = 0; w < s.events.size(); ++w) {
+    const EventSpec& win = s.events[w];
+    // One outlasting the run is warned of above: what starts inside it
+    // never happens.
+    if ((win.kind != EventKind::kPause && win.kind != EventKind::kSuspend) ||
+        win.at_ns + win.duration_ns > end) {
+      continue;
+    }
+    const bool suspend = win.kind == EventKind::kSuspend;
+    for (size_t i = 0; i < s.events.size(); ++i) {
+      const EventSpec& e = s.events[i];
+      if (i == w || e.at_ns < win.at_ns || e.at_ns >= end ||
+          e.at_ns - win.at_ns >= win.duration_ns ||
+          (e.at_ns == win.at_ns && i < w)) {
+        continue;
+      }
+      out.push_back(absl::StrFormat(
+          "event[%d] (%s at %s) falls inside event[%d] (%s at %s for %s): no "
+          "task runs while %s, yet vdsolab runs it at %s, so the clocks after "
+          "it follow no history a real machine can have (move it to %s or "
+          "later%s)",
+          i, EventKindName(e.kind), FormatDurationNs(e.at_ns), w,
+          EventKindName(win.kind), FormatDurationNs(win.at_ns),
+          FormatDurationNs(win.duration_ns),
+          suspend ? "the machine is suspended" : "the VM is paused",
+          FormatDurationNs(e.at_ns),
+          FormatDurationNs(win.at_ns + win.duration_ns),
+          suspend ? "" : "; an idle event stops the ticks while tasks run"));
+    }
+  }
   return out;
 }
 

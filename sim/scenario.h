@@ -328,7 +328,8 @@ absl::Status ValidateScenario(const Scenario& scenario);
 // What a valid scenario probably does not mean: an event or a counter step
 // after the run's end (it never happens), a pause that outlasts the run
 // (no reader runs after it starts), a reader period as long as the run (it
-// may make no call). One line each, for stderr, starting with the key.
+// may make no call), an event inside a suspend or a pause (no task runs
+// there). One line each, for stderr, starting with the key.
 std::vector<std::string> ScenarioWarnings(const Scenario& scenario);
 
 // The timekeeper profile kernel.era and kernel.defects name.
