@@ -291,12 +291,16 @@ TEST(TreeDefects, EachOtherEntryPointPatchFailsARunNamingItsEntryPoint) {
       EXPECT_TRUE(ko->failed) << b.bad->name;
       // A store through NULL crashes the call made with NULL; the
       // entry point is not probed again, in either view.
-      const bool null_arg = d == Defect::kTimeNull || d == Defect::kGetresNull;
+      const bool null_arg = d == Defect::kTimeNull ||
+                            d == Defect::kGetresNull ||
+                            d == Defect::kGettimeofdayTvNull;
       const char* entry = d == Defect::kGettimeofdayUsec ? "gettimeofday()"
                           : d == Defect::kTimeMonotonic  ? "time()"
                           : d == Defect::kTimeNull       ? "time(NULL)"
                           : d == Defect::kGetresNull     ? ", NULL)"
-                                                         : "clock_getres(";
+                          : d == Defect::kGettimeofdayTvNull
+                              ? "gettimeofday(NULL, tz)"
+                              : "clock_getres(";
       const sim::Property property =
           null_arg ? sim::Property::kCrash : sim::Property::kExact;
       // The first wrong answer in each view is kept: the initial one's and

@@ -192,7 +192,7 @@ std::vector<EntryPointVerdict> EntryPointProbe::Run(const uint8_t* page,
     SettledPageHooks hooks(tk, sc, counter, hrtimer_res, hz_);
     vdso::HookedAccess access = hooked(&hooks);
     const std::optional<GtodResult> got =
-        reader_->Gettimeofday(access, view, /*null_arg=*/false);
+        reader_->Gettimeofday(access, view, variants::GtodArgs::kBoth);
     // The reader's own clock_gettime(CLOCK_REALTIME) on the same page at
     // the same counter, in microseconds ((u32)tv_nsec / NSEC_PER_USEC, as
     // __cvdso_gettimeofday_data()): the run's calls judge that one against
@@ -225,8 +225,8 @@ std::vector<EntryPointVerdict> EntryPointProbe::Run(const uint8_t* page,
       if (probing(e)) {
         SettledPageHooks null_hooks(tk, sc, counter, hrtimer_res, hz_);
         vdso::HookedAccess null_access = hooked(&null_hooks);
-        const std::optional<GtodResult> got_null =
-            reader_->Gettimeofday(null_access, view, /*null_arg=*/true);
+        const std::optional<GtodResult> got_null = reader_->Gettimeofday(
+            null_access, view, variants::GtodArgs::kTvOnly);
         GtodResult want_null = want;
         want_null.tz_minuteswest = want_null.tz_dsttime = 0;
         if (!got_null) {
@@ -237,6 +237,26 @@ std::vector<EntryPointVerdict> EntryPointProbe::Run(const uint8_t* page,
               Compare(*got_null == want_null, "gettimeofday(tv, NULL)",
                       "gettimeofday(tv, tz)", FormatGtodResult(*got_null),
                       FormatGtodResult(want_null), where),
+              &out);
+        }
+      }
+      // gettimeofday(NULL, &tz), for the timezone alone: no store through
+      // the NULL, and the same tz (a patch that drops the tv test crashes).
+      if (probing(e)) {
+        SettledPageHooks tz_hooks(tk, sc, counter, hrtimer_res, hz_);
+        vdso::HookedAccess tz_access = hooked(&tz_hooks);
+        const std::optional<GtodResult> got_tz =
+            reader_->Gettimeofday(tz_access, view, variants::GtodArgs::kTzOnly);
+        GtodResult want_tz = want;
+        want_tz.tv_sec = want_tz.tv_usec = 0;
+        if (!got_tz) {
+          Add(e, timens, NoAnswer("gettimeofday(NULL, tz)", tz_hooks, where),
+              &out);
+        } else {
+          Add(e, timens,
+              Compare(*got_tz == want_tz, "gettimeofday(NULL, tz)",
+                      "gettimeofday(tv, tz)", FormatGtodResult(*got_tz),
+                      FormatGtodResult(want_tz), where),
               &out);
         }
       }

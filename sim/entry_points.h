@@ -22,11 +22,14 @@
 //                 the extremes: hrtimer_res, LOW_RES_NSEC at the code's
 //                 CONFIG_HZ, or the syscall's own answer for the ids the
 //                 vDSO passes on. Every id on a view's first probe, then
-//                 one id in turn per probe (a probe costs seven calls).
+//                 one id in turn per probe (a probe costs eight calls).
 // Each is called twice: with its pointer argument, and with NULL where a
 // caller may pass it (gettimeofday(&tv, NULL), time(NULL),
 // clock_getres(id, NULL): the common calls, which must store nothing and
-// answer the same; a patch that drops the NULL test crashes there).
+// answer the same; a patch that drops the NULL test crashes there);
+// gettimeofday() a third time as gettimeofday(NULL, &tz). The buffers
+// start poisoned (0xa5 bytes), so a store the code leaves out shows even
+// where the right value is zero (clock_getres()'s tv_sec).
 // A wrong answer is an `exact` defect (none with checks.exact off), a
 // retry asked for on the settled page a `livelock` defect, a crash or spin
 // a `crash` or `livelock` one; an entry point that crashed or spun is not

@@ -41,11 +41,12 @@ class EntryPointsReader final : public variants::SimReader {
   }
   std::optional<GtodResult> Gettimeofday(vdso::HookedAccess& access,
                                          const uint8_t* page,
-                                         bool /*null_arg*/) override {
+                                         variants::GtodArgs args) override {
     const std::optional<ClockResult> rt =
         base_->Call(access, page, kClockRealtime);
     if (!rt) return std::nullopt;
     if (rt->ret != 0) return access.GettimeofdayFallback();
+    if (args == variants::GtodArgs::kTzOnly) return GtodResult{};
     return GtodResult{0, rt->ts.tv_sec,
                       kBreak == Break::kUsecShift ? rt->ts.tv_nsec >> 10
                                                   : rt->ts.tv_nsec / 1000,

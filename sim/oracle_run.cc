@@ -81,11 +81,15 @@ struct EntryRead {
   std::string got, want;
 };
 // The call as a failure names it: "time(NULL)", "clock_getres(1)".
-std::string EntryCall(variants::EntryPoint e, ClockId getres_id,
-                      bool null_arg) {
+// `null_arg`: the pointer a caller may leave NULL is; `tv_null`:
+// gettimeofday(NULL, &tz).
+std::string EntryCall(variants::EntryPoint e, ClockId getres_id, bool null_arg,
+                      bool tv_null) {
   switch (e) {
     case variants::EntryPoint::kGettimeofday:
-      return null_arg ? "gettimeofday(tv, NULL)" : "gettimeofday()";
+      return tv_null    ? "gettimeofday(NULL, tz)"
+             : null_arg ? "gettimeofday(tv, NULL)"
+                        : "gettimeofday()";
     case variants::EntryPoint::kTime:
       return null_arg ? "time(NULL)" : "time()";
     case variants::EntryPoint::kClockGetres:
@@ -96,7 +100,7 @@ std::string EntryCall(variants::EntryPoint e, ClockId getres_id,
 }
 
 EntryRead ReadEntryPoint(variants::SimReader& reader, variants::EntryPoint e,
-                         ClockId getres_id, bool null_arg,
+                         ClockId getres_id, bool null_arg, bool tv_null,
                          vdso::HookedAccess& access, const uint8_t* page,
                          ReadHooks& hooks, const variants::EraOracle& oracle,
                          const timekeeper::Timekeeper& tk,
@@ -106,12 +110,16 @@ EntryRead ReadEntryPoint(variants::SimReader& reader, variants::EntryPoint e,
   switch (e) {
     case variants::EntryPoint::kGettimeofday: {
       const std::optional<GtodResult> got =
-          reader.Gettimeofday(access, page, null_arg);
+          reader.Gettimeofday(access, page,
+                              tv_null    ? variants::GtodArgs::kTzOnly
+                              : null_arg ? variants::GtodArgs::kTvOnly
+                                         : variants::GtodArgs::kBoth);
       const ClockResult rt = oracle.Expected(tk, kClockRealtime, ctx.cycles);
       GtodResult want = !hooks.fell_back && rt.ret == 0
                             ? GtodFromRealtime(rt.ts)
                             : timekeeper::SysGettimeofday(tk, ctx);
       if (null_arg) want.tz_minuteswest = want.tz_dsttime = 0;
+      if (tv_null) want.tv_sec = want.tv_usec = 0;
       r.answered = got.has_value();
       r.error = got && got->ret != 0;
       r.ok = got && *got == want;
@@ -357,18 +365,23 @@ absl::StatusOr<OracleRunReport> RunOracleCheck(
           getres_next = (getres_next + 1) % num_clocks;
         }
         // Every other read of a row passes NULL where a caller may
-        // (gettimeofday(&tv, NULL), time(NULL), clock_getres(id, NULL));
-        // clock_getres() every other round of its ids, which it takes in
-        // turn (each id both ways, whatever their number).
-        const bool null_arg =
-            (entry == variants::EntryPoint::kClockGetres
-                 ? stats.reads / static_cast<uint64_t>(num_clocks)
-                 : stats.reads) %
-                2 ==
-            1;
-        const EntryRead r = ReadEntryPoint(
-            *reader, entry, id, null_arg, access, page->data(), hooks, oracle,
-            tk.timekeeper(), ctx, publisher.context.hrtimer_res, getres_hz);
+        // (time(NULL), clock_getres(id, NULL)); clock_getres() every other
+        // round of its ids, which it takes in turn (each id both ways,
+        // whatever their number). gettimeofday() takes three forms in
+        // turn: (&tv, &tz), (&tv, NULL), (NULL, &tz).
+        const bool gtod = entry == variants::EntryPoint::kGettimeofday;
+        const uint64_t form =
+            gtod ? stats.reads % 3
+                 : (entry == variants::EntryPoint::kClockGetres
+                        ? stats.reads / static_cast<uint64_t>(num_clocks)
+                        : stats.reads) %
+                       2;
+        const bool null_arg = form == 1;
+        const bool tv_null = gtod && form == 2;
+        const EntryRead r =
+            ReadEntryPoint(*reader, entry, id, null_arg, tv_null, access,
+                           page->data(), hooks, oracle, tk.timekeeper(), ctx,
+                           publisher.context.hrtimer_res, getres_hz);
         ++stats.reads;
         ++report.reads;
         if (hooks.fell_back) ++stats.fallbacks;
@@ -385,7 +398,7 @@ absl::StatusOr<OracleRunReport> RunOracleCheck(
           if (report.failures.size() < kMaxFailures) {
             report.failures.push_back(absl::StrFormat(
                 "%s at true time %d ns, counter %#x: vDSO %s, syscall %s",
-                EntryCall(entry, id, null_arg), t, ctx.cycles,
+                EntryCall(entry, id, null_arg, tv_null), t, ctx.cycles,
                 r.answered ? r.got
                 : hooks.fault
                     ? absl::StrCat("(", vdso::DescribeFault(*hooks.fault), ")")

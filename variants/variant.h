@@ -70,6 +70,10 @@ using BuildTimensPageFn =
 // The vDSO's entry points besides clock_gettime() (SimReader).
 enum class EntryPoint { kGettimeofday, kTime, kClockGetres };
 
+// gettimeofday()'s pointers: both, tz NULL (gettimeofday(&tv, NULL), the
+// common call) or tv NULL (gettimeofday(NULL, &tz), for the timezone).
+enum class GtodArgs { kBoth, kTvOnly, kTzOnly };
+
 // A reader instance in the simulation. One instance serves every simulated
 // thread of a run (state a variant keeps, like the seed's static
 // previous_tsc, is process-wide).
@@ -111,8 +115,10 @@ class SimReader {
   // (sim/entry_points.h). Each is nullopt when the reader lacks it or the
   // call was abandoned (it asked to retry) or faulted (access.Fault()).
   // With `null_arg`, the pointer a caller may leave NULL is NULL, as in
-  // gettimeofday(&tv, NULL), time(NULL) and clock_getres(id, NULL): the
-  // answer is then the return value (and tv), the rest zero.
+  // time(NULL) and clock_getres(id, NULL); gettimeofday() leaves out the
+  // pointers `args` says. What a NULL pointer would have received is zero
+  // in the answer; what a call should have stored and did not is the
+  // caller's poison (0xa5 bytes), never a plausible zero.
   bool has_other_entry_points() const {
     return has_entry_point(EntryPoint::kGettimeofday) ||
            has_entry_point(EntryPoint::kTime) ||
@@ -124,7 +130,7 @@ class SimReader {
   virtual int config_hz() const { return 0; }
   virtual std::optional<GtodResult> Gettimeofday(vdso::HookedAccess& /*access*/,
                                                  const uint8_t* /*page*/,
-                                                 bool /*null_arg*/) {
+                                                 GtodArgs /*args*/) {
     return std::nullopt;
   }
   // time(): its return value and what it stored through its argument.

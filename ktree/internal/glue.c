@@ -609,7 +609,9 @@ static int32_t tree_clock_gettime(const struct vdsolab_ops* ops,
 }
 
 /* The other entry points, the same way: the kernel code writes to the
- * glue's own copies, which go to the caller's pointers afterwards. */
+ * glue's own copies, which go to the caller's pointers afterwards. The
+ * copies start as the caller's buffers (which vdsolab poisons), so that a
+ * store the kernel code leaves out still shows. */
 static int32_t tree_gettimeofday(const struct vdsolab_ops* ops,
                                  const uint8_t* page,
                                  struct vdsolab_timeval* tv,
@@ -622,6 +624,8 @@ static int32_t tree_gettimeofday(const struct vdsolab_ops* ops,
   }
   struct vdsolab_timeval ktv = {0, 0};
   struct vdsolab_timezone ktz = {0, 0};
+  if (tv != NULL) ktv = *tv;
+  if (tz != NULL) ktz = *tz;
   const int r = vdsolab_tree_gettimeofday(page + VDSOLAB_TREE_DATA_OFFSET,
                                           tv != NULL ? &ktv : NULL,
                                           tz != NULL ? &ktz : NULL);
@@ -641,7 +645,7 @@ static int64_t tree_time(const struct vdsolab_ops* ops, const uint8_t* page,
     call_end(&c);
     return VDSOLAB_ABANDONED;
   }
-  int64_t kt = 0;
+  int64_t kt = t != NULL ? *t : 0;
   const int64_t r = vdsolab_tree_time(page + VDSOLAB_TREE_DATA_OFFSET,
                                       t != NULL ? &kt : NULL);
   call_end(&c);
@@ -659,6 +663,7 @@ static int32_t tree_clock_getres(const struct vdsolab_ops* ops,
     return VDSOLAB_ABANDONED;
   }
   struct vdsolab_timespec kres = {0, 0};
+  if (res != NULL) kres = *res;
   const int r = vdsolab_tree_clock_getres(page + VDSOLAB_TREE_DATA_OFFSET,
                                           clock, res != NULL ? &kres : NULL);
   call_end(&c);

@@ -199,6 +199,26 @@ absl::StatusOr<std::string> Edit(const std::string& tree_root, Defect d,
       }
       break;
     }
+    case Defect::kGetresNoTvSec: {
+      const size_t f = text.find("__cvdso_clock_getres_common(");
+      if (f == std::string::npos) {
+        return Missing(*rel, "__cvdso_clock_getres_common()");
+      }
+      if (!ReplaceAfter(text, f, "\t\tres->tv_sec = 0;\n", "")) {
+        return Missing(*rel, "clock_getres()'s `res->tv_sec = 0;`");
+      }
+      break;
+    }
+    case Defect::kGettimeofdayTvNull: {
+      const size_t f = text.find("__cvdso_gettimeofday_data(");
+      if (f == std::string::npos) {
+        return Missing(*rel, "__cvdso_gettimeofday_data()");
+      }
+      if (!ReplaceAfter(text, f, "if (likely(tv != NULL)) {", "if (1) {")) {
+        return Missing(*rel, "gettimeofday()'s `if (likely(tv != NULL))`");
+      }
+      break;
+    }
     case Defect::kVdsoTimeWrapper: {
       const size_t f = text.find("__vdso_time(");
       if (f == std::string::npos) return Missing(*rel, "__vdso_time()");
@@ -228,8 +248,10 @@ std::vector<Defect> AllDefects() {
 }
 
 std::vector<Defect> OtherEntryPointDefects() {
-  return {Defect::kGettimeofdayUsec, Defect::kTimeMonotonic,
-          Defect::kGetresCoarseHres, Defect::kTimeNull, Defect::kGetresNull};
+  return {Defect::kGettimeofdayUsec,  Defect::kTimeMonotonic,
+          Defect::kGetresCoarseHres,  Defect::kTimeNull,
+          Defect::kGetresNull,        Defect::kGetresNoTvSec,
+          Defect::kGettimeofdayTvNull};
 }
 
 std::vector<Defect> TimensDefects() {
@@ -267,6 +289,10 @@ const char* DefectName(Defect d) {
       return "getres-null";
     case Defect::kVdsoTimeWrapper:
       return "vdso-time-wrapper";
+    case Defect::kGetresNoTvSec:
+      return "getres-no-tv-sec";
+    case Defect::kGettimeofdayTvNull:
+      return "gettimeofday-tv-null";
   }
   return "?";
 }

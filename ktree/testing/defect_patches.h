@@ -72,6 +72,13 @@ enum class Defect {
   // runs (it calls __cvdso_time_data()), so the build notes that nothing
   // tests the patch.
   kVdsoTimeWrapper,
+  // __cvdso_clock_getres_common() without `res->tv_sec = 0;`: the caller's
+  // tv_sec is left as it was, right only where it happened to be zero.
+  kGetresNoTvSec,
+  // __cvdso_gettimeofday_data() storing the time without its
+  // `if (likely(tv != NULL))`: gettimeofday(NULL, &tz), a call for the
+  // timezone alone, crashes.
+  kGettimeofdayTvNull,
 };
 
 // The defects of the initial namespace's paths.

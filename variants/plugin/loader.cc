@@ -422,6 +422,12 @@ struct OtherEntryPoints {
   uint32_t config_hz = 0;
 };
 
+// What the other entry points' result buffers hold before the call: a
+// value no answer has, so that a store the code leaves out (a tv_sec never
+// set) is not hidden by a zero that happened to be right.
+constexpr int64_t kPoison64 = static_cast<int64_t>(0xa5a5a5a5a5a5a5a5ull);
+constexpr int32_t kPoison32 = static_cast<int32_t>(0xa5a5a5a5u);
+
 template <int I>
 class PluginSimReader final : public SimReader {
  public:
@@ -458,29 +464,33 @@ class PluginSimReader final : public SimReader {
   int config_hz() const override { return static_cast<int>(other_.config_hz); }
   std::optional<GtodResult> Gettimeofday(vdso::HookedAccess& access,
                                          const uint8_t* page,
-                                         bool null_arg) override {
+                                         GtodArgs args) override {
     if (other_.gettimeofday == nullptr) return std::nullopt;
-    vdsolab_timeval tv{0, 0};
-    vdsolab_timezone tz{0, 0};
+    // Poisoned, as a caller's stack is: a store left out shows.
+    vdsolab_timeval tv{kPoison64, kPoison64};
+    vdsolab_timezone tz{kPoison32, kPoison32};
+    const bool with_tv = args != GtodArgs::kTzOnly;
+    const bool with_tz = args != GtodArgs::kTvOnly;
     int32_t ret = 0;
     bool out_of_bounds = false;
     if (!GuardedCall<I>(
             access, page, nullptr, &out_of_bounds, [&](const vdsolab_ops* ops) {
-              ret =
-                  other_.gettimeofday(ops, page, &tv, null_arg ? nullptr : &tz);
+              ret = other_.gettimeofday(ops, page, with_tv ? &tv : nullptr,
+                                        with_tz ? &tz : nullptr);
             })) {
       return std::nullopt;
     }
     if (out_of_bounds) return GtodResult{-kEfault};
     if (ret == VDSOLAB_ABANDONED) return std::nullopt;
     if (ret != 0) return GtodResult{ret};
-    return GtodResult{0, tv.tv_sec, tv.tv_usec, tz.tz_minuteswest,
-                      tz.tz_dsttime};
+    return GtodResult{0, with_tv ? tv.tv_sec : 0, with_tv ? tv.tv_usec : 0,
+                      with_tz ? tz.tz_minuteswest : 0,
+                      with_tz ? tz.tz_dsttime : 0};
   }
   std::optional<TimeResult> Time(vdso::HookedAccess& access,
                                  const uint8_t* page, bool null_arg) override {
     if (other_.time == nullptr) return std::nullopt;
-    int64_t stored = 0;
+    int64_t stored = kPoison64;
     int64_t ret = 0;
     bool out_of_bounds = false;
     if (!GuardedCall<I>(access, page, nullptr, &out_of_bounds,
@@ -491,13 +501,13 @@ class PluginSimReader final : public SimReader {
         out_of_bounds || ret == VDSOLAB_ABANDONED) {
       return std::nullopt;
     }
-    return TimeResult{ret, stored};
+    return TimeResult{ret, null_arg ? 0 : stored};
   }
   std::optional<ClockResult> ClockGetres(vdso::HookedAccess& access,
                                          const uint8_t* page, ClockId clock,
                                          bool null_arg) override {
     if (other_.clock_getres == nullptr) return std::nullopt;
-    vdsolab_timespec res{0, 0};
+    vdsolab_timespec res{kPoison64, kPoison64};
     int32_t ret = 0;
     bool out_of_bounds = false;
     if (!GuardedCall<I>(access, page, nullptr, &out_of_bounds,
@@ -510,6 +520,7 @@ class PluginSimReader final : public SimReader {
     if (out_of_bounds) return ClockResult::Error(-kEfault);
     if (ret == VDSOLAB_ABANDONED) return std::nullopt;
     if (ret != 0) return ClockResult::Error(ret);
+    if (null_arg) return ClockResult::Ok(Timespec64{0, 0});
     return ClockResult::Ok(Timespec64{res.tv_sec, res.tv_nsec});
   }
 
