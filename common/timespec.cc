@@ -15,6 +15,12 @@ std::string FormatTimespec(const Timespec64& ts) {
   if (ts.tv_nsec < 0 || ts.tv_nsec >= kNsecPerSecS) {
     return absl::StrFormat("{tv_sec %d, tv_nsec %d}", ts.tv_sec, ts.tv_nsec);
   }
+  // A negative time is {-(s + 1), 1e9 - ns}: -0.25 s is {-1, 750000000},
+  // written as the decimal it is, not as "-1.750000000".
+  if (ts.tv_sec < 0 && ts.tv_nsec != 0) {
+    return absl::StrFormat("-%d.%09d", -(ts.tv_sec + 1),
+                           kNsecPerSecS - ts.tv_nsec);
+  }
   return absl::StrFormat("%d.%09d", ts.tv_sec, ts.tv_nsec);
 }
 

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include <string>
+
 namespace vdsolab {
 namespace {
 
@@ -44,6 +46,25 @@ TEST(TimespecAddNs, CarriesWholeSeconds) {
   EXPECT_EQ(ts, (Timespec64{11, 1}));
   TimespecAddNs(&ts, 3 * kNsecPerSec);
   EXPECT_EQ(ts, (Timespec64{14, 1}));
+}
+
+// A negative time's decimal is its value: {-1, 750000000} is -0.25 s.
+TEST(FormatTimespec, NegativeTimesAreTheirDecimalValue) {
+  for (int64_t ns :
+       {int64_t{-250000000}, int64_t{-3600249994705}, int64_t{-1000000000},
+        int64_t{-1}, int64_t{0}, int64_t{1}, int64_t{3600249994705}}) {
+    const Timespec64 ts = SetNormalizedTimespec64(0, ns);
+    const std::string text = FormatTimespec(ts);
+    // Parse the decimal back: sign, seconds, nine digits.
+    const bool neg = !text.empty() && text[0] == '-';
+    const size_t dot = text.find('.');
+    ASSERT_NE(dot, std::string::npos) << text;
+    ASSERT_EQ(text.size() - dot - 1, 9u) << text;
+    const int64_t sec =
+        std::stoll(text.substr(neg ? 1 : 0, dot - (neg ? 1 : 0)));
+    const int64_t frac = std::stoll(text.substr(dot + 1));
+    EXPECT_EQ((neg ? -1 : 1) * (sec * 1000000000 + frac), ns) << text;
+  }
 }
 
 TEST(Timespec64Compare, OrdersBySecondsThenNanoseconds) {

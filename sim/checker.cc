@@ -120,6 +120,21 @@ void Checker::Report(Property p, Verdict v, std::string why, std::string detail,
   if (kept < kMaxViolationsPerKind || !first) {
     if (kept < kMaxViolationsPerKind) ++kept;
     first = true;
+    // A namespace reader's answer is judged moved to the initial
+    // namespace's timeline (Unshift()): say so, and what it returned.
+    if (timens_call_ != nullptr && timens_call_->index == call.index &&
+        timens_call_->result) {
+      const timekeeper::TimensOffsets offsets{scenario_.kernel.timens_monotonic,
+                                              scenario_.kernel.timens_boottime};
+      absl::StrAppendFormat(
+          &detail,
+          " (times on the initial namespace's timeline: in the time "
+          "namespace the reader returned %s, less the namespace's %s offset "
+          "%s)",
+          FormatClockResult(*timens_call_->result), Name(call.clock),
+          FormatTimespec(
+              timekeeper::TimensAdd(call.clock, offsets, Timespec64{0, 0})));
+    }
     violations_.push_back(Violation{
         p, v, std::move(why), std::move(detail), call.index, call.reader,
         call.reader_call, call.start_ns,
@@ -336,7 +351,9 @@ bool Checker::CheckLoops(const CallRecord& call) {
 void Checker::OnCall(const CallRecord& call) {
   if (call.timens && call.result && call.result->ret == 0) {
     ++coverage_.timens_calls;
+    timens_call_ = &call;
     OnCall(Unshift(call));
+    timens_call_ = nullptr;
     return;
   }
   if (call.fell_back) CheckFallbackAnswer(call);

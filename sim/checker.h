@@ -346,6 +346,9 @@ class Checker {
   Coverage coverage_;
   std::vector<Violation> violations_;
   size_t kept_failures_ = 0;
+  // While a namespace reader's call is judged (OnCall() of its Unshift()):
+  // the call as the reader answered it, for the violations' details.
+  const CallRecord* timens_call_ = nullptr;
   size_t kept_preconditions_ = 0;
   std::array<std::array<bool, 3>, kNumProperties> first_of_kind_{};
   std::array<ClockFacts, kFactIds> facts_;

@@ -75,6 +75,17 @@ TEST(Timens, AReaderThatDropsTheOffsetsIsCaught) {
     }
   }
   EXPECT_TRUE(monotonic_named);
+  // Each violation kept at a namespace call says its times are moved off
+  // the namespace's timeline, and what the reader returned there; one at
+  // the initial namespace's reader does not.
+  int noted = 0;
+  for (const Violation& v : r->violations) {
+    const bool note = absl::StrContains(
+        v.detail, "in the time namespace the reader returned");
+    EXPECT_EQ(note, v.reader == 0) << v.detail;
+    noted += note ? 1 : 0;
+  }
+  EXPECT_GT(noted, 0);
 }
 
 // A namespace reader whose answer is not a normalised timespec (tv_nsec
