@@ -372,10 +372,17 @@ void Checker::OnCall(const CallRecord& call) {
       call.counter_cpu != scenario_.kernel.timekeeping_cpu) {
     ++coverage_.cross_cpu_reads;
   }
+  // Below its boot value by a wrap past the width, not by a CPU whose
+  // counter is behind (skew, a step back): the unwrapped counter is past
+  // the mask (or below zero).
   if (call.read_counter && call.counter < boot_counter_ &&
       writer_->LatestStartedAt(call.counter_ns).source ==
           CounterSource::kMachine) {
-    ++coverage_.counter_wrapped;
+    const __int128 ideal =
+        machine_->IdealCounter(call.counter_cpu, call.counter_ns);
+    if (ideal < 0 || ideal > static_cast<__int128>(machine_->mask())) {
+      ++coverage_.counter_wrapped;
+    }
   }
 
   if (!stall_reported_ && writer_->timekeeping().stalled_loop() != nullptr) {

@@ -53,7 +53,8 @@ struct Coverage {
   uint64_t reordered_loads = 0;
   uint64_t negative_motion = 0;    // Counter behind the state's cycle_last.
   uint64_t beyond_max_cycles = 0;  // Counter past cycle_last + max_cycles.
-  uint64_t counter_wrapped = 0;    // Counter below its value at boot.
+  uint64_t counter_wrapped = 0;    // Counter below its value at boot,
+                                   // wrapped past its width.
   uint64_t cross_cpu_reads = 0;    // Counter from a CPU other than the
                                    // timekeeping CPU.
   uint64_t livelocks = 0;
