@@ -191,12 +191,28 @@ printf 'name = "x"\n[[event]]\nkind = "suspend"\nat = "3ms"\nduration = "10m"\n[
 expect run_suspend_past_end_warns 0 \
   "(suspend at 3ms for 10m) lasts past the run's end (10ms): no reader runs after 3ms, and event[1] never happens" -- \
   run "$tmp/suspend.toml"
+# A run in which the variant answered every call with an error no check
+# judges tested nothing of it: perf's time on unsynchronised counters (the
+# kernel turns cap_user_time off) is bad input, not a PASS.
+printf 'name = "x"\n[[machine.cpu]]\noffset_cycles = 0\n[[machine.cpu]]\noffset_cycles = -2600000000\n[run]\nduration = "20ms"\n' \
+  > "$tmp/skewed.toml"
+expect run_nothing_answered_is_bad_input 2 \
+  "variant perf-mmap answered every one of the run's" -- \
+  run "$tmp/skewed.toml" --variant=perf-mmap
+sed 's/-2600000000/0/' "$tmp/skewed.toml" > "$tmp/synced.toml"
+expect run_perf_on_synchronised_counters 0 "PASS" -- \
+  run "$tmp/synced.toml" --variant=perf-mmap
+# A search cut at its budget is no verdict: INCOMPLETE, exit 1.
+expect run_exhaustive_cut_is_incomplete 1 "INCOMPLETE: the search stopped" -- \
+  run "$scen/exhaustive-monotonic.toml" --max-interleavings=10
+expect run_exhaustive_whole_passes 0 "(all of them); 0 failing" -- \
+  run "$scen/exhaustive-monotonic.toml"
 # No task runs in a suspended machine or a paused VM: an event placed
 # there is run at its time all the same, and the run says so.
 printf 'name = "x"\n[[event]]\nkind = "suspend"\nat = "2ms"\nduration = "4ms"\n[[event]]\nkind = "settime"\nat = "5ms"\nrealtime = "1764470000.25"\n[run]\nduration = "10ms"\n' \
   > "$tmp/inside.toml"
 expect run_event_inside_suspend_warns 0 \
-  "inside.toml:6: event[1] (settime at 5ms) falls inside event[0] (suspend at 2ms for 4ms): no task runs while the machine is suspended" -- \
+  "inside.toml:6:1: event[1] (settime at 5ms) falls inside event[0] (suspend at 2ms for 4ms): no task runs while the machine is suspended" -- \
   run "$tmp/inside.toml"
 sed -i 's/"suspend"/"pause"/' "$tmp/inside.toml"
 expect run_event_inside_pause_warns 0 \
@@ -465,6 +481,15 @@ printf 'name = "x"\n[[reader]]\nclocks = ["MONOTONIC"]\n[run]\nduration = "5ms"\
 expect plugin_ignores_budget 1 \
   "the reader went on looping after its loop budget was spent" -- \
   run "$tmp/mono.toml" --variant-so="${bad}_ignore_budget.so"
+# A plugin that keeps state between calls: its minimal replay, rerun by a
+# fresh process, shows nothing, and the run says so rather than hand over
+# a replay that says NOT REPRODUCED.
+expect plugin_state_replay_warned 1 \
+  "does not reproduce in a fresh process: plugin misbehaving-max_cache" -- \
+  run "$scen/skewed-cpus.toml" --variant-so="${bad}_max_cache.so" \
+  --replay-out="$tmp/max_cache.replay.toml"
+expect plugin_state_replay_not_reproduced 0 "NOT REPRODUCED" -- \
+  replay "$tmp/max_cache.replay.toml"
 # Giving up before may_retry() said stop is one too, and is not described
 # as a budget spent.
 expect plugin_gives_up_early 1 \

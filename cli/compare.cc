@@ -499,8 +499,12 @@ std::string FormatTable(const std::vector<VariantResult>& results,
       }
     }
     if (!r.incomplete.empty()) {
-      absl::StrAppendFormat(&o, "- **%s**: stopped early in %s\n",
-                            r.variant->name, absl::StrJoin(r.incomplete, ", "));
+      absl::StrAppendFormat(&o,
+                            "- **%s**: stopped early in %s (at the budget of "
+                            "%d interleavings an exhaustive run has here: "
+                            "no verdict for the rest, so compare fails)\n",
+                            r.variant->name, absl::StrJoin(r.incomplete, ", "),
+                            kMaxInterleavings);
     }
   }
   if (!any) absl::StrAppendFormat(&o, "none\n");
@@ -529,8 +533,9 @@ std::string FormatTap(const std::vector<VariantResult>& results,
                               r.variant->name, property);
         continue;
       }
-      const bool fails =
-          c.defects != 0 || (c.known != 0 && !accept_known) || r.run_error;
+      const bool fails = c.defects != 0 || (c.known != 0 && !accept_known) ||
+                         r.run_error ||
+                         (!r.incomplete.empty() && !StopFlag().load());
       absl::StrAppendFormat(&o, "%s %d - %s: %s (%s)\n",
                             fails ? "not ok" : "ok", n, r.variant->name,
                             property, CellText(c));
@@ -542,6 +547,12 @@ std::string FormatTap(const std::vector<VariantResult>& results,
       }
       if (i == 0 && !r.not_run.empty()) {
         absl::StrAppendFormat(&o, "#   not run: %s\n", NotRunText(r.not_run));
+      }
+      if (i == 0 && !r.incomplete.empty()) {
+        absl::StrAppendFormat(&o,
+                              "#   stopped early (no verdict past the "
+                              "budget): %s\n",
+                              absl::StrJoin(r.incomplete, ", "));
       }
       if (!fails) continue;
       for (const FailureNote& note : r.failures) {
@@ -644,11 +655,15 @@ int Compare(const CompareOptions& options) {
   }
   if (tty) std::fputs("\n", stderr);
   NoteSlowCalls(results);
-  // A defect or a known kernel behaviour in any cell, or a run that could
-  // not run, fails the comparison.
+  // A defect or a known kernel behaviour in any cell, a run that could
+  // not run, or one stopped at a budget (what it did not explore has no
+  // verdict) fails the comparison.
   int exit = kExitOk;
   for (const VariantResult& r : results) {
-    if (r.run_error) exit = kExitFailed;
+    // (Ctrl-C's cut is InterruptedExit()'s to report.)
+    if (r.run_error || (!r.incomplete.empty() && !StopFlag().load())) {
+      exit = kExitFailed;
+    }
     for (const Cell& c : r.cells) {
       if (c.defects != 0 || (c.known != 0 && !options.accept_known)) {
         exit = kExitFailed;

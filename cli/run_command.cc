@@ -1,5 +1,8 @@
 // `vdsolab run SCENARIO` and `vdsolab replay FILE`.
 
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -7,10 +10,12 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <optional>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "cli/kernel_time_variant.h"
@@ -18,6 +23,7 @@
 #include "sim/formats.h"
 #include "sim/run.h"
 #include "sim/scenario_toml.h"
+#include "variants/variant.h"
 
 namespace vdsolab::cli {
 namespace {
@@ -61,6 +67,66 @@ bool NothingChecked(const sim::Outcome& outcome) {
     if (p.checked != 0) return false;
   }
   return !outcome.random || outcome.random->outcomes.empty();
+}
+
+// Whether `vdsolab replay FILE` reproduces the failure in a fresh process
+// (its exit status 1); nullopt if that could not be told. A plugin that
+// keeps state between calls answers the minimisation's reruns, made in
+// this process after the run, otherwise than a fresh process answers the
+// same calls, so its minimal replay may show nothing.
+std::optional<bool> ReproducesInFreshProcess(const std::string& file) {
+  const std::string path = ResolveOutputPath(file);  // From the start dir.
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) return std::nullopt;
+  if (pid == 0) {
+    // Only async-signal-safe calls between fork() and exec().
+    const int null = open("/dev/null", O_RDWR);
+    if (null >= 0) {
+      dup2(null, STDOUT_FILENO);
+      dup2(null, STDERR_FILENO);
+    }
+    execl("/proc/self/exe", "vdsolab", "replay", path.c_str(),
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  // A replay is one short run; a plugin that spins is stopped by its call
+  // guard, and 2 minutes bound the rest.
+  for (int i = 0; i < 12000; ++i) {
+    int status = 0;
+    const pid_t r = waitpid(pid, &status, WNOHANG);
+    if (r == pid) {
+      if (!WIFEXITED(status)) return std::nullopt;
+      if (WEXITSTATUS(status) == kExitOk) return false;
+      if (WEXITSTATUS(status) == kExitFailed) return true;
+      return std::nullopt;
+    }
+    if (r < 0) return std::nullopt;
+    usleep(10000);
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  return std::nullopt;
+}
+
+// Calls were made but none had its answer judged: every one was an error
+// no check judges (a user-space clock with no answer on this machine, as
+// perf's time with cap_user_time off on unsynchronised counters). A PASS
+// would say the variant was tested when nothing of it was.
+bool NoAnswerChecked(const sim::Outcome& outcome) {
+  if (outcome.failed || !outcome.complete || !outcome.random ||
+      outcome.random->coverage.calls == 0 ||
+      outcome.random->coverage.errors != outcome.random->coverage.calls ||
+      !outcome.random->outcomes.empty()) {
+    return false;
+  }
+  for (sim::Property p :
+       {sim::Property::kExact, sim::Property::kMonotonic,
+        sim::Property::kCausal, sim::Property::kSane, sim::Property::kRawRate,
+        sim::Property::kCrossClock, sim::Property::kTorn}) {
+    if (outcome.stats[static_cast<size_t>(p) - 1].checked != 0) return false;
+  }
+  return true;
 }
 
 // Exit 2 for an error about the scenario file at `path`, at the line of
@@ -188,6 +254,9 @@ int Run(const ParsedFlags& flags) {
   sim::RunOptions options;
   options.stop = &StopFlag();
   options.accept_known = flags.String("accept") == "known";
+  if (std::optional<uint64_t> n = flags.Uint("max-interleavings")) {
+    options.max_interleavings = *n;
+  }
   const bool tty = isatty(STDERR_FILENO) != 0;
   if (tty) options.progress = ProgressLine(std::chrono::steady_clock::now());
   absl::StatusOr<sim::Outcome> outcome = sim::Run(*scenario, variant, options);
@@ -201,8 +270,27 @@ int Run(const ParsedFlags& flags) {
                   "falls within its first period)",
                   sim::FormatDurationNs(scenario->run.duration_ns))));
   }
+  if (NoAnswerChecked(*outcome)) {
+    return FailInScenario(
+        file, absl::InvalidArgumentError(absl::StrFormat(
+                  "variant %s answered every one of the run's %d calls with "
+                  "an error no check judges: nothing of it was tested on "
+                  "this machine (its clocks: %s; `vdsolab variants` says "
+                  "when they answer)",
+                  variant.name, outcome->random->coverage.calls,
+                  absl::StrJoin(outcome->random->coverage.per_clock, ", ",
+                                [&](std::string* out, const auto& c) {
+                                  out->append(variants::VariantClockName(
+                                      variant, c.first));
+                                }))));
+  }
   const std::string format = flags.String("format", "text");
-  const int exit = InterruptedExit(outcome->failed ? kExitFailed : kExitOk);
+  // A run cut at a budget has no verdict for what it did not reach: not a
+  // PASS (the report says INCOMPLETE).
+  const int exit = InterruptedExit(
+      outcome->failed || (!outcome->complete && !outcome->interrupted)
+          ? kExitFailed
+          : kExitOk);
   // The first failure's minimal replay, written in every format.
   std::string replay_file;
   const sim::Scenario* minimal = nullptr;
@@ -225,6 +313,19 @@ int Run(const ParsedFlags& flags) {
           WriteReplay(*minimal, scenario->name,
                       NamesAVariant(flags) ? std::string(variant.name) : "",
                       scenario->run.seed, flags.String("replay-out"));
+      if (!replay_file.empty() && !SourceOf(&variant).plugin.empty() &&
+          ReproducesInFreshProcess(replay_file) == false) {
+        std::fprintf(
+            stderr,
+            "vdsolab: warning: the minimal replay %s does not reproduce in a "
+            "fresh process: plugin %s answers the same calls otherwise after "
+            "what ran before it in this process (state kept between calls or "
+            "runs, which docs/plugins.md rules out), so its minimal failure "
+            "may be an artefact of that state; the failures of the run are "
+            "real, and the run itself (the same scenario and seed) shows "
+            "them\n",
+            replay_file.c_str(), variant.name.data());
+      }
     }
   }
   if (format == "json") {
@@ -291,8 +392,18 @@ int Replay(const ParsedFlags& flags) {
     Fail(std::string(chosen.status().message()));
     return kExitBadInput;
   }
+  // The file's variant by name, but not its code: judged as another.
+  const sim::VariantSource now = SourceOf(chosen->front());
+  const sim::VariantSource& was = scenario->variant;
+  auto differs = [](const std::string& a, const std::string& b) {
+    return !a.empty() && !b.empty() && a != b;
+  };
+  const bool code_changed =
+      was.present && (differs(now.plugin_sha256, was.plugin_sha256) ||
+                      differs(now.tree_code_sha256, was.tree_code_sha256) ||
+                      differs(now.vdso_image_sha256, was.vdso_image_sha256));
   absl::StatusOr<sim::ReplayOutcome> replay =
-      sim::Replay(*scenario, *chosen->front());
+      sim::Replay(*scenario, *chosen->front(), code_changed);
   if (!replay.ok()) return FailInScenario(file, replay.status());
   // Not comparable (another variant's schedule diverged) and not reached
   // (the run stopped first) are no fix.
@@ -331,7 +442,9 @@ Command RunCommand() {
       "call against the properties. On a failure it writes a minimal replay "
       "file and prints the command that replays it.\n\n"
       "Exit status: 0 every property held (where its preconditions did), 1 "
-      "a property failed, 2 bad input. Stopped by Ctrl-C or SIGTERM before "
+      "a property failed or the run stopped at a budget before its end "
+      "(INCOMPLETE: no verdict), 2 bad input. Stopped by Ctrl-C or SIGTERM "
+      "before "
       "its end with nothing failed, it prints what ran and ends by that "
       "signal (a shell's status 130 or 143): no verdict.";
   spec.positional = {"SCENARIO"};
@@ -349,6 +462,10 @@ Command RunCommand() {
                  "the report: text for people, json (docs/json.md) for "
                  "scripts, tap (kselftest-style) for CI",
                  "text"),
+      MakeFlag("max-interleavings", FlagKind::kUint, "N",
+               "an exhaustive search stops after N interleavings (the report "
+               "then says INCOMPLETE, exit 1)",
+               "50000000", 1, 1e12),
   };
   for (FlagSpec& f : VariantFlags(false)) spec.flags.push_back(std::move(f));
   return Command{std::move(spec), Run};

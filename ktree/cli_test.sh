@@ -161,6 +161,13 @@ if "$bin" replay "$tmp/edited.replay.toml" 2>&1 |
 else
   echo "FAIL edited_patch_noted"; failures=$((failures + 1))
 fi
+# Edited into a fix (a comment: the unpatched tree's code), the same
+# variant name with other code is judged as another variant: FIXED, not
+# NOT REPRODUCED.
+fix=$("$make_patch" "$t612" comment "$tmp")
+cp "$fix" "$tmp/edited.diff"
+expect edited_into_a_fix 0 "FIXED: variant tree-" -- \
+  replay "$tmp/edited.replay.toml"
 
 # The time namespace path: the tree's own do_hres_timens() runs for the
 # namespace readers of compare's time-namespace scenario.

@@ -215,7 +215,8 @@ absl::StatusOr<std::string> ReplayExhaustive(const Scenario& s,
 }  // namespace
 
 absl::StatusOr<ReplayOutcome> Replay(const Scenario& scenario,
-                                     const variants::Variant& variant) {
+                                     const variants::Variant& variant,
+                                     bool code_changed) {
   if (!scenario.replay.present) {
     return absl::InvalidArgumentError(
         "this scenario has no [replay] section; use `vdsolab run` for it");
@@ -261,10 +262,13 @@ absl::StatusOr<ReplayOutcome> Replay(const Scenario& scenario,
           : ReplayRandom(scenario, variant, &out);
   if (!text.ok()) return text.status();
   out.text = *std::move(text);
-  // Against another variant than the one that failed, a replay that does
-  // not recur says the fix works.
-  const bool other = variant.name != scenario.run.reader;
+  // Against another variant than the one that failed (or its code,
+  // changed), a replay that does not recur says the fix works.
+  const bool other = variant.name != scenario.run.reader || code_changed;
   out.other_variant = other;
+  // "X", or for the file's own name "X (its code changed since)".
+  std::string now(variant.name);
+  if (variant.name == scenario.run.reader) now += " (its code changed since)";
   if (!out.stopped_before.empty()) {
     absl::StrAppendFormat(&out.text, "\nNOT REACHED%s\n",
                           out.failed ? ": the run failed before the call" : "");
@@ -273,18 +277,17 @@ absl::StatusOr<ReplayOutcome> Replay(const Scenario& scenario,
         &out.text, "\n%s the run fails otherwise: %s\n",
         other ? absl::StrFormat("NOT FIXED: variant %s does not show what %s "
                                 "did at the call, but",
-                                variant.name, scenario.run.reader)
+                                now, scenario.run.reader)
               : std::string("NOT REPRODUCED, but"),
         out.elsewhere.empty()
             ? "a syscall event's expectation or the timekeeper model"
             : out.elsewhere);
   } else if (out.reproduced) {
-    absl::StrAppendFormat(
-        &out.text, "\nREPRODUCED%s\n",
-        other ? absl::StrFormat(" with variant %s (the "
-                                "file's was %s)",
-                                variant.name, scenario.run.reader)
-              : "");
+    absl::StrAppendFormat(&out.text, "\nREPRODUCED%s\n",
+                          other ? absl::StrFormat(" with variant %s (the "
+                                                  "file's was %s)",
+                                                  now, scenario.run.reader)
+                                : "");
   } else if (other && out.diverged) {
     // The replay's run is minimised around the call: a variant whose
     // calls take other times may not reach it, and passing the short run
@@ -295,12 +298,12 @@ absl::StatusOr<ReplayOutcome> Replay(const Scenario& scenario,
         "call, so this replay says nothing of a fix; run the scenario it came "
         "from with %s (vdsolab run SCENARIO and the variant flags given "
         "here)\n",
-        variant.name, variant.name);
+        now, variant.name);
   } else if (other) {
     absl::StrAppendFormat(&out.text,
                           "\nFIXED: variant %s does not show what %s did on "
                           "this schedule\n",
-                          variant.name, scenario.run.reader);
+                          now, scenario.run.reader);
   } else {
     absl::StrAppendFormat(&out.text, "\nNOT REPRODUCED\n");
   }

@@ -113,9 +113,12 @@ struct ReplayOutcome {
 // `variant` other than the file's, the same schedule checks that variant:
 // REPRODUCED or FIXED. A [replay] section that cannot be replayed (no
 // such reader or property, decisions that do not fit the call) is
-// InvalidArgument.
+// InvalidArgument. `code_changed`: the variant has the file's name but
+// not its code (a plugin rebuilt in place, a tree or patch edited): it is
+// judged as another variant, so a fix there says FIXED, not NOT REPRODUCED.
 absl::StatusOr<ReplayOutcome> Replay(const Scenario& scenario,
-                                     const variants::Variant& variant);
+                                     const variants::Variant& variant,
+                                     bool code_changed = false);
 
 }  // namespace vdsolab::sim
 

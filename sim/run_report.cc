@@ -212,6 +212,10 @@ std::string FormatRunReport(const Scenario& s, const RunResult& r) {
       : r.interrupted
           ? "STOPPED: interrupted before the end; nothing failed in the "
             "part that ran, which is no verdict."
+      // Cut at a budget: the same, and the exit status says so (1).
+      : r.stopped_early
+          ? "INCOMPLETE: the run stopped early; nothing failed in the part "
+            "that ran, which is no verdict."
       : HasKnown(r.stats)
           ? "PASS: no defects (known kernel behaviours accepted)."
           : (r.violations.empty()
@@ -318,9 +322,13 @@ std::string FormatExploreReport(const Scenario& s, const ExploreResult& r) {
   if (!r.minimal) {
     absl::StrAppendFormat(
         &o, "\n%s\n",
-        r.interrupted       ? "STOPPED: interrupted before the end; no "
-                              "interleaving explored failed, which is no "
-                              "verdict."
+        r.interrupted ? "STOPPED: interrupted before the end; no "
+                        "interleaving explored failed, which is no "
+                        "verdict."
+        : !r.complete
+            ? "INCOMPLETE: the search stopped before it explored every "
+              "interleaving; none it explored failed, which is no verdict "
+              "for the rest (docs/scenarios.md: the search's budget)."
         : HasKnown(r.stats) ? "PASS: no interleaving shows a defect (known "
                               "kernel behaviours accepted)."
                             : "PASS: no interleaving violates a property.");

@@ -60,6 +60,10 @@
  *      0: vdsolab's replay file must still go where it says it went
  *   41 gives up (VDSOLAB_ABANDONED) on its first pass, before may_retry()
  *      says stop: a livelock finding that must not say the budget ran out
+ *   42 keeps the largest CLOCK_MONOTONIC answer so far in a static and
+ *      returns it when the syscall's is less (a tracer's "never backwards"
+ *      cache, shared by every thread): state between calls, so the minimal
+ *      replay of its failure, run by a fresh process, may not reproduce
  */
 #define _GNU_SOURCE /* nanosleep(), quick_exit(), feenableexcept() */
 
@@ -274,6 +278,19 @@ static int32_t Misbehave(const struct vdsolab_ops* ops, const uint8_t* page,
     }
     case 41:
       return VDSOLAB_ABANDONED + (int32_t)(seq & 0u);
+    case 42: {
+      static struct vdsolab_timespec last;
+      const int32_t ret =
+          ops->fallback(ops->ctx, clock, ts) + (int32_t)(seq & 0u);
+      if (ret != 0) return ret;
+      if (ts->tv_sec < last.tv_sec ||
+          (ts->tv_sec == last.tv_sec && ts->tv_nsec < last.tv_nsec)) {
+        *ts = last;
+      } else {
+        last = *ts;
+      }
+      return 0;
+    }
     case 40:
       sink += (uint64_t)chdir("/");
       ts->tv_sec = 0;
