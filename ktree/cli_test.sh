@@ -47,13 +47,17 @@ fi
 # are probed on settled pages (sim/entry_points.h).
 gtod=$("$make_patch" "$t612" gettimeofday-usec "$tmp")
 expect gettimeofday_patch_fails_random 1 \
-  "the vDSO's gettimeofday() differs from its own clock_gettime(CLOCK_REALTIME)" -- \
+  "the vDSO's gettimeofday() differs from the model's CLOCK_REALTIME in microseconds" -- \
   run "$scen/baseline.toml" --kernel-tree="$t612" --patch="$gtod" \
   --replay-out="$tmp/gtod.replay.toml"
 expect gettimeofday_patch_fails_exhaustive 1 \
   "FAIL: 2 answer(s) of the other entry points are wrong" -- \
   run "$scen/exhaustive-monotonic.toml" --kernel-tree="$t612" --patch="$gtod"
 expect gettimeofday_patch_replays 1 "REPRODUCED" -- \
+  replay "$tmp/gtod.replay.toml"
+# ...and says the failing answer is the probe's, not the call it traces.
+expect gettimeofday_replay_names_the_probe 1 \
+  "the failing answer above is the probe of the other entry points" -- \
   replay "$tmp/gtod.replay.toml"
 # The default job samples the tree's other entry points beside its clocks.
 expect gettimeofday_patch_fails_default_job 1 "FAIL: gettimeofday() at true time" -- \

@@ -152,6 +152,7 @@ void Checker::OnEntryPoints(const std::vector<EntryPointVerdict>& verdicts,
       ++s.defects;
       continue;
     }
+    const size_t kept = violations_.size();
     if (v.watchdog_stopped) {
       CallRecord stopped = at;
       stopped.fault = vdso::CallFault{};
@@ -160,6 +161,7 @@ void Checker::OnEntryPoints(const std::vector<EntryPointVerdict>& verdicts,
     } else {
       Report(v.property, Verdict::kDefect, v.why, v.detail, at);
     }
+    if (violations_.size() > kept) violations_.back().entry_point = true;
   }
 }
 

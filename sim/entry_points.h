@@ -9,20 +9,27 @@
 // namespace's included): the random strategy after each update has landed
 // whole, before the next call of a reader; the exhaustive one once, on the
 // page before the raced updates. Each answer is judged:
-//   gettimeofday  against the reader's own clock_gettime(CLOCK_REALTIME)
-//                 on the same page at the same counter, in microseconds,
-//                 and sys_tz (0, 0: the model sets no timezone). The run's
-//                 calls judge that clock against the model, with the
-//                 verdicts (broken preconditions, era behaviours) a probe
-//                 does not repeat. Where it has no answer: against the
-//                 model's gettimeofday() (timekeeper/posix_clocks.h);
+//   gettimeofday  against what a correct reader of the era answers for
+//                 CLOCK_REALTIME on the same page at the same counter
+//                 (variants::EraOracle: the model's, or the era's own
+//                 arithmetic where it differs by design), in microseconds,
+//                 and sys_tz (0, 0: the model sets no timezone); where the
+//                 reader fell back, against the model's gettimeofday()
+//                 (timekeeper/posix_clocks.h). Not against the reader's own
+//                 clock_gettime(): a REALTIME bug both share passed where
+//                 no call of the run read REALTIME (only on a counter the
+//                 x86 vDSO does not assume, narrow or not the TSC, whose
+//                 effects the run's calls excuse as a broken precondition,
+//                 is the reader's own answer accepted too);
 //   time          against the model's time(), the page state's xtime_sec,
 //                 returned and stored;
 //   clock_getres  against the model's clock_getres() for ids -8 .. 23 and
-//                 the extremes: hrtimer_res, LOW_RES_NSEC at the code's
+//                 the extremes, and ids a vDSO must pass on (dynamic
+//                 clocks: -29 for fd 3, other CPU-time clocks; 24 .. 32,
+//                 64): hrtimer_res, LOW_RES_NSEC at the code's
 //                 CONFIG_HZ, or the syscall's own answer for the ids the
 //                 vDSO passes on. Every id on a view's first probe, then
-//                 one id in turn per probe (a probe costs eight calls).
+//                 one id in turn per probe (a probe costs seven calls).
 // Each is called twice: with its pointer argument, and with NULL where a
 // caller may pass it (gettimeofday(&tv, NULL), time(NULL),
 // clock_getres(id, NULL): the common calls, which must store nothing and
@@ -55,6 +62,7 @@
 #include "sim/scenario.h"
 #include "sim/writer.h"
 #include "timekeeper/timens.h"
+#include "variants/era_oracle.h"
 #include "variants/variant.h"
 
 namespace vdsolab::sim {
@@ -108,6 +116,12 @@ class EntryPointProbe {
   const Machine* machine_;
   const Writer* writer_;
   timekeeper::TimensOffsets offsets_;
+  // gettimeofday()'s reference: what a correct reader of the era answers
+  // for CLOCK_REALTIME at the probe's counter.
+  variants::EraOracle oracle_;
+  // The counter is what the x86 vDSO assumes (a 64-bit TSC): else the
+  // reader's own CLOCK_REALTIME is gettimeofday()'s reference too.
+  bool counter_assumed_;
   int hz_;  // For LOW_RES_NSEC: the code's CONFIG_HZ, else the scenario's.
   bool enabled_ = false;
   uint32_t probed_update_ = 0;  // The newest update probed (0: none).

@@ -42,6 +42,9 @@ struct Violation {
   // of CPU or asleep, or 30 times it of wall time), so the minimiser
   // reruns it once.
   bool watchdog_stopped = false;
+  // Found by the probe of the other entry points on the settled page
+  // before the call (sim/entry_points.h), not by the call itself.
+  bool entry_point = false;
 };
 
 struct PropertyStats {

@@ -39,11 +39,15 @@ absl::StatusOr<std::string> ReplayRandom(const Scenario& scenario,
                         scenario.replay.reader, scenario.replay.call,
                         scenario.replay.property);
   *reproduced = false;
+  // Whether what reproduced is only a probe of the other entry points made
+  // before the call (its trace is then not the failing answer's).
+  bool probe_only = true;
   for (const Violation& v : r->violations) {
     if (v.reader == scenario.replay.reader &&
         v.reader_call == scenario.replay.call) {
       if (PropertyName(v.property) == scenario.replay.property) {
         *reproduced = true;
+        probe_only = probe_only && v.entry_point;
       }
       out->violations.push_back(v);
       absl::StrAppendFormat(&o, "  [%s] %s: %s\n    %s\n",
@@ -103,6 +107,14 @@ absl::StatusOr<std::string> ReplayRandom(const Scenario& scenario,
           variant.name, Seconds(r->simulated_ns), scenario.replay.reader);
     }
     return o;
+  }
+  if (*reproduced && probe_only) {
+    absl::StrAppendFormat(
+        &o,
+        "\nthe failing answer above is the probe of the other entry points "
+        "on the settled page before this call (whole, with no store "
+        "landing: no interleaving to show); what follows is the call "
+        "itself, which the probe came before\n");
   }
   const CallRecord& c = *r->traced;
   out->call = c;
