@@ -178,6 +178,36 @@ std::optional<ClockResult> FallsBackInALoop(vdso::HookedAccess& access,
   return r;
 }
 
+// gettimeofday() is judged against the era's CLOCK_REALTIME, not the
+// reader's own: a REALTIME bug both share fails the probe though no call
+// of the run reads REALTIME. And a reader that asks may_retry() before its
+// first pass is no livelock on a settled page.
+TEST(Engine, ProbesJudgeGettimeofdayAgainstTheModel) {
+  using testing::Break;
+  using testing::WithEntryPoints;
+  Scenario s;
+  s.run.duration_ns = 20000000;
+  s.readers = {ReaderSpec{}};
+  s.readers[0].clocks = {kClockMonotonic};
+  absl::StatusOr<RunResult> late =
+      RunRandom(s, WithEntryPoints<Break::kLateRealtime>());
+  ASSERT_TRUE(late.ok());
+  EXPECT_TRUE(late->failed);
+  bool named = false;
+  for (const Violation& v : late->violations) {
+    named = named ||
+            absl::StrContains(v.why, "gettimeofday() differs from the model's");
+  }
+  EXPECT_TRUE(named) << Summary(*late);
+
+  absl::StatusOr<RunResult> asks =
+      RunRandom(s, WithEntryPoints<Break::kAsksFirst>());
+  ASSERT_TRUE(asks.ok());
+  EXPECT_FALSE(asks->failed) << Summary(*asks);
+  EXPECT_GT(asks->stats[static_cast<size_t>(Property::kExact) - 1].checked,
+            asks->coverage.calls);
+}
+
 TEST(Engine, FallbackSystemCallsInALoopAreALivelock) {
   variants::Variant looping = Upstream();
   looping.make_sim_reader = variants::MakeStateless<FallsBackInALoop>;

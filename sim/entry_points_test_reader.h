@@ -27,6 +27,12 @@ enum class Break {
   kUsecShift,  // gettimeofday()'s microseconds as tv_nsec >> 10.
   kCoarseRes,  // The coarse clocks' resolution 1 ns (hrtimer_res).
   kNullRes,    // clock_getres(id, NULL) answers -EFAULT.
+  // CLOCK_REALTIME a second late in clock_gettime(), and so in
+  // gettimeofday(), which is written on it.
+  kLateRealtime,
+  // clock_gettime() asks may_retry() before its first pass (a plugin may:
+  // "once per loop iteration"); otherwise correct.
+  kAsksFirst,
 };
 
 template <Break kBreak>
@@ -34,7 +40,13 @@ class EntryPointsReader final : public variants::SimReader {
  public:
   std::optional<ClockResult> Call(vdso::HookedAccess& access,
                                   const uint8_t* page, ClockId clock) override {
-    return base_->Call(access, page, clock);
+    if (kBreak == Break::kAsksFirst && !access.MayRetry()) return std::nullopt;
+    std::optional<ClockResult> r = base_->Call(access, page, clock);
+    if (kBreak == Break::kLateRealtime && r && r->ret == 0 &&
+        clock == kClockRealtime) {
+      ++r->ts.tv_sec;
+    }
+    return r;
   }
   bool has_entry_point(variants::EntryPoint /*e*/) const override {
     return true;
@@ -42,8 +54,7 @@ class EntryPointsReader final : public variants::SimReader {
   std::optional<GtodResult> Gettimeofday(vdso::HookedAccess& access,
                                          const uint8_t* page,
                                          variants::GtodArgs args) override {
-    const std::optional<ClockResult> rt =
-        base_->Call(access, page, kClockRealtime);
+    const std::optional<ClockResult> rt = Call(access, page, kClockRealtime);
     if (!rt) return std::nullopt;
     if (rt->ret != 0) return access.GettimeofdayFallback();
     if (args == variants::GtodArgs::kTzOnly) return GtodResult{};
