@@ -68,6 +68,7 @@ struct VariantResult {
   uint64_t syscalls = 0;
   uint64_t page_errors = 0;  // Errors the page path returned itself.
   bool run_error = false;
+  bool writer_difference = false;  // --kernel-time: the tree's differed.
   double wall_seconds = 0;  // Its runs' wall time, for the slow-call note.
   std::map<ClockId, std::array<uint64_t, 3>> per_clock;
   // The same over the scenarios on a TSC machine only, what the seeds'
@@ -281,7 +282,17 @@ void RunInto(const sim::Scenario& s, const std::string& scenario_name,
   for (int i = 0; i < sim::kNumProperties; ++i) {
     Add(r.cells[static_cast<size_t>(i)], run->stats[static_cast<size_t>(i)]);
   }
-  if (!run->complete) r.incomplete.push_back(scenario_name);
+  // A kernel tree's timekeeper that differs from the model stops the run
+  // there (sim/engine.cc): the finding is the writer's, not a cut search.
+  if (run->random && !run->random->timekeeping_difference.empty()) {
+    r.failures.push_back(
+        FailureNote{"writer", scenario_name, "difference",
+                    "the kernel tree's timekeeper differs from the model",
+                    run->random->timekeeping_difference, ""});
+    r.writer_difference = true;
+  } else if (!run->complete) {
+    r.incomplete.push_back(scenario_name);
+  }
   if (run->random) {
     const sim::RunResult& random = *run->random;
     r.syscalls += random.coverage.fallbacks;
@@ -534,7 +545,7 @@ std::string FormatTap(const std::vector<VariantResult>& results,
         continue;
       }
       const bool fails = c.defects != 0 || (c.known != 0 && !accept_known) ||
-                         r.run_error ||
+                         r.run_error || r.writer_difference ||
                          (!r.incomplete.empty() && !StopFlag().load());
       absl::StrAppendFormat(&o, "%s %d - %s: %s (%s)\n",
                             fails ? "not ok" : "ok", n, r.variant->name,
@@ -553,6 +564,11 @@ std::string FormatTap(const std::vector<VariantResult>& results,
                               "#   stopped early (no verdict past the "
                               "budget): %s\n",
                               absl::StrJoin(r.incomplete, ", "));
+      }
+      for (const FailureNote& note : r.failures) {
+        if (i != 0 || note.property != "writer") continue;
+        absl::StrAppendFormat(&o, "#   writer, scenario %s: %s: %s\n",
+                              note.scenario, note.why, note.detail);
       }
       if (!fails) continue;
       for (const FailureNote& note : r.failures) {
@@ -661,7 +677,8 @@ int Compare(const CompareOptions& options) {
   int exit = kExitOk;
   for (const VariantResult& r : results) {
     // (Ctrl-C's cut is InterruptedExit()'s to report.)
-    if (r.run_error || (!r.incomplete.empty() && !StopFlag().load())) {
+    if (r.run_error || r.writer_difference ||
+        (!r.incomplete.empty() && !StopFlag().load())) {
       exit = kExitFailed;
     }
     for (const Cell& c : r.cells) {

@@ -115,7 +115,11 @@ int ConformModel(const ParsedFlags& flags) {
         r->first_warn.empty() ? "?" : r->first_warn.c_str());
   }
   if (r->ok) {
-    std::printf("no difference\n");
+    std::printf(
+        "no difference\n"
+        "(in state, readers and page after each operation; the order of the "
+        "page's stores and barriers, the seq protocol, is for `vdsolab run "
+        "--kernel-time` with the relaxed-ordering and exhaustive scenarios)\n");
     return kExitOk;
   }
   std::printf(

@@ -179,7 +179,7 @@ std::string ComparePage(const PageSink& sink, const KernelTime& kt) {
     const uint8_t m = sink.bytes()[kVdsoDataOffset + i];
     if (m != tree[i]) {
       return absl::StrFormat(
-          "page byte vvar+%d (%s): model %#04x, tree %#04x",
+          "page byte vvar+%d (%s): model 0x%02x, tree 0x%02x",
           kVdsoDataOffset + i,
           sink.writer()->layout->DescribeOffset(kVdsoDataOffset + i), m,
           tree[i]);

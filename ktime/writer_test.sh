@@ -106,6 +106,50 @@ sed 's/^\t\tts->tv_sec = tk->raw_sec;$/\t\tts->tv_sec = tk->raw_sec + 1;/' \
 expect raw_reader_differs 1 "ktime_get_raw_ts64() at counter 0x" -- \
   run "$scen/baseline.toml" --kernel-time="$t612" --patch="$tmp/raw-reader.diff"
 
+# timekeeping_apply_adjustment() with ntp_error's sign flipped: the run
+# stops at the lockstep's difference, and nothing past it is blamed on the
+# reader (it was, as exact and torn defects, before).
+sed 's/^\ttk->ntp_error += offset << tk->ntp_error_shift;$/\ttk->ntp_error -= offset << tk->ntp_error_shift;/' \
+  "$tmp/t/a/kernel/time/timekeeping.c" > "$tmp/t/b/kernel/time/timekeeping.c"
+(cd "$tmp/t" && diff -u a/kernel/time/timekeeping.c b/kernel/time/timekeeping.c) \
+  > "$tmp/ntp-error.diff"
+out=$("$bin" run "$scen/baseline.toml" --kernel-time="$t612" \
+  --patch="$tmp/ntp-error.diff" --replay-out="$tmp/unused.toml" 2>&1)
+if [ ! -s "$tmp/ntp-error.diff" ]; then
+  echo "FAIL ntp_error_patch: the patch could not be made from the tree"
+  failures=$((failures + 1))
+elif grep -q "stopped early: the kernel tree's timekeeper differs from the model (adjtimex_frequency" <<<"$out" &&
+    grep -q "ntp_error: model" <<<"$out" && ! grep -q "\[defect\]" <<<"$out"; then
+  echo "ok   writer_difference_stops_the_run"
+else
+  echo "FAIL writer_difference_stops_the_run: $(grep -e stopped -e defect <<<"$out" | head -3)"
+  failures=$((failures + 1))
+fi
+# ...and compare lists it under the variant, and fails.
+mkdir -p "$tmp/one" && cp "$scen/baseline.toml" "$tmp/one/"
+expect compare_writer_difference 1 "writer, scenario baseline: [difference]" -- \
+  compare --scenarios="$tmp/one" --kernel-time="$t612" \
+  --patch="$tmp/ntp-error.diff" --out="$tmp/cmp-ntp"
+
+# vsyscall.c never publishing the raw record's clock_mode: no timekeeper
+# state differs, the page does (the readers of MONOTONIC_RAW just fell back).
+mkdir -p "$tmp/v/a/kernel/time" "$tmp/v/b/kernel/time"
+tar -xOf "$t612" --wildcards --no-wildcards-match-slash \
+  '*/kernel/time/vsyscall.c' > "$tmp/v/a/kernel/time/vsyscall.c"
+sed '/^\tvdata\[CS_RAW\].clock_mode[[:space:]]*= clock_mode;$/d' \
+  "$tmp/v/a/kernel/time/vsyscall.c" > "$tmp/v/b/kernel/time/vsyscall.c"
+(cd "$tmp/v" && diff -u a/kernel/time/vsyscall.c b/kernel/time/vsyscall.c) \
+  > "$tmp/raw-mode.diff"
+if [ ! -s "$tmp/raw-mode.diff" ]; then
+  echo "FAIL raw_mode_patch: the patch could not be made from the tree"
+  failures=$((failures + 1))
+fi
+expect page_field_differs 1 \
+  "page byte vvar+" -- \
+  run "$scen/baseline.toml" --kernel-time="$t612" --patch="$tmp/raw-mode.diff"
+expect page_field_named 1 "vdso_data[1].clock_mode): model 0x01, tree 0x00" -- \
+  run "$scen/baseline.toml" --kernel-time="$t612" --patch="$tmp/raw-mode.diff"
+
 # A tree that crashes or spins in update_wall_time() at its 100th tick:
 # contained, a finding of the run (exit 1), never the end of vdsolab.
 awk '{ print } /^void update_wall_time\(void\)$/ { getline; print;

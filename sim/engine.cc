@@ -685,15 +685,24 @@ absl::StatusOr<RunResult> RunRandom(const Scenario& scenario,
     writer->Retire(start);
     // A kernel tree's timekeeper that crashed or spun in an operation
     // published nothing a kernel would after it (a kernel would have
-    // oopsed): the reader calls from here on would fail against the model
-    // for the tree's sake, so the run stops and the tree's fault is the
-    // finding.
-    if (writer->tree_faulted()) [[unlikely]] {
+    // oopsed); one that differs from the model publishes pages the model's
+    // oracle no longer describes. Either way the reader calls from here on
+    // would fail against the model for the tree's sake (a new user's
+    // ntp_error sign flip was blamed on the reader as exact and torn), so
+    // the run stops and the tree is the finding.
+    if (writer->tree_stops_run()) [[unlikely]] {
       result.stopped_early = true;
-      result.stop_reason = absl::StrFormat(
-          "the kernel tree's timekeeper faulted (%s): a kernel would not go "
-          "on",
-          writer->tree_difference());
+      result.stop_reason =
+          writer->tree_faulted()
+              ? absl::StrFormat(
+                    "the kernel tree's timekeeper faulted (%s): "
+                    "a kernel would not go on",
+                    writer->tree_difference())
+              : absl::StrFormat(
+                    "the kernel tree's timekeeper differs from the model "
+                    "(%s): past it the readers would be judged against a "
+                    "model the page no longer follows",
+                    writer->tree_difference());
       break;
     }
 

@@ -160,12 +160,12 @@ absl::StatusOr<std::unique_ptr<Writer>> Writer::Create(
   // timekeeping_init() at true time 0; its update is on the page from the
   // start, before any reader runs.
   w->tk_->Init(c0, scenario.kernel.boot_realtime, scenario.kernel.boot_offset);
+  w->layout_ = variant->layout;  // Names the page fields BootTree() compares.
   if (variant->timekeeping != nullptr) {
     if (absl::Status s = w->BootTree(*variant->timekeeping, c0); !s.ok()) {
       return s;
     }
   }
-  w->layout_ = variant->layout;
   for (const BuiltUpdate& update : w->publisher_->pending()) {
     w->CheckSeqProtocol("timekeeping_init()", 0, update.update);
     page->Apply(update.update);
@@ -231,6 +231,21 @@ void Writer::NoteTreeDifference(const std::string& difference) {
   tree_difference_ = operation_ + ": " + difference;
 }
 
+namespace {
+
+// `u`'s stores (little-endian) applied to `shadow`, grown as needed.
+void ApplyToShadow(const vdso::VvarUpdate& u, std::vector<uint8_t>* shadow) {
+  for (const vdso::VvarStore& st : u.stores) {
+    const size_t end = size_t{st.offset} + st.size;
+    if (shadow->size() < end) shadow->resize(end, 0);
+    for (unsigned b = 0; b < st.size; ++b) {
+      (*shadow)[st.offset + b] = static_cast<uint8_t>(st.value >> (8 * b));
+    }
+  }
+}
+
+}  // namespace
+
 void Writer::TakeTreeUpdates() {
   if (tree_ == nullptr) return;
   std::vector<vdso::VvarUpdate> tree = tree_->TakeUpdates();
@@ -238,7 +253,11 @@ void Writer::TakeTreeUpdates() {
   size_t k = 0;
   for (BuiltUpdate& b : built) {
     if (b.aux >= 0) continue;
+    // The model's stores, before the tree's replace them: the page each
+    // would leave is kept and compared below.
+    ApplyToShadow(b.update, &model_page_);
     b.update = k < tree.size() ? std::move(tree[k]) : vdso::VvarUpdate{};
+    ApplyToShadow(b.update, &tree_page_);
     ++k;
   }
   if (k != tree.size()) {
@@ -246,8 +265,24 @@ void Writer::TakeTreeUpdates() {
         "update_vsyscall() calls: model %d, tree %d", k, tree.size()));
     // What the tree published beyond the model is on the page all the same.
     for (; k < tree.size(); ++k) {
+      ApplyToShadow(tree[k], &tree_page_);
       built.push_back(BuiltUpdate{-1, std::move(tree[k]), {}});
     }
+  }
+  // The page itself, as conform-model compares it: a field the tree
+  // publishes otherwise, or never (vdso_data[CS_RAW].clock_mode), differs
+  // here though no timekeeper state the lockstep compares does.
+  const size_t n = std::max(model_page_.size(), tree_page_.size());
+  for (size_t i = 0; i < n; ++i) {
+    const uint8_t m = i < model_page_.size() ? model_page_[i] : 0;
+    const uint8_t t = i < tree_page_.size() ? tree_page_[i] : 0;
+    if (m == t) continue;
+    NoteTreeDifference(absl::StrFormat(
+        "page byte vvar+%d (%s): model 0x%02x, tree 0x%02x", i,
+        layout_ != nullptr ? layout_->DescribeOffset(static_cast<uint32_t>(i))
+                           : std::string("?"),
+        m, t));
+    break;
   }
 }
 

@@ -227,6 +227,12 @@ class Writer {
   // The tree's code crashed or spun in an operation (tree_difference()
   // says where): the run stops there (sim/engine.cc).
   bool tree_faulted() const { return tree_ != nullptr && tree_->Faulted(); }
+  // The tree faulted or differs from the model: the readers' answers past
+  // this are not judged (sim/engine.cc stops the run). One null test for a
+  // run without a tree.
+  bool tree_stops_run() const {
+    return tree_ != nullptr && (tree_->Faulted() || !tree_difference_.empty());
+  }
   uint64_t tree_operations() const { return tree_operations_; }
   // The timekeeper model's state against independent computations after
   // each operation (sim/timekeeper_consistency.h): the first few findings,
@@ -312,6 +318,10 @@ class Writer {
   std::unique_ptr<timekeeper::Timekeeping> tk_;
   std::unique_ptr<variants::ForeignTimekeeping> tree_;  // May be null.
   std::string tree_difference_;
+  // With a tree: the page the model's stores would have left, and the
+  // page the tree's left (TakeTreeUpdates() compares them).
+  std::vector<uint8_t> model_page_;
+  std::vector<uint8_t> tree_page_;
   std::vector<std::string> timekeeper_findings_;
   // The hrtimer base's cached offsets, kept across operations.
   timekeeper::HrtimerOffsets hrtimer_;
