@@ -112,6 +112,13 @@ leap_sign=$(kt_patch "$t612" ntp.c leap-sign \
   's/^\t\t\tleap = 1;$/\t\t\tleap = -1;/')
 expect leap_deletion_caught 1 "Clock: deleting leap second 23:59:59 UTC" -- \
   conform-model --kernel-tree="$t612" --patch="$leap_sign"
+# __do_adjtimex() at the end of an inserted second, before the tick moves
+# TIME_OOP on, answers TIME_WAIT from the time; one answering TIME_OOP
+# passed every check until the generator read adjtimex() there.
+leap_oop=$(kt_patch "$t612" ntp.c leap-oop \
+  '/(ts->tv_sec == ntp_next_leap_sec)) {$/{n;s/result = TIME_WAIT;/result = TIME_OOP;/}')
+expect leap_readback_caught 1 "adjtimex return: model 4, tree 3" -- \
+  conform-model --kernel-tree="$t612" --patch="$leap_oop"
 # A WARN where the model prints only a notice (the leap second's) is a
 # difference: the model's printk()s are not WARN()s.
 leap_warn=$(kt_patch "$t612" ntp.c leap-warn \
@@ -119,7 +126,7 @@ leap_warn=$(kt_patch "$t612" ntp.c leap-warn \
 expect leap_notice_warn_differs 1 \
   "fired; the model warns of nothing in this operation" -- \
   conform-model --kernel-tree="$t612" --patch="$leap_warn"
-for p in "$unchunked" "$leap_sign" "$leap_warn"; do
+for p in "$unchunked" "$leap_sign" "$leap_warn" "$leap_oop"; do
   if [ ! -s "$p" ]; then
     echo "FAIL $p: the patch could not be made from the tree"
     failures=$((failures + 1))

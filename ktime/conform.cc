@@ -554,7 +554,9 @@ void AddClocksourceChanges(Sequence& s) {
 //   2-8 max_cycles stay below its MSB (the 64-bit ones).
 // - A leap second: one sequence in three sets the time 2.2-3.7 s before a
 //   UTC midnight, arms STA_INS or STA_DEL by adjtimex() and idles across
-//   midnight (second_overflow() inserts or deletes the second there).
+//   midnight (second_overflow() inserts or deletes the second there),
+//   reading adjtimex() once just past a second boundary around it, before
+//   the next tick.
 void AddRareCorners(Sequence& s) {
   const uint64_t h = s.start * 0xd1b54a32d192ed03ull ^ s.tsc_khz ^
                      (static_cast<uint64_t>(s.wall.tv_sec) << 11) ^
@@ -624,6 +626,38 @@ void AddRareCorners(Sequence& s) {
         idle.kind = OpKind::kIdle;
         idle.cycles = std::min(hz / 10 * 8, max_idle);
         s.ops[i] = idle;
+      }
+      // One idle becomes an adjtimex() read 50 ms past a second boundary
+      // around midnight (the deletion's 23:59:59, midnight, the end of an
+      // inserted second), with no tick since the boundary: there
+      // __do_adjtimex() answers from the time, not yet from the state
+      // second_overflow() moves at the next tick (TIME_OOP read as
+      // TIME_WAIT at the end of the inserted second; a 6.1 patch returning
+      // TIME_OOP there passed every check).
+      const int64_t boundary_ns =
+          before_ns + (static_cast<int64_t>(next() % 3) - 1) * 1000000000;
+      const auto elapsed_ns = [&](uint64_t cycles) {
+        return static_cast<int64_t>(static_cast<unsigned __int128>(cycles) *
+                                    1000000000u / hz);
+      };
+      uint64_t cycles = 0;  // Since the settimeofday.
+      for (size_t i = at + 1; i + 1 < at + kLeapOps; ++i) {
+        cycles += s.ops[i].cycles;
+        const uint64_t next_cycles = cycles + s.ops[i + 1].cycles;
+        if (elapsed_ns(cycles) >= boundary_ns ||
+            elapsed_ns(next_cycles) < boundary_ns) {
+          continue;  // Op i+1 must be the first past the boundary.
+        }
+        const uint64_t target = static_cast<uint64_t>(
+            static_cast<unsigned __int128>(boundary_ns + 50000000) * hz /
+            1000000000u);
+        if (target <= cycles || target - cycles > max_idle) break;
+        Op read;
+        read.kind = OpKind::kAdjtimex;
+        read.cycles = target - cycles;
+        read.txc.modes = 0;
+        s.ops[i + 1] = read;
+        break;
       }
     }
   }
