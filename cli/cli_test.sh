@@ -37,6 +37,11 @@ expect default_era_step_back_is_named 1 "[known: era behaviour: before 6.15" -- 
 expect patch_needs_tree 2 "--patch applies to a --kernel-tree" -- --patch=x.diff
 expect bad_boot_realtime 2 "--boot-realtime=yesterday" -- --boot_realtime=yesterday
 expect bad_boot_fraction 2 "--boot-realtime=1.1234567891" -- --boot_realtime=1.1234567891
+# A boot time the kernel refuses (it would boot at 0) is bad input, by flag
+# and in a scenario; so are a counter start the counter cannot hold and a
+# counter step without its size.
+expect boot_realtime_past_settod 2 "timekeeping_init() refuses" -- \
+  --boot_realtime=8277292036
 # The 6.15+ coarse-clock step back (docs/findings.md), from the command line.
 expect coarse_step_back 1 "_COARSE went backwards" -- \
   --duration=1s --boot_realtime=1764460800 --ntp_at=1ms --ntp_freq_ppm=500
@@ -56,8 +61,20 @@ fi
 # Scenario runs: the built-in scenarios end as documented.
 scen="${TEST_SRCDIR:-.}/vdsolab/scenarios"
 tmp="${TEST_TMPDIR:-/tmp}"
+# (Scenario files for the boot-time, counter-start and step checks above.)
+printf 'name = "x"\n[kernel]\nboot_realtime = "8277292036"\n' > "$tmp/late.toml"
+expect run_boot_realtime_past_settod 2 "late.toml:3:17: kernel.boot_realtime" -- \
+  run "$tmp/late.toml"
+printf 'name = "x"\n[machine]\nwidth_bits = 32\ncounter_start = 4294967296\n' \
+  > "$tmp/start.toml"
+expect run_counter_start_past_width 2 "more than a 32-bit counter holds" -- \
+  run "$tmp/start.toml"
+printf 'name = "x"\n[[machine.cpu]]\nsteps = [ { at = "1ms" } ]\n' > "$tmp/step.toml"
+expect run_step_needs_cycles 2 "steps[0].cycles: missing" -- \
+  run "$tmp/step.toml"
 for s in baseline preempted-readers ntp-settime-pause unordered-rdtsc \
-         pause-past-max-cycles long-idle nsec-boundary; do
+         pause-past-max-cycles long-idle nsec-boundary offsets-change \
+         timens-second-boundary kvm-stable-toggle; do
   expect "run_$s" 0 "PASS: every property held." -- run "$scen/$s.toml"
 done
 for s in skewed-cpus narrow-counter; do

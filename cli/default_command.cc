@@ -52,6 +52,15 @@ absl::StatusOr<sim::OracleRunConfig> ConfigFromFlags(const ParsedFlags& f) {
           "1764460800.5",
           text));
     }
+    // timekeeping_init() would boot at 0 instead (not
+    // timespec64_valid_settod()): not the machine asked for.
+    if (wall->tv_sec >= kTimeSettodSecMax) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--boot-realtime=%s: the kernel boots at 0 instead of a time this "
+          "late (timekeeping_init() refuses %d s and later, "
+          "TIME_SETTOD_SEC_MAX)",
+          text, kTimeSettodSecMax));
+    }
     config.boot_wall = *wall;
   }
   if (config.duration_ns == 0) {

@@ -18,6 +18,10 @@ using Ktime = int64_t;                         // ktime_t
 inline constexpr Ktime kKtimeMax = INT64_MAX;  // KTIME_MAX
 inline constexpr int64_t kKtimeSecMax =
     kKtimeMax / int64_t{1000000000};  // KTIME_SEC_MAX
+// TIME_UPTIME_SEC_MAX and TIME_SETTOD_SEC_MAX (include/linux/time64.h): no
+// clock may be set so late that 30 years of uptime could overflow.
+inline constexpr int64_t kTimeUptimeSecMax = int64_t{30} * 365 * 86400;
+inline constexpr int64_t kTimeSettodSecMax = kKtimeSecMax - kTimeUptimeSecMax;
 
 // struct __kernel_timespec: what clock_gettime() returns on 64-bit.
 struct Timespec64 {

@@ -330,6 +330,13 @@ absl::Status ValidateScenario(const Scenario& s) {
     return Bad(absl::StrFormat("machine.width_bits = %d: want 16 .. 64",
                                m.width_bits));
   }
+  // A start the counter cannot hold would be silently masked.
+  if (m.width_bits < 64 && (m.counter_start >> m.width_bits) != 0) {
+    return Bad(absl::StrFormat(
+        "machine.counter_start = %d: more than a %d-bit counter holds (at "
+        "most %#x)",
+        m.counter_start, m.width_bits, (uint64_t{1} << m.width_bits) - 1));
+  }
   // Named by the first CPU too many, where the file says it.
   if (m.cpus.empty() || m.cpus.size() > 64) {
     return Bad(absl::StrFormat("machine.cpu[%d]: %d CPUs, want 1 .. 64",
@@ -367,6 +374,16 @@ absl::Status ValidateScenario(const Scenario& s) {
       return Bad(absl::StrFormat("%s = %s: want 0 <= seconds < 2^33", name,
                                  FormatTimespec(ts)));
     }
+  }
+  // timekeeping_init() refuses such a persistent clock (not
+  // timespec64_valid_settod()) and boots at 0 with a printk: the run would
+  // silently not be the machine asked for.
+  if (k.boot_realtime.tv_sec >= kTimeSettodSecMax) {
+    return Bad(absl::StrFormat(
+        "kernel.boot_realtime = %s: the kernel boots at 0 instead of a "
+        "time this late (timekeeping_init() refuses %d s and later, "
+        "TIME_SETTOD_SEC_MAX); want below it",
+        FormatTimespec(k.boot_realtime), kTimeSettodSecMax));
   }
   if (k.timekeeping_cpu < 0 ||
       k.timekeeping_cpu >= static_cast<int>(m.cpus.size())) {

@@ -216,8 +216,8 @@ constexpr int64_t kPpmMax = 1000000;  // Probabilities: 1000000 = always.
 
 const Fields<CounterStep>& StepFields() {
   static const auto* fields = new Fields<CounterStep>{
-      Duration("at", &CounterStep::at_ns),
-      Int("cycles", &CounterStep::cycles, -(1ll << 62), 1ll << 62),
+      Duration("at", &CounterStep::at_ns).Required(),
+      Int("cycles", &CounterStep::cycles, -(1ll << 62), 1ll << 62).Required(),
   };
   return *fields;
 }

@@ -20,9 +20,9 @@ inline constexpr unsigned kTkClearNtp = 1u << 0;     // TK_CLEAR_NTP
 inline constexpr unsigned kTkClockWasSet = 1u << 1;  // TK_CLOCK_WAS_SET
 inline constexpr unsigned kTkUpdateAll = kTkClearNtp | kTkClockWasSet;
 
-// TIME_UPTIME_SEC_MAX and TIME_SETTOD_SEC_MAX (include/linux/time64.h).
-inline constexpr int64_t kTimeUptimeSecMax = int64_t{30} * 365 * 86400;
-inline constexpr int64_t kTimeSettodSecMax = kKtimeSecMax - kTimeUptimeSecMax;
+// TIME_UPTIME_SEC_MAX and TIME_SETTOD_SEC_MAX: common/timespec.h.
+using ::vdsolab::kTimeSettodSecMax;
+using ::vdsolab::kTimeUptimeSecMax;
 
 inline constexpr int64_t kNsecPerSecS = static_cast<int64_t>(kNsecPerSec);
 
