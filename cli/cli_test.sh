@@ -498,6 +498,12 @@ printf 'name = "x"\n[[reader]]\nclocks = ["MONOTONIC"]\n[run]\nduration = "5ms"\
 expect plugin_ignores_budget 1 \
   "the reader went on looping after its loop budget was spent" -- \
   run "$tmp/mono.toml" --variant-so="${bad}_ignore_budget.so"
+# A plugin is judged by the semantics it declares: where they are not its
+# layout's built-in reader's, the run says so.
+expect plugin_declared_semantics_noted 0 \
+  "declares masked63, delta * mult may wrap, coarse from coarse_nsec; its layout's built-in reader (upstream)" -- \
+  run "$tmp/mono.toml" \
+  --variant-so="${TEST_SRCDIR:-.}/vdsolab/examples/plugin/libbad_v2_plugin_10.so"
 # A plugin that keeps state between calls: its minimal replay, rerun by a
 # fresh process, shows nothing, and the run says so rather than hand over
 # a replay that says NOT REPRODUCED.

@@ -25,6 +25,40 @@ std::map<const variants::Variant*, sim::VariantSource>& Sources() {
   return *sources;
 }
 
+std::string SemanticsText(const variants::Semantics& s) {
+  return absl::StrFormat(
+      "%s, %s, %s",
+      s.counter == variants::CounterSemantics::kMasked63 ? "masked63"
+                                                         : "clamp-to-last",
+      s.overflow_protected ? "overflow-protected" : "delta * mult may wrap",
+      s.coarse_from_coarse_nsec ? "coarse from coarse_nsec"
+                                : "coarse from xtime_nsec");
+}
+
+// A plugin is judged by the semantics it declares (v2), whatever its
+// layout's built-in reader does: a declaration copied from another era
+// turns what that era did by design into known behaviour, or a design the
+// layout's writer has into a defect. Said, so the verdicts can be read.
+void NoteDeclaredSemantics(const variants::Variant& plugin) {
+  for (const variants::Variant* v : variants::AllVariants()) {
+    if (v == &plugin || v->layout != plugin.layout ||
+        variants::FindPluginInfo(v) != nullptr) {
+      continue;
+    }
+    if (v->semantics == plugin.semantics) return;
+    std::fprintf(stderr,
+                 "vdsolab: note: %s declares %s; its layout's built-in "
+                 "reader (%s) is %s: the plugin is judged by its "
+                 "declaration, so what the declared era does by design is "
+                 "known behaviour, not a defect\n",
+                 std::string(plugin.name).c_str(),
+                 SemanticsText(plugin.semantics).c_str(),
+                 std::string(v->name).c_str(),
+                 SemanticsText(v->semantics).c_str());
+    return;
+  }
+}
+
 absl::StatusOr<const variants::Variant*> LoadPlugin(const std::string& path) {
   const std::string file = ResolveInputPath(path);
   absl::StatusOr<const variants::Variant*> v =
@@ -40,6 +74,7 @@ absl::StatusOr<const variants::Variant*> LoadPlugin(const std::string& path) {
     source.origin = info->origin;
   }
   Sources()[*v] = source;
+  NoteDeclaredSemantics(**v);
   return v;
 }
 

@@ -255,8 +255,10 @@ static const struct vdsolab_plugin2 kPlugin = {
                          : sizeof(kClocks) / sizeof(kClocks[0]),
     v2_clock_gettime,
     VDSOLAB_V2_CASE == 2 ? 7u : (uint32_t)VDSOLAB_COUNTER_MASKED63,
-    VDSOLAB_V2_CASE == 3
-        ? 0x10u
+    VDSOLAB_V2_CASE == 3 ? 0x10u
+    /* 10: valid, but not its layout's (pre-6.10: delta * mult may wrap). */
+    : VDSOLAB_V2_CASE == 10
+        ? (VDSOLAB_SEM_COARSE_FROM_COARSE_NSEC | VDSOLAB_SEM_TIME_NAMESPACE)
         : (VDSOLAB_SEM_OVERFLOW_PROTECTED |
            VDSOLAB_SEM_COARSE_FROM_COARSE_NSEC | VDSOLAB_SEM_TIME_NAMESPACE),
     VDSOLAB_V2_CASE == 4 ? 9u : (uint32_t)VDSOLAB_RDTSC_ORDERED,
