@@ -119,7 +119,11 @@ LoadScenarios(const std::string& dir) {
   DIR* d = opendir(path.c_str());
   if (d == nullptr) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "--scenarios=%s: not a directory vdsolab can read", dir));
+        "--scenarios=%s: not a directory vdsolab can read (a relative path "
+        "is looked for in the working directory, then among the built-in "
+        "files in the binary's runfiles, which a copied binary has not: "
+        "give the source tree's scenarios/ directory)",
+        dir));
   }
   std::vector<std::string> files;
   while (const dirent* e = readdir(d)) {
@@ -511,9 +515,10 @@ std::string FormatTable(const std::vector<VariantResult>& results,
     }
     if (!r.incomplete.empty()) {
       absl::StrAppendFormat(&o,
-                            "- **%s**: stopped early in %s (at the budget of "
-                            "%d interleavings an exhaustive run has here: "
-                            "no verdict for the rest, so compare fails)\n",
+                            "- **%s**: stopped early in %s (at a budget: "
+                            "the %d interleavings an exhaustive run has "
+                            "here, or calls that spun; no verdict for the "
+                            "rest, so compare fails)\n",
                             r.variant->name, absl::StrJoin(r.incomplete, ", "),
                             kMaxInterleavings);
     }
