@@ -27,11 +27,8 @@ Checker::Checker(const Scenario& scenario, const Machine* machine,
       machine_(machine),
       writer_(writer),
       variant_(variant),
-      // The x86 vDSO's own counter arithmetic: the TSC, and kvm-clock,
-      // which the vDSO scales from the TSC and then treats alike.
-      tsc_(scenario.machine.clocksource == "tsc" ||
-           scenario.machine.clocksource == "kvm-clock"),
-      wide_(scenario.machine.width_bits == 64),
+      tsc_(CounterFactsOf(scenario.machine).tsc),
+      wide_(CounterFactsOf(scenario.machine).wide),
       causal_on_(scenario.checks.causal && scenario.readers.size() >= 2),
       oracle_(*variant, writer->publish_context(),
               variants::CounterFacts{tsc_, wide_}),

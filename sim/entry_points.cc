@@ -115,6 +115,12 @@ std::string ClockIdText(ClockId id) {
 
 }  // namespace
 
+variants::CounterFacts CounterFactsOf(const MachineSpec& machine) {
+  return variants::CounterFacts{
+      machine.clocksource == "tsc" || machine.clocksource == "kvm-clock",
+      machine.width_bits == 64};
+}
+
 EntryPointProbe::EntryPointProbe(const Scenario& scenario,
                                  const variants::Variant& variant,
                                  variants::SimReader* reader,
@@ -126,14 +132,8 @@ EntryPointProbe::EntryPointProbe(const Scenario& scenario,
       writer_(writer),
       offsets_{scenario.kernel.timens_monotonic,
                scenario.kernel.timens_boottime},
-      oracle_(variant, writer->publish_context(),
-              variants::CounterFacts{
-                  scenario.machine.clocksource == "tsc" ||
-                      scenario.machine.clocksource == "kvm-clock",
-                  scenario.machine.width_bits == 64}),
-      counter_assumed_((scenario.machine.clocksource == "tsc" ||
-                        scenario.machine.clocksource == "kvm-clock") &&
-                       scenario.machine.width_bits == 64),
+      facts_(CounterFactsOf(scenario.machine)),
+      oracle_(variant, writer->publish_context(), facts_),
       hz_(reader->config_hz() != 0 ? reader->config_hz() : scenario.kernel.hz) {
   using variants::EntryPoint;
   for (EntryPoint e : {EntryPoint::kGettimeofday, EntryPoint::kTime,
@@ -233,7 +233,7 @@ std::vector<EntryPointVerdict> EntryPointProbe::Run(const uint8_t* page,
       // CLOCK_REALTIME as a broken precondition, which a probe cannot
       // tell; there the reader's own clock_gettime(CLOCK_REALTIME) on the
       // same page and counter is the reference.
-      if (!hooks.fell_back && !(*got == want) && !counter_assumed_) {
+      if (!hooks.fell_back && !(*got == want) && !(facts_.tsc && facts_.wide)) {
         SettledPageHooks ref_hooks(tk, sc, counter, hrtimer_res, hz_);
         vdso::HookedAccess ref_access = hooked(&ref_hooks);
         const std::optional<ClockResult> own =
@@ -250,43 +250,33 @@ std::vector<EntryPointVerdict> EntryPointProbe::Run(const uint8_t* page,
                   FormatGtodResult(*got), FormatGtodResult(want),
                   where + (hooks.fell_back ? " (it called the syscall)" : "")),
           &out);
-      // gettimeofday(&tv, NULL), the common call: the same tv, and no
-      // store through the NULL.
-      if (probing(e)) {
-        SettledPageHooks null_hooks(tk, sc, counter, hrtimer_res, hz_);
-        vdso::HookedAccess null_access = hooked(&null_hooks);
-        const std::optional<GtodResult> got_null = reader_->Gettimeofday(
-            null_access, view, variants::GtodArgs::kTvOnly);
-        GtodResult want_null = want;
-        want_null.tz_minuteswest = want_null.tz_dsttime = 0;
-        if (!got_null) {
-          Add(e, timens, NoAnswer("gettimeofday(tv, NULL)", null_hooks, where),
-              &out);
+      // gettimeofday(&tv, NULL), the common call, and gettimeofday(NULL,
+      // &tz), for the timezone alone: the same answer through the pointer
+      // given, and no store through the NULL (a patch that drops either
+      // NULL test crashes there).
+      for (const variants::GtodArgs form :
+           {variants::GtodArgs::kTvOnly, variants::GtodArgs::kTzOnly}) {
+        if (!probing(e)) break;  // It crashed or spun.
+        const bool tv = form == variants::GtodArgs::kTvOnly;
+        const char* call =
+            tv ? "gettimeofday(tv, NULL)" : "gettimeofday(NULL, tz)";
+        SettledPageHooks form_hooks(tk, sc, counter, hrtimer_res, hz_);
+        vdso::HookedAccess form_access = hooked(&form_hooks);
+        const std::optional<GtodResult> got_form =
+            reader_->Gettimeofday(form_access, view, form);
+        GtodResult want_form = want;
+        if (tv) {
+          want_form.tz_minuteswest = want_form.tz_dsttime = 0;
         } else {
-          Add(e, timens,
-              Compare(*got_null == want_null, "gettimeofday(tv, NULL)",
-                      "gettimeofday(tv, tz)", FormatGtodResult(*got_null),
-                      FormatGtodResult(want_null), where),
-              &out);
+          want_form.tv_sec = want_form.tv_usec = 0;
         }
-      }
-      // gettimeofday(NULL, &tz), for the timezone alone: no store through
-      // the NULL, and the same tz (a patch that drops the tv test crashes).
-      if (probing(e)) {
-        SettledPageHooks tz_hooks(tk, sc, counter, hrtimer_res, hz_);
-        vdso::HookedAccess tz_access = hooked(&tz_hooks);
-        const std::optional<GtodResult> got_tz =
-            reader_->Gettimeofday(tz_access, view, variants::GtodArgs::kTzOnly);
-        GtodResult want_tz = want;
-        want_tz.tv_sec = want_tz.tv_usec = 0;
-        if (!got_tz) {
-          Add(e, timens, NoAnswer("gettimeofday(NULL, tz)", tz_hooks, where),
-              &out);
+        if (!got_form) {
+          Add(e, timens, NoAnswer(call, form_hooks, where), &out);
         } else {
           Add(e, timens,
-              Compare(*got_tz == want_tz, "gettimeofday(NULL, tz)",
-                      "gettimeofday(tv, tz)", FormatGtodResult(*got_tz),
-                      FormatGtodResult(want_tz), where),
+              Compare(*got_form == want_form, call, "gettimeofday(tv, tz)",
+                      FormatGtodResult(*got_form), FormatGtodResult(want_form),
+                      where),
               &out);
         }
       }

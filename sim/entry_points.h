@@ -80,6 +80,11 @@ struct EntryPointVerdict {
   bool watchdog_stopped = false;
 };
 
+// What the x86 vDSO's counter arithmetic may assume of the machine: the
+// TSC (or kvm-clock, which it scales from the TSC and then treats alike),
+// 64 bits wide. The checker's and the probe's era oracles are told this.
+variants::CounterFacts CounterFactsOf(const MachineSpec& machine);
+
 class EntryPointProbe {
  public:
   EntryPointProbe(const Scenario& scenario, const variants::Variant& variant,
@@ -118,10 +123,11 @@ class EntryPointProbe {
   timekeeper::TimensOffsets offsets_;
   // gettimeofday()'s reference: what a correct reader of the era answers
   // for CLOCK_REALTIME at the probe's counter.
+  // What the machine's counter is to the x86 vDSO's arithmetic: not a
+  // 64-bit TSC, and the reader's own CLOCK_REALTIME is gettimeofday()'s
+  // reference too.
+  variants::CounterFacts facts_;
   variants::EraOracle oracle_;
-  // The counter is what the x86 vDSO assumes (a 64-bit TSC): else the
-  // reader's own CLOCK_REALTIME is gettimeofday()'s reference too.
-  bool counter_assumed_;
   int hz_;  // For LOW_RES_NSEC: the code's CONFIG_HZ, else the scenario's.
   bool enabled_ = false;
   uint32_t probed_update_ = 0;  // The newest update probed (0: none).
