@@ -528,6 +528,18 @@ expect plugin_stray_callbacks 1 \
 expect plugin_thread_crash 1 \
   "a thread the code under test started crashed (SIGSEGV) outside any call" -- \
   run "$tmp/mono.toml" --variant-so="${bad}_thread_crash.so"
+# A thread the plugin started sets SIGSEGV back to its default outside any
+# call: refused (said once), so the plugin's next crash is still a finding,
+# not vdsolab's end by the signal. A constructor's change is refused too,
+# and the plugin with it.
+expect plugin_thread_signal 1 \
+  "a thread the code under test started called signal(SIGSEGV) outside any call: refused" -- \
+  run "$tmp/mono.toml" --variant-so="${bad}_thread_signal.so"
+expect plugin_thread_signal_crash 1 "crashed (SIGSEGV" -- \
+  run "$tmp/mono.toml" --variant-so="${bad}_thread_signal.so"
+expect plugin_constructor_signal 2 \
+  "called signal(SIGPIPE) while loading (in a constructor of it or of a library it needs): vdsolab refused it" -- \
+  run "$scen/baseline.toml" --variant-so="${bad}_constructor_signal.so"
 expect plugin_bad_counter_kind 1 \
   "the call did what a vDSO call cannot (read_counter() with an unknown kind)" -- \
   run "$tmp/mono.toml" --variant-so="${bad}_bad_counter_kind.so"

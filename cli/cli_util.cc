@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
 #include "cli/version.h"
+#include "variants/plugin/call_guard.h"
 
 namespace vdsolab::cli {
 namespace {
@@ -38,6 +39,8 @@ std::atomic<int> g_stop_signal{0};
 }
 
 extern "C" void OnInterrupt(int sig) {
+  // It may interrupt a plugin's call: DieBy()'s sigaction() is vdsolab's.
+  const variants::OwnSignalHandler own;
   // A second one: the command is slow to reach its next stop check (a
   // minimisation does not poll the flag); end it now, by the signal.
   if (StopFlag().load()) DieBy(sig);

@@ -64,21 +64,44 @@
  *      returns it when the syscall's is less (a tracer's "never backwards"
  *      cache, shared by every thread): state between calls, so the minimal
  *      replay of its failure, run by a fresh process, may not reproduce
+ *   43 sets SIGSEGV back to SIG_DFL, then dereferences a wild pointer;
+ *      44 disables its thread's alternate signal stack, then recurses until
+ *      the stack runs out; 45 blocks SIGSEGV, then dereferences a wild
+ *      pointer: each undoes what contains its fault, and ended vdsolab by
+ *      the signal (variants/plugin/signal_guard.cc refuses the change)
+ *   46 lowers RLIMIT_FSIZE to 0, then answers the syscall's time: vdsolab's
+ *      next write to a file (the replay's) would end it by SIGXFSZ
+ *   47 ignores SIGPIPE in a constructor (refused while loading)
+ *   49 execl()s /bin/true (vdsolab ended with its status 0, silently);
+ *      50 raises SIGSTOP (vdsolab stopped for ever); 51 sets the file mode
+ *      mask to 0777 (the replay file unreadable); 52 vfork()s a child that
+ *      calls _exit(0) in vdsolab's memory; 53 enters seccomp's strict mode
+ *      (vdsolab's next system call killed it); 54 raises SIGTERM (reported
+ *      as the user's interrupt): each then answers the syscall's time
+ *   48 starts a thread that sets SIGSEGV back to SIG_DFL outside any call
+ *      (refused: no call to blame), waits for it, then dereferences a wild
+ *      pointer: still a finding, not vdsolab's end
  */
-#define _GNU_SOURCE /* nanosleep(), quick_exit(), feenableexcept() */
+#define _GNU_SOURCE /* nanosleep(), quick_exit(), feenableexcept(), syscall() */
 
 #include <fenv.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "vdsolab_plugin.h"
 
 #if !defined(MISBEHAVE) || !defined(MISBEHAVE_NAME)
-#error "build with -DMISBEHAVE=1..31 or 40 -DMISBEHAVE_NAME=\"misbehaving-...\""
+#error "build with -DMISBEHAVE=1..31 or 40..54 -DMISBEHAVE_NAME=\"misbehaving-...\""
 #endif
 
 /* 22: a name no command line, report or replay file could carry. */
@@ -92,6 +115,20 @@
 static volatile uintptr_t wild = 16; /* Not a constant: no -Warray-bounds. */
 __attribute__((constructor)) static void DieWhileLoading(void) {
   *(volatile uint32_t*)wild = 1;
+}
+#endif
+
+#if MISBEHAVE == 47
+__attribute__((constructor)) static void IgnoreSigpipe(void) {
+  signal(SIGPIPE, SIG_IGN);
+}
+#endif
+
+#if MISBEHAVE == 48
+static void* DefaultSegv(void* arg) {
+  (void)arg;
+  signal(SIGSEGV, SIG_DFL);
+  return NULL;
 }
 #endif
 
@@ -214,9 +251,70 @@ static int32_t Misbehave(const struct vdsolab_ops* ops, const uint8_t* page,
     case 17:
       sink += ops->load32(ops->ctx, (const uint8_t*)(UINTPTR_MAX - 1));
       return ops->fallback(ops->ctx, clock, ts);
-    case 18:
-      signal(SIGXCPU, SIG_IGN);
+    case 18: {
+      /* The system call itself: signal() would be refused (43), and the
+       * watchdog's answer to a handler it cannot refuse is the point. */
+      const struct {
+        void (*handler)(int);
+        unsigned long flags;
+        void (*restorer)(void);
+        uint64_t mask;
+      } ignore = {SIG_IGN, 0, NULL, 0};
+      syscall(SYS_rt_sigaction, SIGXCPU, &ignore, NULL, sizeof ignore.mask);
       for (;;) sink = sink * 6364136223846793005ULL + seq;
+    }
+#if MISBEHAVE == 48
+    case 48: {
+      pthread_t t;
+      if (pthread_create(&t, NULL, DefaultSegv, NULL) == 0) {
+        pthread_join(t, NULL);
+      }
+      return (int32_t) * (volatile uint32_t*)(uintptr_t)(16 + (seq & 1));
+    }
+#endif
+    case 49:
+      execl("/bin/true", "true", (char*)NULL);
+      return ops->fallback(ops->ctx, clock, ts);
+    case 50:
+      raise(SIGSTOP);
+      return ops->fallback(ops->ctx, clock, ts);
+    case 51:
+      umask(0777);
+      return ops->fallback(ops->ctx, clock, ts);
+    case 52: {
+      const pid_t child = vfork();
+      if (child == 0) _exit(0);
+      return ops->fallback(ops->ctx, clock, ts);
+    }
+    case 53:
+      prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT, 0, 0, 0);
+      return ops->fallback(ops->ctx, clock, ts);
+    case 54:
+      raise(SIGTERM);
+      return ops->fallback(ops->ctx, clock, ts);
+    case 43: {
+      signal(SIGSEGV, SIG_DFL);
+      return (int32_t) * (volatile uint32_t*)(uintptr_t)(16 + (seq & 1));
+    }
+    case 44: {
+      stack_t off;
+      memset(&off, 0, sizeof off);
+      off.ss_flags = SS_DISABLE;
+      sigaltstack(&off, NULL);
+      return (int32_t)Recurse(seq);
+    }
+    case 45: {
+      sigset_t segv;
+      sigemptyset(&segv);
+      sigaddset(&segv, SIGSEGV);
+      sigprocmask(SIG_BLOCK, &segv, NULL);
+      return (int32_t) * (volatile uint32_t*)(uintptr_t)(16 + (seq & 1));
+    }
+    case 46: {
+      const struct rlimit none = {0, 0};
+      setrlimit(RLIMIT_FSIZE, &none);
+      return ops->fallback(ops->ctx, clock, ts) + (int32_t)(seq & 0u);
+    }
     case 19:
       raise(SIGUSR1);
       return ops->fallback(ops->ctx, clock, ts);

@@ -27,6 +27,7 @@ namespace vdsolab::variants {
 namespace call_guard_internal {
 
 constinit thread_local GuardState* t_state = nullptr;
+constinit thread_local int t_own_handler = 0;
 
 namespace {
 
@@ -60,6 +61,13 @@ constexpr uint64_t kWatchdogPeriodMs = 20;
 constexpr uint64_t kSignalWaitMs = 5000;
 // The exit status of a child forked inside a guarded call (ended at once).
 constexpr int kForkedChildStatus = 127;
+// Why a refused change is a finding (RefuseChange()).
+constexpr char kRefusedWhy[] =
+    "vdsolab refused it: a vDSO call changes nothing the process shares "
+    "(signal handlers and mask, the alternate signal stack, resource "
+    "limits, the file mode mask, seccomp), starts no program and stops "
+    "no process, and vdsolab's containment of the call and its own work "
+    "depend on that";
 
 std::atomic<uint64_t> g_limit_ms{1000};
 
@@ -128,6 +136,10 @@ std::mutex g_slots_mu;
 struct sigaction g_previous[65];
 // vdsolab's own, for the watchdog to install again.
 struct sigaction g_handler;
+// InstallProcessWide() has run: calls may be guarded from now on. A plain
+// int read with a builtin (RefusesChange()), not std::atomic, whose load is
+// an instrumented function call under AddressSanitizer.
+int g_installed = 0;
 
 void Chain(int sig, siginfo_t* info, void* uctx) {
   const struct sigaction& old = g_previous[sig];
@@ -266,6 +278,9 @@ extern "C" void OnSignal(int sig, siginfo_t* info, void* uctx) {
       !EndsProcess(sig) && sig != kWatchdogSignal) {
     ForeignThreadFault(sig);
   }
+  // Chain()'s signal(sig, SIG_DFL) is vdsolab's, whatever it interrupted.
+  // Not around the jumps above, which would leave the mark set.
+  const OwnSignalHandler own;
   Chain(sig, info, uctx);
 }
 
@@ -388,7 +403,10 @@ GuardState* InForeignCall() {
 // host variant's child, outside any guarded call) are untouched.
 void ParentAfterFork() {
   if (GuardState* g = InForeignCall()) {
-    g->forked.store(1, std::memory_order_relaxed);
+    // A refused change before it stays the finding.
+    if (g->did.load(std::memory_order_relaxed) == nullptr) {
+      g->did.store(kForked, std::memory_order_relaxed);
+    }
   }
 }
 void ChildAfterFork() {
@@ -420,6 +438,8 @@ void InstallProcessWide() {
   }
   sigaction(kWatchdogSignal, &sa, &g_previous[kWatchdogSignal]);
   std::thread(Watchdog).detach();
+  // Release: pairs with RefusesChange()'s acquire load.
+  __atomic_store_n(&g_installed, 1, __ATOMIC_RELEASE);
 }
 
 // Registers the thread with the watchdog for its lifetime, and gives it an
@@ -467,8 +487,10 @@ struct ThreadRegistration {
   }
 };
 
-// A fault's text that is not a literal: kept for the process, as
-// CallFault's `called` is a plain pointer that reports and replays keep.
+}  // namespace
+
+const char kForked[] = "fork()";
+
 // Few: one per distinct misbehaviour.
 const char* Interned(const std::string& s) {
   static std::mutex mu;
@@ -477,16 +499,20 @@ const char* Interned(const std::string& s) {
   return kept->insert(s).first->c_str();
 }
 
-}  // namespace
-
 GuardState& RegisterThisThread() {
   thread_local ThreadRegistration registration;
   return registration.state;
 }
 
 vdso::CallFault FaultFrom(int code, GuardState& g) {
-  // A fork before the fault: the fault is the finding.
-  g.forked.store(0, std::memory_order_relaxed);
+  // A refused change before the fault explains it (a fault handler it
+  // meant to install, a mask it meant to set): that is the finding. A fork
+  // before it: the fault is.
+  if (const char* did = g.did.load(std::memory_order_relaxed);
+      did != nullptr && did != kForked) {
+    return DidFault(g);
+  }
+  g.did.store(nullptr, std::memory_order_relaxed);
   vdso::CallFault f;
   if (code == kSpinCode) {
     f.kind = vdso::CallFault::Kind::kSpin;
@@ -541,8 +567,13 @@ vdso::CallFault ControlFault(GuardState& g, const CpuControl& at_start) {
   df = (__builtin_ia32_readeflags_u64() & kDirectionFlag) != 0;
 #endif
   RestoreControl(at_start);
-  // A fork before: this is the finding (as in FaultFrom()).
-  g.forked.store(0, std::memory_order_relaxed);
+  // A refused change before it stays the finding; a fork does not (as in
+  // FaultFrom()).
+  if (const char* did = g.did.load(std::memory_order_relaxed);
+      did != nullptr && did != kForked) {
+    return DidFault(g);
+  }
+  g.did.store(nullptr, std::memory_order_relaxed);
   // The control bits only (the flags vary with what the call computed): the
   // same text in every run, and in the replay.
   const uint32_t from = at_start.mxcsr & kMxcsrControl;
@@ -569,12 +600,58 @@ vdso::CallFault ControlFault(GuardState& g, const CpuControl& at_start) {
   return f;
 }
 
-vdso::CallFault ForkFault(GuardState& g) {
-  g.forked.store(0, std::memory_order_relaxed);
+vdso::CallFault DidFault(GuardState& g) {
+  const char* did = g.did.exchange(nullptr, std::memory_order_relaxed);
   vdso::CallFault f;
   f.kind = vdso::CallFault::Kind::kCrash;
-  f.called = "fork()";
+  f.called = did;
+  if (did != kForked) f.why = kRefusedWhy;
   return f;
+}
+
+namespace {
+bool RefusesOnceInstalled(bool process_wide) {
+  if (t_own_handler != 0) return false;
+  return InForeignCall() != nullptr || (process_wide && t_foreign_thread);
+}
+}  // namespace
+
+// Not instrumented by AddressSanitizer, and nothing but a builtin load
+// before the guard is installed: its runtime calls here (signal_guard.cc's
+// setrlimit()) while it starts, before its shadow memory exists. Before
+// then no call is guarded and no thread is foreign.
+__attribute__((no_sanitize_address)) bool RefusesChange(bool process_wide) {
+  // Acquire: pairs with InstallProcessWide()'s release store.
+  if (__atomic_load_n(&g_installed, __ATOMIC_ACQUIRE) == 0) return false;
+  return RefusesOnceInstalled(process_wide);
+}
+
+void ChangeRefused(const char* what) {
+  if (GuardState* g = InForeignCall()) {
+    // The first change is the finding; a fork before it is not.
+    if (const char* did = g->did.load(std::memory_order_relaxed);
+        did == nullptr || did == kForked) {
+      g->did.store(Interned(what), std::memory_order_relaxed);
+    }
+    return;
+  }
+  // A thread the code under test started, outside any call: no call to
+  // blame, and the change would undo the containment of every later call.
+  // Said once; write() only, as vdsolab's threads may hold any lock.
+  static std::atomic<bool> said{false};
+  if (!said.exchange(true)) {
+    char msg[256];
+    const int n = snprintf(
+        msg, sizeof msg,
+        "vdsolab: a thread the code under test started called %s outside "
+        "any call: refused (what the whole process shares contains the "
+        "calls and vdsolab's own work); further such calls are refused "
+        "silently.\n",
+        what);
+    if (n > 0) {
+      [[maybe_unused]] ssize_t w = write(2, msg, static_cast<size_t>(n));
+    }
+  }
 }
 
 bool StartedInForeignCall() { return InForeignCall() != nullptr; }

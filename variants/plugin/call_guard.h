@@ -22,7 +22,12 @@
 //
 // exit(), _exit(), _Exit(), quick_exit() and pthread_exit() are
 // interposed (exit_guard.cc): called from inside a guarded call they end
-// the call, not vdsolab or its thread, and are a crash finding. fork() inside a
+// the call, not vdsolab or its thread, and are a crash finding. So are
+// sigaction(), signal(), sigset(), sigaltstack(), sigprocmask(),
+// pthread_sigmask(), setrlimit() and prlimit() (signal_guard.cc): a change
+// made inside a call is refused (the handlers, mask and stack are what
+// contain the call; a lowered limit would end vdsolab later) and the call
+// is a finding. fork() inside a
 // guarded call ends the child at once (a pthread_atfork handler: the child is
 // vdsolab in mid-call, and going on it would run the rest of the run, forking
 // again at the same call) and is a finding when the call returns. Foreign code
@@ -30,12 +35,12 @@
 // handler again and signals once more, then ends vdsolab (exit 1, one line)
 // rather than hang. What cannot be contained in-process: foreign code that
 // corrupts vdsolab's memory before it faults, makes the exit_group, fork
-// or clone system call itself, or changes the fault signals' handlers or
-// mask before it faults. A call that returns with the CPU's control state
-// changed (MXCSR's control bits, the x87 control word, the direction flag:
-// callee-saved in the ABI) is a crash finding, and vdsolab's state is put
-// back, as it is after any jump out of a call. docs/robustness.md says what
-// is caught where.
+// or clone system call itself, or the rt_sigaction, rt_sigprocmask,
+// sigaltstack or prlimit64 system call without the C library's wrapper. A call
+// that returns with the CPU's control state changed (MXCSR's control bits, the
+// x87 control word, the direction flag: callee-saved in the ABI) is a crash
+// finding, and vdsolab's state is put back, as it is after any jump out of a
+// call. docs/robustness.md says what is caught where.
 
 #ifndef VDSOLAB_VARIANTS_PLUGIN_CALL_GUARD_H_
 #define VDSOLAB_VARIANTS_PLUGIN_CALL_GUARD_H_
@@ -73,9 +78,11 @@ struct GuardState {
   // ...or was asleep (1: stopped for sleeping, not for running).
   std::atomic<int> blocked{0};
   std::atomic<int> exit_status{0};  // What the call passed to exit().
-  // The call called fork() (its child ended at once): a fault when the
-  // call returns. Cleared when it is reported.
-  std::atomic<int> forked{0};
+  // What the call did that a vDSO call cannot, found when it returns:
+  // kForked (fork(); its child ended at once), or a change to the
+  // process's signal handling or resource limits that was refused
+  // (signal_guard.cc: "sigaction(SIGSEGV)"). Cleared when it is reported.
+  std::atomic<const char*> did{nullptr};
   // The bound of the call running now, if it has its own (RunContained's
   // min_seconds); 0: the process-wide one.
   std::atomic<uint64_t> min_limit_ms{0};
@@ -95,6 +102,9 @@ struct GuardState {
 // nullptr. constinit: read inline with one %fs-relative load on every
 // guarded call, without a TLS wrapper call.
 extern constinit thread_local GuardState* t_state;
+// How deep this thread is in vdsolab's own signal handlers
+// (OwnSignalHandler).
+extern constinit thread_local int t_own_handler;
 // Registers the calling thread (its state, alternate stack and watchdog
 // slot) on its first call.
 GuardState& RegisterThisThread();
@@ -192,8 +202,10 @@ vdso::CallFault FaultFrom(int code, GuardState& g);
 // The fault of a call that returned after the watchdog saw it run for a
 // quarter of its bound (slow_call).
 vdso::CallFault SlowFault(GuardState& g);
-// The fault of a call that returned after calling fork().
-vdso::CallFault ForkFault(GuardState& g);
+// GuardState::did for fork().
+extern const char kForked[];
+// The fault of a call that returned after doing what `did` says.
+vdso::CallFault DidFault(GuardState& g);
 // After a callback: jump out now if the watchdog asked while inside it.
 void AfterHostCall(GuardState& g);
 // exit(status) called on this thread: inside a guarded call (and not in a
@@ -211,8 +223,36 @@ void MarkForeignThread();
 // pthread_exit() called on this thread: the same. Left to end the thread
 // in a guarded call, it would leave the run waiting for it for good.
 void ThreadExitCalled();
+// A change to what the whole process shares ("sigaction(SIGSEGV)",
+// "setrlimit(RLIMIT_FSIZE)"), or to this thread's signal mask or alternate
+// stack (`process_wide` false), asked for by the calling thread
+// (signal_guard.cc): whether to refuse it. Refused inside a guarded call
+// (the call is then a finding when it returns, DidFault()), and, for a
+// process-wide change, on a thread the code under test started (said once
+// on stderr). vdsolab's own code, its callbacks included, is never refused.
+// Not while one of vdsolab's own signal handlers runs (OwnSignalHandler),
+// which may have interrupted foreign code. RefusesChange() is loads only
+// (async-signal-safe: a handler may ask);
+// ChangeRefused() records a refused change (inside a call, the call's
+// finding; on such a thread, one line on stderr).
+bool RefusesChange(bool process_wide);
+void ChangeRefused(const char* what);
+// A refused change's text, kept for the process (CallFault::called).
+const char* Interned(const std::string& s);
 
 }  // namespace call_guard_internal
+
+// Marks one of vdsolab's own signal handlers while it runs (call_guard's,
+// cli's Ctrl-C handler): it may interrupt a plugin's call, and the
+// sigaction() or sigprocmask() it makes to end the process by the signal
+// is vdsolab's, not the plugin's to be refused. Async-signal-safe.
+class OwnSignalHandler {
+ public:
+  OwnSignalHandler() { ++call_guard_internal::t_own_handler; }
+  ~OwnSignalHandler() { --call_guard_internal::t_own_handler; }
+  OwnSignalHandler(const OwnSignalHandler&) = delete;
+  OwnSignalHandler& operator=(const OwnSignalHandler&) = delete;
+};
 
 // Kernel code compiled into user space (ktime/) traps at a WARN(): x86's
 // ud2, with a __bug_table entry flagged BUGFLAG_WARNING, where the
@@ -232,6 +272,10 @@ void RegisterWarnSites(const std::vector<uintptr_t>& sites);
 // speed, and a replay must reach the run's verdict. A vDSO call takes
 // microseconds; 250 ms at the default bound is 10^5 times that. `fn` must not
 // hold resources across the foreign call that a jump past it would leak.
+template <class Fn>
+std::optional<vdso::CallFault> RunContained(call_guard_internal::GuardState& g,
+                                            Fn&& fn);
+
 template <class Fn>
 std::optional<vdso::CallFault> RunContained(Fn&& fn) {
   return RunContained(call_guard_internal::ThisThread(), fn);
@@ -266,8 +310,8 @@ std::optional<vdso::CallFault> RunContained(call_guard_internal::GuardState& g,
     if (call_guard_internal::ControlChanged(at_start)) [[unlikely]] {
       return call_guard_internal::ControlFault(g, at_start);
     }
-    if (g.forked.load(std::memory_order_relaxed) != 0) [[unlikely]] {
-      return call_guard_internal::ForkFault(g);
+    if (g.did.load(std::memory_order_relaxed) != nullptr) [[unlikely]] {
+      return call_guard_internal::DidFault(g);
     }
     if (g.slow_call.load(std::memory_order_relaxed) ==
         g.calls.load(std::memory_order_relaxed)) [[unlikely]] {

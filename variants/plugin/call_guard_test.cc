@@ -21,6 +21,7 @@
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -600,11 +601,19 @@ TEST(CallGuardExit, ThreadExitAndQuickExitEndOnlyTheCall) {
 
 // Code under test that sets SIGXCPU, the watchdog's signal, to SIG_IGN
 // and spins: the watchdog installs its handler again and stops the call.
+// By the system call: signal() itself is refused (signal_guard.cc).
 TEST(CallGuardWatchdog, ASpinThatIgnoresTheWatchdogsSignalIsStillStopped) {
   SetCallTimeLimit(0.05);
   const std::optional<vdso::CallFault> fault =
       RunContained(call_guard_internal::ThisThread(), [] {
-        signal(SIGXCPU, SIG_IGN);
+        const struct {
+          void (*handler)(int);
+          unsigned long flags;
+          void (*restorer)();
+          uint64_t mask;
+        } ignore = {SIG_IGN, 0, nullptr, 0};
+        syscall(SYS_rt_sigaction, SIGXCPU, &ignore, nullptr,
+                sizeof ignore.mask);
         BurnCpuMs(5000);
       });
   SetCallTimeLimit(1.0);
@@ -617,10 +626,9 @@ TEST(CallGuardWatchdog, ASpinThatIgnoresTheWatchdogsSignalIsStillStopped) {
 void BlockedSpinChild() {
   SetCallTimeLimit(0.05);
   RunContained(call_guard_internal::ThisThread(), [] {
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGXCPU);
-    pthread_sigmask(SIG_BLOCK, &set, nullptr);
+    // The system call: pthread_sigmask() itself is refused.
+    const uint64_t xcpu = uint64_t{1} << (SIGXCPU - 1);
+    syscall(SYS_rt_sigprocmask, SIG_BLOCK, &xcpu, nullptr, sizeof xcpu);
     BurnCpuMs(20000);
   });
   std::fprintf(stderr, "the spin returned\n");
@@ -631,6 +639,109 @@ TEST(CallGuardWatchdog, ASpinThatBlocksTheWatchdogsSignalEndsVdsolab) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(BlockedSpinChild(), ::testing::ExitedWithCode(1),
               "does not stop: it blocks SIGXCPU");
+}
+
+// Code under test that changes what contains it (a fault signal's handler,
+// the signal mask, the alternate stack) or a limit vdsolab's own work
+// needs: the change is refused and is the call's finding, whatever the
+// call did after it; a query is answered, and vdsolab's own signal
+// handlers are not refused even inside a call.
+TEST(CallGuardRefusal, ChangesToSignalsAndLimitsAreRefusedAndBlamed) {
+  struct Change {
+    const char* called;
+    void (*fn)();
+  };
+  const Change changes[] = {
+      {"signal(SIGSEGV)", [] { signal(SIGSEGV, SIG_DFL); }},
+      {"sigaction(SIGBUS)",
+       [] {
+         struct sigaction dfl = {};
+         dfl.sa_handler = SIG_DFL;
+         sigaction(SIGBUS, &dfl, nullptr);
+       }},
+      {"sigaltstack()",
+       [] {
+         stack_t off = {};
+         off.ss_flags = SS_DISABLE;
+         sigaltstack(&off, nullptr);
+       }},
+      {"sigprocmask(SIG_SETMASK)",
+       [] {
+         sigset_t all;
+         sigfillset(&all);
+         sigprocmask(SIG_SETMASK, &all, nullptr);
+       }},
+      {"pthread_sigmask(SIG_BLOCK)",
+       [] {
+         sigset_t segv;
+         sigemptyset(&segv);
+         sigaddset(&segv, SIGSEGV);
+         pthread_sigmask(SIG_BLOCK, &segv, nullptr);
+       }},
+      {"setrlimit(RLIMIT_NOFILE)",
+       [] {
+         const struct rlimit none = {0, 0};
+         setrlimit(RLIMIT_NOFILE, &none);
+       }},
+      {"prlimit(RLIMIT_FSIZE)",
+       [] {
+         const struct rlimit none = {0, 0};
+         prlimit(0, RLIMIT_FSIZE, &none, nullptr);
+       }},
+  };
+  struct sigaction segv_before = {};
+  sigaction(SIGSEGV, nullptr, &segv_before);
+  struct rlimit files_before = {};
+  getrlimit(RLIMIT_NOFILE, &files_before);
+  for (const Change& c : changes) {
+    // Returns: blamed when it does.
+    std::optional<vdso::CallFault> fault =
+        RunContained(call_guard_internal::ThisThread(), c.fn);
+    ASSERT_TRUE(fault.has_value()) << c.called;
+    EXPECT_EQ(fault->kind, vdso::CallFault::Kind::kCrash);
+    EXPECT_STREQ(fault->called, c.called);
+    ASSERT_NE(fault->why, nullptr);
+    EXPECT_NE(std::string(fault->why).find("refused"), std::string::npos);
+    // Then faults, as code relying on the change would: still the change.
+    fault = RunContained(call_guard_internal::ThisThread(), [&] {
+      c.fn();
+      raise(SIGSEGV);
+    });
+    ASSERT_TRUE(fault.has_value()) << c.called;
+    EXPECT_STREQ(fault->called, c.called);
+  }
+  // Nothing was changed, and the next call is clean.
+  struct sigaction segv_after = {};
+  sigaction(SIGSEGV, nullptr, &segv_after);
+  EXPECT_EQ(segv_after.sa_sigaction, segv_before.sa_sigaction);
+  sigset_t mask;
+  pthread_sigmask(SIG_BLOCK, nullptr, &mask);
+  EXPECT_EQ(sigismember(&mask, SIGSEGV), 0);
+  EXPECT_EQ(sigismember(&mask, SIGXCPU), 0);
+  stack_t altstack = {};
+  sigaltstack(nullptr, &altstack);
+  EXPECT_EQ(altstack.ss_flags & SS_DISABLE, 0);
+  struct rlimit files_after = {};
+  getrlimit(RLIMIT_NOFILE, &files_after);
+  EXPECT_EQ(files_after.rlim_cur, files_before.rlim_cur);
+  EXPECT_FALSE(
+      RunContained(call_guard_internal::ThisThread(), [] {}).has_value());
+  // Queries inside a call are answered, and are no finding.
+  EXPECT_FALSE(RunContained(call_guard_internal::ThisThread(), [] {
+                 struct sigaction now = {};
+                 sigaction(SIGSEGV, nullptr, &now);
+                 sigset_t m;
+                 sigprocmask(SIG_BLOCK, nullptr, &m);
+                 stack_t st;
+                 sigaltstack(nullptr, &st);
+                 prlimit(0, RLIMIT_FSIZE, nullptr, nullptr);
+               }).has_value());
+  // vdsolab's own handler, interrupting a call: not refused.
+  EXPECT_FALSE(RunContained(call_guard_internal::ThisThread(), [] {
+                 const OwnSignalHandler own;
+                 signal(SIGWINCH, SIG_IGN);
+                 signal(SIGWINCH, SIG_DFL);
+               }).has_value());
 }
 
 }  // namespace

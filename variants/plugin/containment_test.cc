@@ -5,6 +5,9 @@
 // vdsolab; the calls it answers normally are still checked.
 
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -51,8 +54,32 @@ struct Case {
 
 class Containment : public ::testing::TestWithParam<Case> {};
 
+// What contains a call and what vdsolab's own work needs, shared by the
+// whole process: a plugin's call must leave it as it was.
+struct ProcessState {
+  struct sigaction segv = {};
+  sigset_t mask;
+  stack_t altstack = {};
+  struct rlimit fsize = {};
+  mode_t umask = 0;
+};
+ProcessState Now() {
+  ProcessState p;
+  sigaction(SIGSEGV, nullptr, &p.segv);
+  sigprocmask(SIG_BLOCK, nullptr, &p.mask);
+  sigaltstack(nullptr, &p.altstack);
+  getrlimit(RLIMIT_FSIZE, &p.fsize);
+  p.umask = ::umask(022);
+  ::umask(p.umask);
+  return p;
+}
+
 TEST_P(Containment, IsAFindingWithAReplay) {
   const Case& c = GetParam();
+  // The guard's handlers and this thread's alternate stack are installed
+  // at its first guarded call.
+  EXPECT_FALSE(RunContained([] {}).has_value());
+  const ProcessState before = Now();
   SetCallTimeLimit(c.limit);
   absl::StatusOr<const Variant*> v = LoadPluginVariant(
       Runfile("examples/plugin/libmisbehaving_" + std::string(c.name) + ".so"));
@@ -92,6 +119,14 @@ TEST_P(Containment, IsAFindingWithAReplay) {
   if (c.replay != nullptr) {
     EXPECT_NE(replay->text.find(c.replay), std::string::npos) << replay->text;
   }
+  const ProcessState after = Now();
+  EXPECT_EQ(after.segv.sa_sigaction, before.segv.sa_sigaction);
+  EXPECT_EQ(after.segv.sa_flags, before.segv.sa_flags);
+  EXPECT_EQ(sigismember(&after.mask, SIGSEGV), 0);
+  EXPECT_EQ(after.altstack.ss_flags, before.altstack.ss_flags);
+  EXPECT_EQ(after.altstack.ss_sp, before.altstack.ss_sp);
+  EXPECT_EQ(after.fsize.rlim_cur, before.fsize.rlim_cur);
+  EXPECT_EQ(after.umask, before.umask);
   if (c.bounded_trace) {
     ASSERT_TRUE(replay->call.has_value());
     const std::vector<sim::TraceStep>& trace = replay->call->trace;
@@ -186,6 +221,40 @@ INSTANTIATE_TEST_SUITE_P(
              "-> 0xb7f)",
              0.2, false, false, nullptr,
              "\nreturned with the floating-point control changed: MXCSR"},
+        // A call that undoes what contains it (the fault signal's handler,
+        // the alternate stack a stack overflow is handled on, an unblocked
+        // SIGSEGV) and then faults ended vdsolab by the signal; one that
+        // lowers a limit ended it later, at its next write to a file. The
+        // change is refused, and it is the finding (the fault after it,
+        // which it explains, is not).
+        Case{"signal_default", sim::Property::kCrash,
+             "did what a vDSO call cannot (signal(SIGSEGV))"},
+        Case{"no_altstack", sim::Property::kCrash,
+             "did what a vDSO call cannot (sigaltstack())"},
+        Case{"block_segv", sim::Property::kCrash,
+             "did what a vDSO call cannot (sigprocmask(SIG_BLOCK))"},
+        Case{"file_size_limit", sim::Property::kCrash,
+             "did what a vDSO call cannot (setrlimit(RLIMIT_FSIZE))", 0.2,
+             false, false, "vdsolab refused it"},
+        // Calls that replace, start, stop or end a process, or change
+        // what the process shares: vdsolab ended with /bin/true's status
+        // 0 (silently), stopped for ever, wrote its replay file mode 0000,
+        // crashed after the vfork() child's _exit() jumped back into its
+        // frames, was killed at its next system call (seccomp), or
+        // reported the plugin's SIGTERM as the user's interrupt. Each
+        // returns, then is the call's finding.
+        Case{"exec", sim::Property::kCrash,
+             "did what a vDSO call cannot (execl())", 0.2, false, false},
+        Case{"raise_stop", sim::Property::kCrash,
+             "did what a vDSO call cannot (raise(SIGSTOP))", 0.2, false, false},
+        Case{"raise_term", sim::Property::kCrash,
+             "did what a vDSO call cannot (raise(SIGTERM))", 0.2, false, false},
+        Case{"umask", sim::Property::kCrash,
+             "did what a vDSO call cannot (umask())", 0.2, false, false},
+        Case{"vfork", sim::Property::kCrash,
+             "did what a vDSO call cannot (vfork())", 0.2, false, false},
+        Case{"seccomp", sim::Property::kCrash,
+             "did what a vDSO call cannot (prctl())", 0.2, false, false},
         Case{"direction_flag", sim::Property::kCrash,
              "did what a vDSO call cannot (returned with the direction flag "
              "set)",

@@ -823,20 +823,24 @@ absl::StatusOr<const Variant*> LoadPluginVariant(const std::string& path,
   if (const std::optional<vdso::CallFault> fault = RunContainedAtLeast(
           kLoadSeconds,
           [&] { handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL); })) {
-    if (fault->returned) {
-      // dlopen() returned (the control state changed, or it ran long):
-      // nothing was left half done, and the state is vdsolab's again.
+    if (fault->returned || handle != nullptr) {
+      // dlopen() returned (the control state changed, it ran long, a
+      // constructor forked or asked for a change vdsolab refused): nothing
+      // was left half done, and the state is vdsolab's again.
       const bool fp = fault->called != nullptr &&
                       absl::StrContains(fault->called, "floating-point");
       return Bad(path,
                  absl::StrFormat("the plugin %s while loading (in a "
                                  "constructor of it or of a library it "
-                                 "needs)%s",
+                                 "needs)%s%s",
                                  vdso::DescribeFault(*fault),
                                  fp ? ": a plugin linked with -ffast-math or "
                                       "-Ofast sets FTZ/DAZ at load; build it "
                                       "without"
-                                    : ""));
+                                    : "",
+                                 fault->why != nullptr && !fp
+                                     ? absl::StrCat(": ", fault->why)
+                                     : ""));
     }
     // The jump left the dynamic loader's lock held: no dlopen(), and no
     // exit() (whose handlers take it), may follow (LoaderPoisoned()).

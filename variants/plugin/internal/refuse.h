@@ -1,0 +1,45 @@
+// File: variants/plugin/internal/refuse.h
+//
+// What signal_guard.cc's and process_guard.cc's interposed functions share:
+// whether a call is refused (call_guard_internal::RefusesChange()), and its
+// record ("sigaction(SIGSEGV)", "execve()") when it is.
+
+#ifndef VDSOLAB_VARIANTS_PLUGIN_INTERNAL_REFUSE_H_
+#define VDSOLAB_VARIANTS_PLUGIN_INTERNAL_REFUSE_H_
+
+#include "variants/plugin/call_guard.h"
+
+// The interposed functions are not instrumented by AddressSanitizer: its
+// runtime calls setrlimit() and sigaction() while it starts, before its
+// shadow memory exists, and an instrumented frame writes there.
+#define VDSOLAB_UNCHECKED __attribute__((no_sanitize_address))
+
+namespace vdsolab::variants::refuse_internal {
+
+// How a refused call's argument is named: "SIGSEGV", "RLIMIT_FSIZE",
+// "SIG_BLOCK", or nothing ("execve()").
+enum class Arg { kNone, kSignal, kResource, kHow };
+
+// Records `fn(arg)` as refused (the call's finding, or one line for a
+// thread the code under test started); errno EPERM. Out of line: rare, and
+// only after the guard is installed.
+void Refused(const char* fn, Arg kind, int arg);
+
+// Whether to refuse `fn(arg)`, then recorded. Loads only when it is not:
+// vdsolab's own signal handlers call these (marked with OwnSignalHandler,
+// so that one interrupting a plugin's call is not taken for the plugin).
+// Who is calling is not told by the return address: a plugin's function
+// that ends in a tail call of signal() returns to its own caller, ld.so
+// for a constructor or vdsolab for a call.
+[[gnu::always_inline]] inline bool Refuse(const char* fn, Arg kind, int arg,
+                                          bool process_wide) {
+  if (!call_guard_internal::RefusesChange(process_wide)) [[likely]] {
+    return false;
+  }
+  Refused(fn, kind, arg);
+  return true;
+}
+
+}  // namespace vdsolab::variants::refuse_internal
+
+#endif  // VDSOLAB_VARIANTS_PLUGIN_INTERNAL_REFUSE_H_
