@@ -78,6 +78,10 @@
  *      calls _exit(0) in vdsolab's memory; 53 enters seccomp's strict mode
  *      (vdsolab's next system call killed it); 54 raises SIGTERM (reported
  *      as the user's interrupt): each then answers the syscall's time
+ *   55-57 answer the syscall's time and return with rbp changed (55), r15
+ *      changed (56), or two words of the caller's frame above the return
+ *      address written (57): vdsolab crashed, or ran on in a state not its
+ *      own and passed; 58 writes 16 bytes past the timespec it was given
  *   48 starts a thread that sets SIGSEGV back to SIG_DFL outside any call
  *      (refused: no call to blame), waits for it, then dereferences a wild
  *      pointer: still a finding, not vdsolab's end
@@ -101,7 +105,7 @@
 #include "vdsolab_plugin.h"
 
 #if !defined(MISBEHAVE) || !defined(MISBEHAVE_NAME)
-#error "build with -DMISBEHAVE=1..31 or 40..54 -DMISBEHAVE_NAME=\"misbehaving-...\""
+#error "build with -DMISBEHAVE=1..31 or 40..58 -DMISBEHAVE_NAME=\"misbehaving-...\""
 #endif
 
 /* 22: a name no command line, report or replay file could carry. */
@@ -292,6 +296,15 @@ static int32_t Misbehave(const struct vdsolab_ops* ops, const uint8_t* page,
     case 54:
       raise(SIGTERM);
       return ops->fallback(ops->ctx, clock, ts);
+    case 55:
+    case 56:
+    case 57:
+      return ops->fallback(ops->ctx, clock, ts);
+    case 58:
+      /* 16 bytes past the timespec: a caller's locals. */
+      ((volatile struct vdsolab_timespec*)ts)[1].tv_sec = 1;
+      ((volatile struct vdsolab_timespec*)ts)[1].tv_nsec = 2;
+      return ops->fallback(ops->ctx, clock, ts);
     case 43: {
       signal(SIGSEGV, SIG_DFL);
       return (int32_t) * (volatile uint32_t*)(uintptr_t)(16 + (seq & 1));
@@ -398,6 +411,37 @@ static int32_t Misbehave(const struct vdsolab_ops* ops, const uint8_t* page,
   return -22;
 }
 
+#if MISBEHAVE >= 55 && MISBEHAVE <= 57
+/* 55-57: Misbehave() (the syscall's answer) called from a
+ * wrapper that breaks the x86-64 ABI on its way out. */
+int32_t vdsolab_misbehaving_inner(const struct vdsolab_ops* ops,
+                                  const uint8_t* page, int32_t clock,
+                                  struct vdsolab_timespec* ts) {
+  return Misbehave(ops, page, clock, ts);
+}
+int32_t BreaksTheAbi(const struct vdsolab_ops* ops, const uint8_t* page,
+                     int32_t clock, struct vdsolab_timespec* ts);
+__asm__(
+    ".text\n.globl BreaksTheAbi\n.hidden BreaksTheAbi\n"
+    ".type BreaksTheAbi,@function\nBreaksTheAbi:\n"
+    "  push %rdx\n" /* The clock: only MONOTONIC misbehaves. */
+    "  call vdsolab_misbehaving_inner\n"
+    "  pop %rdx\n"
+    "  cmp $1, %edx\n"
+    "  jne 1f\n"
+#if MISBEHAVE == 55
+    "  mov $0x10, %rbp\n"
+#elif MISBEHAVE == 56
+    "  add $1, %r15\n"
+#else
+    "  movq $0x10, 8(%rsp)\n  movq $0x10, 16(%rsp)\n"
+#endif
+    "1:\n  ret\n.size BreaksTheAbi, .-BreaksTheAbi\n");
+#define ENTRY BreaksTheAbi
+#else
+#define ENTRY Misbehave
+#endif
+
 static const struct vdsolab_plugin kPlugin = {
     VDSOLAB_PLUGIN_ABI_VERSION,
     PLUGIN_NAME,
@@ -406,7 +450,7 @@ static const struct vdsolab_plugin kPlugin = {
     "upstream",
     kClocks,
     1,
-    Misbehave,
+    ENTRY,
 };
 
 const struct vdsolab_plugin* vdsolab_plugin_v1(void) { return &kPlugin; }

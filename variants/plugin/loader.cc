@@ -17,6 +17,7 @@
 #include "absl/strings/str_format.h"
 #include "common/clockid.h"
 #include "variants/plugin/call_guard.h"
+#include "variants/plugin/internal/abi_call.h"
 #include "variants/plugin/internal/declared.h"
 #include "variants/plugin/vdsolab_plugin.h"
 #include "variants/registry.h"
@@ -100,6 +101,17 @@ template <class A, int I>
         "kept from an earlier call; vdsolab answered each with 0";
   }
   access.Fault(f);
+}
+
+// The fault of a call that threw a C++ exception. Out of line: rare.
+[[gnu::noinline, gnu::cold]] vdso::CallFault Threw() {
+  vdso::CallFault f;
+  f.kind = vdso::CallFault::Kind::kCrash;
+  f.called = "threw a C++ exception";
+  f.why =
+      "a vDSO call is C and cannot throw; vdsolab caught it at the call's "
+      "boundary";
+  return f;
 }
 
 // The loads a plugin counted in a quiet call reach QuietAccess before any
@@ -357,12 +369,31 @@ template <int I, vdso::VdsoAccess A, class Call>
   } else {
     // In the simulation a crash or a spin is a finding, not vdsolab's end.
     ctx.guard = &call_guard_internal::ThisThread();
-    const std::optional<vdso::CallFault> fault =
-        RunContained(*ctx.guard, [&] { call(&ops); });
+    // A C++ exception out of the plugin (through the thunk, whose unwind
+    // information lets it pass) is caught here: left to reach the top it
+    // called std::terminate() and abort(), contained as SIGABRT, but every
+    // later call then printed "terminate called recursively".
+    bool threw = false;
+    const std::optional<vdso::CallFault> fault = RunContained(*ctx.guard, [&] {
+      try {
+        call(&ops);
+      } catch (...) {
+        threw = true;
+      }
+    });
     t_call_ctx<A> = nullptr;
     SyncIn(ctx);  // The loads since the last callback.
     if (fault) {
       access.Fault(*fault);
+      return false;
+    }
+    if (threw) [[unlikely]] {
+      access.Fault(Threw());
+      return false;
+    }
+    // The thunk put vdsolab's registers and frame back (Invoke()).
+    if (const uint64_t changed = abi_internal::TakeChanged()) [[unlikely]] {
+      access.Fault(abi_internal::AbiFault(changed));
       return false;
     }
     if (ctx.bad_counter_kind || g_stray[I].load(std::memory_order_relaxed))
@@ -373,6 +404,39 @@ template <int I, vdso::VdsoAccess A, class Call>
   }
   *out_of_bounds = ctx.out_of_bounds;
   return true;
+}
+
+// fn(args...), a plugin's entry point: in the simulation through the
+// thunk that checks the ABI's callee-saved registers and frame on its
+// return (abi_internal::Call(); GuardedCall() reports what changed);
+// natively, for the benchmarks, a plain call.
+template <vdso::VdsoAccess A, class R, class... Params, class... Args>
+[[gnu::always_inline]] inline R Invoke(R (*fn)(Params...), Args... args) {
+  if constexpr (std::is_same_v<A, vdso::NativeAccess>) {
+    return fn(args...);
+  } else {
+    return abi_internal::Call(fn, args...);
+  }
+}
+
+// What CallPlugin() hands the plugin for its answer, with guard words
+// after it: a store past the timespec changed vdsolab's own locals
+// unseen (16 bytes past it passed every check).
+struct GuardedTimespec {
+  vdsolab_timespec ts;
+  uint64_t guard[2];
+};
+constexpr uint64_t kGuardWord = 0x5a3cc35a5a3cc35aull;
+// The finding for a store past it. Out of line: rare.
+[[gnu::noinline]] vdso::CallFault PastTheAnswer() {
+  vdso::CallFault f;
+  f.kind = vdso::CallFault::Kind::kCrash;
+  f.called = "returned after writing past the end of the timespec it was given";
+  f.returned = true;
+  f.why =
+      "the 16 bytes after it were vdsolab's; a real caller's stack would "
+      "have been corrupted";
+  return f;
 }
 
 template <int I, vdso::VdsoAccess A>
@@ -388,14 +452,23 @@ std::optional<ClockResult> CallPlugin(ClockGettimeFn clock_gettime, A& access,
       counted = &quiet;
     }
   }
-  vdsolab_timespec ts{0, 0};
+  GuardedTimespec answer{{0, 0}, {kGuardWord, kGuardWord}};
+  vdsolab_timespec& ts = answer.ts;
   int32_t ret = 0;
   bool out_of_bounds = false;
   if (!GuardedCall<I>(access, page, counted, &out_of_bounds,
                       [&](const vdsolab_ops* ops) {
-                        ret = clock_gettime(ops, page, clock, &ts);
+                        ret = Invoke<A>(clock_gettime, ops, page,
+                                        static_cast<int32_t>(clock), &ts);
                       })) {
     return std::nullopt;
+  }
+  if constexpr (!std::is_same_v<A, vdso::NativeAccess>) {
+    if (answer.guard[0] != kGuardWord || answer.guard[1] != kGuardWord)
+        [[unlikely]] {
+      access.Fault(PastTheAnswer());
+      return std::nullopt;
+    }
   }
   if (out_of_bounds) return ClockResult::Error(-kEfault);
   if (ret == VDSOLAB_ABANDONED) return std::nullopt;
@@ -475,8 +548,9 @@ class PluginSimReader final : public SimReader {
     bool out_of_bounds = false;
     if (!GuardedCall<I>(
             access, page, nullptr, &out_of_bounds, [&](const vdsolab_ops* ops) {
-              ret = other_.gettimeofday(ops, page, with_tv ? &tv : nullptr,
-                                        with_tz ? &tz : nullptr);
+              ret = Invoke<vdso::HookedAccess>(other_.gettimeofday, ops, page,
+                                               with_tv ? &tv : nullptr,
+                                               with_tz ? &tz : nullptr);
             })) {
       return std::nullopt;
     }
@@ -495,8 +569,9 @@ class PluginSimReader final : public SimReader {
     bool out_of_bounds = false;
     if (!GuardedCall<I>(access, page, nullptr, &out_of_bounds,
                         [&](const vdsolab_ops* ops) {
-                          ret = other_.time(ops, page,
-                                            null_arg ? nullptr : &stored);
+                          ret = Invoke<vdso::HookedAccess>(
+                              other_.time, ops, page,
+                              null_arg ? nullptr : &stored);
                         }) ||
         out_of_bounds || ret == VDSOLAB_ABANDONED) {
       return std::nullopt;
@@ -510,11 +585,12 @@ class PluginSimReader final : public SimReader {
     vdsolab_timespec res{kPoison64, kPoison64};
     int32_t ret = 0;
     bool out_of_bounds = false;
-    if (!GuardedCall<I>(access, page, nullptr, &out_of_bounds,
-                        [&](const vdsolab_ops* ops) {
-                          ret = other_.clock_getres(ops, page, clock,
-                                                    null_arg ? nullptr : &res);
-                        })) {
+    if (!GuardedCall<I>(
+            access, page, nullptr, &out_of_bounds, [&](const vdsolab_ops* ops) {
+              ret = Invoke<vdso::HookedAccess>(other_.clock_getres, ops, page,
+                                               static_cast<int32_t>(clock),
+                                               null_arg ? nullptr : &res);
+            })) {
       return std::nullopt;
     }
     if (out_of_bounds) return ClockResult::Error(-kEfault);
