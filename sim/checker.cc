@@ -438,6 +438,21 @@ void Checker::OnCall(const CallRecord& call) {
   }
   if (call.fault) {
     ++coverage_.livelocks;
+    if (call.fault->blocked && call.fault->returned) {
+      Report(Property::kLivelock, Verdict::kDefect,
+             absl::StrFormat("the call blocked for over %.0f ms before it "
+                             "returned",
+                             call.fault->seconds * 1000),
+             absl::StrFormat("%s returned after the watchdog saw it asleep "
+                             "in the kernel (a sleep, a futex or I/O wait) "
+                             "for over %.0f ms (%d loop iteration(s) seen), "
+                             "which a vDSO call never is: a quarter of the "
+                             "--call-timeout bound counts, as for a spin",
+                             Name(call.clock), call.fault->seconds * 1000,
+                             call.iterations),
+             call);
+      return;
+    }
     if (call.fault->blocked) {
       Report(Property::kLivelock, Verdict::kDefect,
              absl::StrFormat("the call blocked for %.1f s without returning",

@@ -43,6 +43,12 @@ std::string FaultCause(const CallFault& fault) {
 
 std::string DescribeFault(const CallFault& fault) {
   if (fault.kind == CallFault::Kind::kSpin) {
+    if (fault.returned && fault.blocked) {
+      return absl::StrFormat(
+          "blocked for over %.0f ms before it returned: asleep in the kernel "
+          "(a quarter of the call's time bound)",
+          fault.seconds * 1000);
+    }
     if (fault.returned) {
       return absl::StrFormat(
           "ran for over %.0f ms before it returned: a spin (a quarter of "

@@ -320,6 +320,7 @@ void Watchdog() {
           cpu_ms >= slow) {
         // The threshold, not the time seen: a report must not depend on
         // when the watchdog looked.
+        g->slow_blocked.store(0, std::memory_order_relaxed);
         g->slow_ms.store(slow, std::memory_order_relaxed);
         g->slow_call.store(calls, std::memory_order_relaxed);
       }
@@ -329,6 +330,16 @@ void Watchdog() {
         if (g->in_host.load(std::memory_order_relaxed) == 0 &&
             AsleepInKernel(slot.tid)) {
           slot.blocked_ms += kWatchdogPeriodMs;
+          // Asleep for a quarter of the bound: a block if it returns, as
+          // a spin is (a call that slept 0.6 s and answered right passed,
+          // and a scenario of them took hours). Not while loading.
+          if (g->min_limit_ms.load(std::memory_order_relaxed) == 0 &&
+              slot.blocked_ms >= slow &&
+              g->slow_call.load(std::memory_order_relaxed) != calls) {
+            g->slow_blocked.store(1, std::memory_order_relaxed);
+            g->slow_ms.store(slow, std::memory_order_relaxed);
+            g->slow_call.store(calls, std::memory_order_relaxed);
+          }
         }
         // Two periods at least: one sample in D may be a page fault.
         const bool blocked =
@@ -555,6 +566,7 @@ vdso::CallFault SlowFault(GuardState& g) {
   f.kind = vdso::CallFault::Kind::kSpin;
   f.returned = true;
   f.seconds = static_cast<double>(g.slow_ms.load()) / 1000.0;
+  f.blocked = g.slow_blocked.load() != 0;
   return f;
 }
 

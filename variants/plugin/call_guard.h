@@ -90,6 +90,8 @@ struct GuardState {
   // its number (`calls` then) and that threshold, in ms.
   std::atomic<uint64_t> slow_call{0};
   std::atomic<uint64_t> slow_ms{0};
+  // 1: that call was seen asleep in the kernel that long, not running.
+  std::atomic<int> slow_blocked{0};
   // WARN() traps resumed on this thread (RegisterWarnSites()), the
   // address of the last, and of the first since the caller last set
   // first_warn to 0: read by the caller after its calls.

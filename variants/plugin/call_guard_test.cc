@@ -359,26 +359,29 @@ TEST(CallGuardThreads, ARunOfShortCallsLongerThanTheBoundIsNeverStopped) {
 }
 
 // The bounds on sleeping and on wall time are per call too: guarded calls
-// that each block (sleep, no CPU) across a watchdog period or two, each
-// below the bound but together past it and past kWallBackstop times it,
-// have none stopped. The watchdog must start its counts of a call's asleep
-// and stalled wall time over at every new call, not carry them from the
-// last.
+// that each block (sleep, no CPU) across a watchdog period, each below a
+// quarter of the bound (a block when it returns) but together past the
+// bound and past kWallBackstop times it, have none stopped. The watchdog
+// must start its counts of a call's asleep and stalled wall time over at
+// every new call, not carry them from the last.
 TEST(CallGuardThreads, ARunOfBlockedCallsIsNotAddedUpIntoOneStall) {
-  SetCallTimeLimit(0.1);  // A 3 s wall-time backstop (30 times).
+  // A quarter: 40 ms (two watchdog periods at least); a 3 s wall-time
+  // backstop (30 times).
+  SetCallTimeLimit(0.1);
   int stopped = 0;
-  const int kCalls = 80;  // 80 x 45 ms: 3.6 s blocked in all.
+  const int kCalls = 240;  // 240 x 15 ms: 3.6 s blocked in all.
   for (int i = 0; i < kCalls; ++i) {
     const std::optional<vdso::CallFault> fault =
         RunContained(call_guard_internal::ThisThread(), [] {
-          timespec ts = {0, 45000000};  // Two watchdog periods and more.
+          // Across at most one watchdog period's sample.
+          timespec ts = {0, 15000000};
           while (nanosleep(&ts, &ts) != 0) {
           }
         });
     stopped += fault.has_value() ? 1 : 0;
   }
   SetCallTimeLimit(1.0);
-  std::printf("%d blocked calls of 45 ms under a 0.1 s bound: %d stopped\n",
+  std::printf("%d blocked calls of 15 ms under a 0.1 s bound: %d stopped\n",
               kCalls, stopped);
   EXPECT_EQ(stopped, 0);
 }
@@ -994,6 +997,39 @@ TEST(CallGuardThreads, ACallThatReturnsAfterAQuarterOfItsBoundIsASpin) {
             std::string::npos)
       << vdso::DescribeFault(*slow);
   EXPECT_FALSE(quick.has_value()) << vdso::DescribeFault(*quick);
+}
+
+}  // namespace vdsolab::variants
+
+namespace vdsolab::variants {
+
+// The same for a call asleep in the kernel: one that slept for a quarter of
+// its bound and then answered is a block (a vDSO call never sleeps; one
+// that slept 0.6 s and answered right passed, and a scenario of them took
+// hours). One asleep well under a quarter is not.
+TEST(CallGuardThreads, ACallThatSleptAQuarterOfItsBoundIsABlock) {
+  SetCallTimeLimit(0.4);  // A quarter: 100 ms.
+  call_guard_internal::GuardState& g = call_guard_internal::ThisThread();
+  const std::optional<vdso::CallFault> slept = RunContained(g, [] {
+    timespec ts = {0, 300000000};
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+  });
+  const std::optional<vdso::CallFault> napped = RunContained(g, [] {
+    timespec ts = {0, 5000000};
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+  });
+  SetCallTimeLimit(1.0);
+  ASSERT_TRUE(slept.has_value());
+  EXPECT_EQ(slept->kind, vdso::CallFault::Kind::kSpin);
+  EXPECT_TRUE(slept->returned);
+  EXPECT_TRUE(slept->blocked);
+  EXPECT_DOUBLE_EQ(slept->seconds, 0.1);
+  EXPECT_NE(vdso::DescribeFault(*slept).find("blocked for over 100 ms"),
+            std::string::npos)
+      << vdso::DescribeFault(*slept);
+  EXPECT_FALSE(napped.has_value()) << vdso::DescribeFault(*napped);
 }
 
 }  // namespace vdsolab::variants
