@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <ucontext.h>
@@ -174,6 +175,22 @@ bool CallsOwnEndingSignal(int sig, const siginfo_t* info) {
          info->si_pid == getpid();
 }
 
+// One line on stderr by write() alone: the callers run where vdsolab's
+// threads may hold any lock (a signal handler, the watchdog, a thread of
+// the code under test), and vsnprintf() of integers and strings does not
+// allocate in glibc.
+[[gnu::format(printf, 1, 2)]] void SayOnStderr(const char* format, ...) {
+  char msg[320];
+  va_list ap;
+  va_start(ap, format);
+  const int n = vsnprintf(msg, sizeof msg, format, ap);
+  va_end(ap);
+  if (n > 0) {
+    [[maybe_unused]] ssize_t w =
+        write(2, msg, std::min(static_cast<size_t>(n), sizeof msg - 1));
+  }
+}
+
 // A thread the code under test started inside a guarded call (its
 // constructors' and dlopen()'s included): pthread_create() is interposed
 // (exit_guard.cc) and marks it. Only such a thread's fault is
@@ -186,20 +203,14 @@ constinit thread_local bool t_foreign_thread = false;
 // from a call). Nothing can be contained there, and the default action
 // would end vdsolab by the signal, mid-run and without a report: a check
 // failed (exit 1), said in one line; write() and exit_group only, as
-// vdsolab's threads may hold any lock (snprintf of integers and strings
-// only, which glibc does without allocating).
+// vdsolab's threads may hold any lock (SayOnStderr()).
 [[noreturn]] void ForeignThreadFault(int sig) {
-  char msg[256];
   const char* abbrev = sigabbrev_np(sig);
-  const int n = snprintf(
-      msg, sizeof msg,
+  SayOnStderr(
       "vdsolab: a thread the code under test started crashed (SIG%s) "
       "outside any call: vdsolab cannot contain it. Exiting with status "
       "1.\n",
       abbrev != nullptr ? abbrev : "?");
-  if (n > 0) {
-    [[maybe_unused]] ssize_t w = write(2, msg, static_cast<size_t>(n));
-  }
   syscall(SYS_exit_group, 1);
   __builtin_trap();
 }
@@ -372,9 +383,7 @@ void Watchdog() {
         // stop the call, and waiting would hang vdsolab. A check failed
         // (exit 1); write() and exit_group only, as the stuck thread may
         // hold any lock.
-        char msg[256];
-        const int n = snprintf(
-            msg, sizeof msg,
+        SayOnStderr(
             "vdsolab: a call into the code under test has run %llu ms "
             "past its bound (--call-timeout) and does not stop: it blocks "
             "SIGXCPU, the signal that stops it, or was stopped inside the C "
@@ -383,9 +392,6 @@ void Watchdog() {
             static_cast<unsigned long long>(
                 std::max((cpu_ns - slot.cpu_at_signal) / 1000000,
                          slot.stalled_ms - slot.stalled_at_signal)));
-        if (n > 0) {
-          [[maybe_unused]] ssize_t w = write(2, msg, static_cast<size_t>(n));
-        }
         syscall(SYS_exit_group, 1);
       }
       ++slot.signals;
@@ -652,17 +658,12 @@ void ChangeRefused(const char* what) {
   // Said once; write() only, as vdsolab's threads may hold any lock.
   static std::atomic<bool> said{false};
   if (!said.exchange(true)) {
-    char msg[256];
-    const int n = snprintf(
-        msg, sizeof msg,
+    SayOnStderr(
         "vdsolab: a thread the code under test started called %s outside "
         "any call: refused (what the whole process shares contains the "
         "calls and vdsolab's own work); further such calls are refused "
         "silently.\n",
         what);
-    if (n > 0) {
-      [[maybe_unused]] ssize_t w = write(2, msg, static_cast<size_t>(n));
-    }
   }
 }
 
@@ -691,17 +692,12 @@ void ExitCalled(int status) {
     // (0: a pass). A check failed (exit 1), said in one line; write() and
     // exit_group only, as vdsolab's threads may hold any lock.
     if (syscall(SYS_gettid) != getpid()) {
-      char msg[256];
-      const int n = snprintf(
-          msg, sizeof msg,
+      SayOnStderr(
           "vdsolab: a thread the code under test started called exit(%d) "
           "(or _exit(), quick_exit()) outside any call: that would end "
           "vdsolab with the status it chose, mid-run. Exiting with status "
           "1.\n",
           status);
-      if (n > 0) {
-        [[maybe_unused]] ssize_t w = write(2, msg, static_cast<size_t>(n));
-      }
       syscall(SYS_exit_group, 1);
     }
     return;
