@@ -673,7 +673,13 @@ void MarkForeignThread() {
   t_foreign_thread = true;
   // Its own alternate signal stack, so that a stack overflow there is
   // ForeignThreadFault() too; kept for the thread's life (a few per
-  // misbehaving plugin).
+  // misbehaving plugin). Unless it has one: AddressSanitizer gives every
+  // thread its own, and unmaps whatever stack is installed when the
+  // thread ends (ours, from the heap: its check failed).
+  stack_t now = {};
+  if (sigaltstack(nullptr, &now) == 0 && (now.ss_flags & SS_DISABLE) == 0) {
+    return;
+  }
   constexpr size_t kStack = 64 * 1024;
   stack_t ss = {};
   ss.ss_sp = new (std::nothrow) char[kStack];
