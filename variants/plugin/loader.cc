@@ -19,6 +19,7 @@
 #include "variants/plugin/call_guard.h"
 #include "variants/plugin/internal/abi_call.h"
 #include "variants/plugin/internal/declared.h"
+#include "variants/plugin/internal/utf8.h"
 #include "variants/plugin/vdsolab_plugin.h"
 #include "variants/registry.h"
 #include "vdso/datapage.h"
@@ -712,42 +713,6 @@ const Record* g_records[kMaxPlugins];
 constexpr size_t kMaxRecordString = 4096;
 constexpr uint32_t kMaxRecordClocks = 64;
 
-// Well-formed UTF-8 (no overlong forms, surrogates or code points past
-// U+10FFFF): the record's strings go into JSON, TOML replay files and
-// terminals as they are.
-bool IsUtf8(const std::string& s) {
-  size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    int n = 0;
-    uint32_t cp = 0;
-    if (c < 0x80) {
-      ++i;
-      continue;
-    } else if (c >= 0xc2 && c <= 0xdf) {
-      n = 1, cp = c & 0x1f;
-    } else if (c >= 0xe0 && c <= 0xef) {
-      n = 2, cp = c & 0x0f;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-      n = 3, cp = c & 0x07;
-    } else {
-      return false;
-    }
-    if (i + static_cast<size_t>(n) >= s.size()) return false;  // Cut short.
-    for (int k = 1; k <= n; ++k) {
-      const auto b = static_cast<unsigned char>(s[i + static_cast<size_t>(k)]);
-      if ((b & 0xc0) != 0x80) return false;
-      cp = (cp << 6) | (b & 0x3f);
-    }
-    if ((n == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-        (n == 3 && (cp < 0x10000 || cp > 0x10ffff))) {
-      return false;
-    }
-    i += static_cast<size_t>(n) + 1;
-  }
-  return true;
-}
-
 absl::Status CopyString(const char* from, const char* field,
                         const std::string& path,
                         std::optional<std::string>& to) {
@@ -758,7 +723,8 @@ absl::Status CopyString(const char* from, const char* field,
                                      kMaxRecordString));
   }
   to.emplace(from, n);
-  if (!IsUtf8(*to)) return Bad(path, absl::StrFormat("%s: not UTF-8", field));
+  if (!plugin_internal::IsUtf8(*to))
+    return Bad(path, absl::StrFormat("%s: not UTF-8", field));
   // Printed as they are by `variants`, reports and replay files: a control
   // character (an escape sequence, a carriage return, a newline) would
   // reach the user's terminal or break a report's layout.
