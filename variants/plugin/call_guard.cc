@@ -521,15 +521,23 @@ GuardState& RegisterThisThread() {
   return registration.state;
 }
 
-vdso::CallFault FaultFrom(int code, GuardState& g) {
-  // A refused change before the fault explains it (a fault handler it
-  // meant to install, a mask it meant to set): that is the finding. A fork
-  // before it: the fault is.
-  if (const char* did = g.did.load(std::memory_order_relaxed);
-      did != nullptr && did != kForked) {
-    return DidFault(g);
-  }
+namespace {
+// Before a fault, or a return with the control state changed: a refused
+// change the call made explains what followed (a fault handler it meant
+// to install, a mask it meant to set), so it is the finding; a fork is
+// not (what followed is). `did` is cleared either way.
+std::optional<vdso::CallFault> RefusedFirst(GuardState& g) {
+  const char* did = g.did.load(std::memory_order_relaxed);
+  if (did != nullptr && did != kForked) return DidFault(g);
   g.did.store(nullptr, std::memory_order_relaxed);
+  return std::nullopt;
+}
+}  // namespace
+
+vdso::CallFault FaultFrom(int code, GuardState& g) {
+  if (std::optional<vdso::CallFault> refused = RefusedFirst(g)) {
+    return *refused;
+  }
   vdso::CallFault f;
   if (code == kSpinCode) {
     f.kind = vdso::CallFault::Kind::kSpin;
@@ -585,13 +593,9 @@ vdso::CallFault ControlFault(GuardState& g, const CpuControl& at_start) {
   df = (__builtin_ia32_readeflags_u64() & kDirectionFlag) != 0;
 #endif
   RestoreControl(at_start);
-  // A refused change before it stays the finding; a fork does not (as in
-  // FaultFrom()).
-  if (const char* did = g.did.load(std::memory_order_relaxed);
-      did != nullptr && did != kForked) {
-    return DidFault(g);
+  if (std::optional<vdso::CallFault> refused = RefusedFirst(g)) {
+    return *refused;
   }
-  g.did.store(nullptr, std::memory_order_relaxed);
   // The control bits only (the flags vary with what the call computed): the
   // same text in every run, and in the replay.
   const uint32_t from = at_start.mxcsr & kMxcsrControl;

@@ -11,7 +11,6 @@
 // guarded call each is refused (-1/EPERM) and the call is a finding when
 // it returns; outside one, and for vdsolab's own code, they pass through.
 
-#include <dlfcn.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
@@ -30,14 +29,6 @@ namespace r = ::vdsolab::variants::refuse_internal;
 using r::Arg;
 
 namespace {
-
-// libc's definition of `name` (RTLD_NEXT: the one after this object's),
-// for the functions nothing calls while a sanitizer runtime starts or in
-// a signal handler. Found on first use.
-template <class Fn>
-Fn Next(const char* name) {
-  return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
-}
 
 // Signals that stop the process (the whole of vdsolab waits for ever) or
 // end it the way its user does (SIGINT, SIGTERM, SIGHUP, SIGQUIT: a
@@ -92,14 +83,14 @@ VDSOLAB_UNCHECKED int execv(const char* path, char* const argv[]) noexcept {
 int execvp(const char* file, char* const argv[]) noexcept {
   if (r::Refuse("execvp", Arg::kNone, 0, true)) return -1;
   using Fn = int (*)(const char*, char* const[]);
-  static const Fn next = Next<Fn>("execvp");
+  static const Fn next = r::Next<Fn>("execvp");
   return next(file, argv);
 }
 
 int execvpe(const char* file, char* const argv[], char* const envp[]) noexcept {
   if (r::Refuse("execvpe", Arg::kNone, 0, true)) return -1;
   using Fn = int (*)(const char*, char* const[], char* const[]);
-  static const Fn next = Next<Fn>("execvpe");
+  static const Fn next = r::Next<Fn>("execvpe");
   return next(file, argv, envp);
 }
 
@@ -119,7 +110,7 @@ int execlp(const char* file, const char* arg, ...) noexcept {
   std::vector<char*> argv = ArgList(arg, ap);
   va_end(ap);
   using Fn = int (*)(const char*, char* const[]);
-  static const Fn next = Next<Fn>("execvp");
+  static const Fn next = r::Next<Fn>("execvp");
   return next(file, argv.data());
 }
 
@@ -136,7 +127,7 @@ int execle(const char* path, const char* arg, ...) noexcept {
 int fexecve(int fd, char* const argv[], char* const envp[]) noexcept {
   if (r::Refuse("fexecve", Arg::kNone, 0, true)) return -1;
   using Fn = int (*)(int, char* const[], char* const[]);
-  static const Fn next = Next<Fn>("fexecve");
+  static const Fn next = r::Next<Fn>("fexecve");
   return next(fd, argv, envp);
 }
 
@@ -148,7 +139,7 @@ int posix_spawn(pid_t* __restrict pid, const char* __restrict path,
   if (r::Refuse("posix_spawn", Arg::kNone, 0, true)) return EPERM;
   using Fn = int (*)(pid_t*, const char*, const posix_spawn_file_actions_t*,
                      const posix_spawnattr_t*, char* const[], char* const[]);
-  static const Fn next = Next<Fn>("posix_spawn");
+  static const Fn next = r::Next<Fn>("posix_spawn");
   return next(pid, path, file_actions, attrp, argv, envp);
 }
 
@@ -159,21 +150,21 @@ int posix_spawnp(pid_t* pid, const char* file,
   if (r::Refuse("posix_spawnp", Arg::kNone, 0, true)) return EPERM;
   using Fn = int (*)(pid_t*, const char*, const posix_spawn_file_actions_t*,
                      const posix_spawnattr_t*, char* const[], char* const[]);
-  static const Fn next = Next<Fn>("posix_spawnp");
+  static const Fn next = r::Next<Fn>("posix_spawnp");
   return next(pid, file, file_actions, attrp, argv, envp);
 }
 
 int system(const char* command) {
   if (r::Refuse("system", Arg::kNone, 0, true)) return -1;
   using Fn = int (*)(const char*);
-  static const Fn next = Next<Fn>("system");
+  static const Fn next = r::Next<Fn>("system");
   return next(command);
 }
 
 FILE* popen(const char* command, const char* modes) {
   if (r::Refuse("popen", Arg::kNone, 0, true)) return nullptr;
   using Fn = FILE* (*)(const char*, const char*);
-  static const Fn next = Next<Fn>("popen");
+  static const Fn next = r::Next<Fn>("popen");
   return next(command, modes);
 }
 
@@ -226,7 +217,7 @@ int pthread_kill(pthread_t thread, int sig) noexcept {
     return EPERM;
   }
   using Fn = int (*)(pthread_t, int);
-  static const Fn next = Next<Fn>("pthread_kill");
+  static const Fn next = r::Next<Fn>("pthread_kill");
   return next(thread, sig);
 }
 

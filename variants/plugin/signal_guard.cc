@@ -142,23 +142,12 @@ VDSOLAB_UNCHECKED sighandler_t __sysv_signal(int sig,
   return sysv_signal(sig, handler);
 }
 
-// System V's: only a plugin calls it, so its own forwarding may be slow.
+// System V's: only a plugin calls it, so it may forward through dlsym().
 VDSOLAB_UNCHECKED sighandler_t sigset(int sig, sighandler_t disp) noexcept {
   if (r::Refuse("sigset", Arg::kSignal, sig, true)) return SIG_ERR;
-  struct sigaction act = {};
-  struct sigaction old = {};
-  sigset_t mask;
-  sigemptyset(&mask);
-  sigaddset(&mask, sig);
-  if (disp == SIG_HOLD) {
-    if (r::SetMask(SIG_BLOCK, &mask, nullptr) != 0) return SIG_ERR;
-    return SIG_HOLD;
-  }
-  act.sa_handler = disp;
-  sigemptyset(&act.sa_mask);
-  if (__sigaction(sig, &act, &old) != 0) return SIG_ERR;
-  if (r::SetMask(SIG_UNBLOCK, &mask, nullptr) != 0) return SIG_ERR;
-  return old.sa_handler;
+  using Fn = sighandler_t (*)(int, sighandler_t);
+  static const Fn next = r::Next<Fn>("sigset");
+  return next(sig, disp);
 }
 
 VDSOLAB_UNCHECKED int sigaltstack(const stack_t* __restrict ss,

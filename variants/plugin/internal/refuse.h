@@ -1,11 +1,14 @@
 // File: variants/plugin/internal/refuse.h
 //
 // What signal_guard.cc's and process_guard.cc's interposed functions share:
-// whether a call is refused (call_guard_internal::RefusesChange()), and its
-// record ("sigaction(SIGSEGV)", "execve()") when it is.
+// whether a call is refused (call_guard_internal::RefusesChange()), its
+// record ("sigaction(SIGSEGV)", "execve()") when it is, and libc's
+// definition to forward to.
 
 #ifndef VDSOLAB_VARIANTS_PLUGIN_INTERNAL_REFUSE_H_
 #define VDSOLAB_VARIANTS_PLUGIN_INTERNAL_REFUSE_H_
+
+#include <dlfcn.h>
 
 #include "variants/plugin/call_guard.h"
 
@@ -19,6 +22,15 @@ namespace vdsolab::variants::refuse_internal {
 // How a refused call's argument is named: "SIGSEGV", "RLIMIT_FSIZE",
 // "SIG_BLOCK", or nothing ("execve()").
 enum class Arg { kNone, kSignal, kResource, kHow };
+
+// libc's definition of `name` (RTLD_NEXT: the one after the executable's),
+// for the functions nothing calls while a sanitizer runtime starts or in
+// a signal handler, where dlsym() is not safe. Looked up at each caller's
+// first use.
+template <class Fn>
+Fn Next(const char* name) {
+  return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
+}
 
 // Records `fn(arg)` as refused (the call's finding, or one line for a
 // thread the code under test started); errno EPERM. Out of line: rare, and
