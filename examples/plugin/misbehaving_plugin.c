@@ -82,6 +82,12 @@
  *      changed (56), or two words of the caller's frame above the return
  *      address written (57): vdsolab crashed, or ran on in a state not its
  *      own and passed; 58 writes 16 bytes past the timespec it was given
+ *   59-62 make the system call themselves, with an inline `syscall` that
+ *      no wrapper of vdsolab's sees: 59 sets SIGSEGV back to SIG_DFL
+ *      (rt_sigaction), then dereferences a wild pointer (vdsolab ended by
+ *      the signal); 60 exit_group(0) and 61 execve("/bin/true") (vdsolab
+ *      ended with status 0, silently); 62 kill(getpid(), SIGSTOP) (vdsolab
+ *      stopped for ever). variants/plugin/syscall_guard.cc judges them
  *   48 starts a thread that sets SIGSEGV back to SIG_DFL outside any call
  *      (refused: no call to blame), waits for it, then dereferences a wild
  *      pointer: still a finding, not vdsolab's end
@@ -105,7 +111,7 @@
 #include "vdsolab_plugin.h"
 
 #if !defined(MISBEHAVE) || !defined(MISBEHAVE_NAME)
-#error "build with -DMISBEHAVE=1..31 or 40..58 -DMISBEHAVE_NAME=\"misbehaving-...\""
+#error "build with -DMISBEHAVE=1..31 or 40..62 -DMISBEHAVE_NAME=\"misbehaving-...\""
 #endif
 
 /* 22: a name no command line, report or replay file could carry. */
@@ -193,6 +199,19 @@ static void StartThreadOnce(const struct vdsolab_ops* ops,
     nanosleep(&ms, NULL);
   }
 #endif
+}
+#endif
+
+#if MISBEHAVE >= 59 && MISBEHAVE <= 62
+/* The system call itself, without the C library. */
+static long InlineSyscall(long nr, long a1, long a2, long a3, long a4) {
+  long ret;
+  register long r10 __asm__("r10") = a4;
+  __asm__ volatile("syscall"
+                   : "=a"(ret)
+                   : "a"(nr), "D"(a1), "S"(a2), "d"(a3), "r"(r10)
+                   : "rcx", "r11", "memory");
+  return ret;
 }
 #endif
 
@@ -305,6 +324,29 @@ static int32_t Misbehave(const struct vdsolab_ops* ops, const uint8_t* page,
       ((volatile struct vdsolab_timespec*)ts)[1].tv_sec = 1;
       ((volatile struct vdsolab_timespec*)ts)[1].tv_nsec = 2;
       return ops->fallback(ops->ctx, clock, ts);
+#if MISBEHAVE >= 59 && MISBEHAVE <= 62
+    case 59: {
+      const struct {
+        void (*handler)(int);
+        unsigned long flags;
+        void (*restorer)(void);
+        uint64_t mask;
+      } dfl = {SIG_DFL, 0, NULL, 0};
+      InlineSyscall(SYS_rt_sigaction, SIGSEGV, (long)&dfl, 0, sizeof dfl.mask);
+      return (int32_t) * (volatile uint32_t*)(uintptr_t)(16 + (seq & 1));
+    }
+    case 60:
+      InlineSyscall(SYS_exit_group, 0, 0, 0, 0);
+      return ops->fallback(ops->ctx, clock, ts);
+    case 61: {
+      static char* const argv[] = {"true", NULL};
+      InlineSyscall(SYS_execve, (long)"/bin/true", (long)argv, 0, 0);
+      return ops->fallback(ops->ctx, clock, ts);
+    }
+    case 62:
+      InlineSyscall(SYS_kill, getpid(), SIGSTOP, 0, 0);
+      return ops->fallback(ops->ctx, clock, ts);
+#endif
     case 43: {
       signal(SIGSEGV, SIG_DFL);
       return (int32_t) * (volatile uint32_t*)(uintptr_t)(16 + (seq & 1));

@@ -29,6 +29,7 @@ namespace call_guard_internal {
 
 constinit thread_local GuardState* t_state = nullptr;
 constinit thread_local int t_own_handler = 0;
+constinit thread_local char t_dispatch = kDispatchAllow;
 
 namespace {
 
@@ -60,14 +61,13 @@ constexpr uint64_t kWatchdogPeriodMs = 20;
 // Wall time a signalled call gets to take the watchdog's jump (or 10 times
 // the bound, if longer) before it is signalled again, then given up on.
 constexpr uint64_t kSignalWaitMs = 5000;
-// The exit status of a child forked inside a guarded call (ended at once).
-constexpr int kForkedChildStatus = 127;
 // Why a refused change is a finding (RefuseChange()).
 constexpr char kRefusedWhy[] =
     "vdsolab refused it: a vDSO call changes nothing the process shares "
     "(signal handlers and mask, the alternate signal stack, resource "
-    "limits, the file mode mask, seccomp), starts no program and stops "
-    "no process, and vdsolab's containment of the call and its own work "
+    "limits, the file mode mask, seccomp, the thread pointer), starts no "
+    "program or thread and stops no process, and vdsolab's containment of the "
+    "call and its own work "
     "depend on that";
 
 std::atomic<uint64_t> g_limit_ms{1000};
@@ -255,6 +255,7 @@ bool ResumeWarn(GuardState& g, void* uctx) {
 }
 
 extern "C" void OnSignal(int sig, siginfo_t* info, void* uctx) {
+  if (sig == SIGSYS && OnDispatchedSyscall(info, uctx)) return;
   GuardState* g = t_state;
   if (g != nullptr && g->active.load(std::memory_order_relaxed) != 0) {
     if (sig == SIGILL && g->in_host.load(std::memory_order_relaxed) == 0 &&
@@ -418,14 +419,7 @@ GuardState* InForeignCall() {
 // of every copy; so it ends here, before fork() returns. The parent's call
 // is a finding when it returns (RunContained()). vdsolab's own forks (the
 // host variant's child, outside any guarded call) are untouched.
-void ParentAfterFork() {
-  if (GuardState* g = InForeignCall()) {
-    // A refused change before it stays the finding.
-    if (g->did.load(std::memory_order_relaxed) == nullptr) {
-      g->did.store(kForked, std::memory_order_relaxed);
-    }
-  }
-}
+void ParentAfterFork() { NoteForkInCall(); }
 void ChildAfterFork() {
   // The system call itself: exit()'s handlers and stdio buffers are the
   // parent's.
@@ -475,6 +469,7 @@ struct ThreadRegistration {
     ss.ss_sp = altstack.get();
     ss.ss_size = kStack;
     sigaltstack(&ss, nullptr);
+    EnableSyscallDispatch();
     std::lock_guard<std::mutex> lock(g_slots_mu);
     for (int i = 0; i < kMaxThreads; ++i) {
       if (g_slots[i].state.load() == nullptr) {
@@ -493,6 +488,7 @@ struct ThreadRegistration {
     t_state = &state;
   }
   ~ThreadRegistration() {
+    DisableSyscallDispatch();
     t_state = nullptr;
     if (slot >= 0) {
       std::lock_guard<std::mutex> lock(g_slots_mu);
@@ -672,6 +668,15 @@ void ChangeRefused(const char* what) {
 }
 
 bool StartedInForeignCall() { return InForeignCall() != nullptr; }
+
+void NoteForkInCall() {
+  if (GuardState* g = InForeignCall()) {
+    // A refused change before it stays the finding.
+    if (g->did.load(std::memory_order_relaxed) == nullptr) {
+      g->did.store(kForked, std::memory_order_relaxed);
+    }
+  }
+}
 
 void MarkForeignThread() {
   t_foreign_thread = true;

@@ -33,10 +33,12 @@
 // again at the same call) and is a finding when the call returns. Foreign code
 // that ignores or blocks the watchdog's signal: the watchdog installs its
 // handler again and signals once more, then ends vdsolab (exit 1, one line)
-// rather than hang. What cannot be contained in-process: foreign code that
-// corrupts vdsolab's memory before it faults, makes the exit_group, fork
-// or clone system call itself, or the rt_sigaction, rt_sigprocmask,
-// sigaltstack or prlimit64 system call without the C library's wrapper. A call
+// rather than hang. The same system calls made without the C library's
+// wrappers (an inline `syscall`) are judged the same way through syscall
+// user dispatch (syscall_guard.cc), where the kernel has it. What cannot
+// be contained in-process: foreign code that corrupts vdsolab's memory
+// before it faults, or makes those system calls from a thread it started
+// (no dispatch there) or on a kernel without dispatch. A call
 // that returns with the CPU's control state changed (MXCSR's control bits, the
 // x87 control word, the direction flag: callee-saved in the ABI) is a crash
 // finding, and vdsolab's state is put back, as it is after any jump out of a
@@ -46,6 +48,7 @@
 #define VDSOLAB_VARIANTS_PLUGIN_CALL_GUARD_H_
 
 #include <setjmp.h>
+#include <signal.h>
 
 #include <atomic>
 #include <cstdint>
@@ -107,6 +110,31 @@ extern constinit thread_local GuardState* t_state;
 // How deep this thread is in vdsolab's own signal handlers
 // (OwnSignalHandler).
 extern constinit thread_local int t_own_handler;
+// This thread's syscall user dispatch selector (syscall_guard.cc):
+// kDispatchBlock while a guarded call runs, so that a system call the
+// code under test makes without the C library's wrapper (an inline
+// `syscall`, or libc's own internal one) traps to SIGSYS and is judged as
+// the wrappers are. The kernel reads it at each system call of this
+// thread: program order on the one thread is the only ordering needed.
+extern constinit thread_local char t_dispatch;
+inline constexpr char kDispatchAllow = 0;  // SYSCALL_DISPATCH_FILTER_ALLOW
+inline constexpr char kDispatchBlock = 1;  // SYSCALL_DISPATCH_FILTER_BLOCK
+// Turns dispatch on for the calling thread, once its signal handlers are
+// installed; false where the kernel has none (before 5.11) or the C
+// library's signal return cannot be found: the wrappers alone then.
+bool EnableSyscallDispatch();
+// Turns it off for the calling thread (a thread's registration ends, or
+// a test of the backstops that dispatch would pre-empt).
+void DisableSyscallDispatch();
+// A SIGSYS that dispatch raised: the system call judged, and made or
+// refused, its result in the interrupted context. False for any other
+// SIGSYS (a seccomp filter's, a raised one): a fault as before.
+bool OnDispatchedSyscall(siginfo_t* info, void* uctx);
+// What a child forked inside a guarded call ends with, at once.
+inline constexpr int kForkedChildStatus = 127;
+// A fork made inside a guarded call on this thread, seen in the parent:
+// the call's finding (kForked) unless a refused change came first.
+void NoteForkInCall();
 // Registers the calling thread (its state, alternate stack and watchdog
 // slot) on its first call.
 GuardState& RegisterThisThread();
@@ -128,9 +156,11 @@ inline void Enter(GuardState& g) {
   g.calls.store(g.calls.load(std::memory_order_relaxed) + 1,
                 std::memory_order_relaxed);
   g.active.store(1, std::memory_order_relaxed);
+  t_dispatch = kDispatchBlock;
 }
 // Marks the call as ended.
 inline void Leave(GuardState& g) {
+  t_dispatch = kDispatchAllow;
   g.active.store(0, std::memory_order_relaxed);
   g.in_host.store(0, std::memory_order_relaxed);
 }
@@ -248,12 +278,22 @@ const char* Interned(const std::string& s);
 // cli's Ctrl-C handler): it may interrupt a plugin's call, and the
 // sigaction() or sigprocmask() it makes to end the process by the signal
 // is vdsolab's, not the plugin's to be refused. Async-signal-safe.
+// Its system calls are made, not dispatched (t_dispatch).
 class OwnSignalHandler {
  public:
-  OwnSignalHandler() { ++call_guard_internal::t_own_handler; }
-  ~OwnSignalHandler() { --call_guard_internal::t_own_handler; }
+  OwnSignalHandler() : dispatch_(call_guard_internal::t_dispatch) {
+    call_guard_internal::t_dispatch = call_guard_internal::kDispatchAllow;
+    ++call_guard_internal::t_own_handler;
+  }
+  ~OwnSignalHandler() {
+    --call_guard_internal::t_own_handler;
+    call_guard_internal::t_dispatch = dispatch_;
+  }
   OwnSignalHandler(const OwnSignalHandler&) = delete;
   OwnSignalHandler& operator=(const OwnSignalHandler&) = delete;
+
+ private:
+  char dispatch_;
 };
 
 // Kernel code compiled into user space (ktime/) traps at a WARN(): x86's
@@ -356,6 +396,9 @@ template <class Fn>
   g.spin_pending.store(spin_pending, std::memory_order_relaxed);
   g.in_host.store(in_host, std::memory_order_relaxed);
   g.active.store(1, std::memory_order_relaxed);
+  // The inner call's Leave() let system calls through; the outer call's
+  // code runs on.
+  call_guard_internal::t_dispatch = call_guard_internal::kDispatchBlock;
   return fault;
 }
 

@@ -17,10 +17,12 @@
 
 #include "variants/plugin/call_guard.h"
 
+#include <asm/prctl.h>
 #include <fenv.h>
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -605,7 +607,11 @@ TEST(CallGuardExit, ThreadExitAndQuickExitEndOnlyTheCall) {
 // Code under test that sets SIGXCPU, the watchdog's signal, to SIG_IGN
 // and spins: the watchdog installs its handler again and stops the call.
 // By the system call: signal() itself is refused (signal_guard.cc).
+// Without syscall user dispatch (a kernel before 5.11), which refuses the
+// system call first (RawSystemCallsAreJudgedAsTheWrappersAre).
 TEST(CallGuardWatchdog, ASpinThatIgnoresTheWatchdogsSignalIsStillStopped) {
+  call_guard_internal::ThisThread();
+  call_guard_internal::DisableSyscallDispatch();
   SetCallTimeLimit(0.05);
   const std::optional<vdso::CallFault> fault =
       RunContained(call_guard_internal::ThisThread(), [] {
@@ -620,13 +626,17 @@ TEST(CallGuardWatchdog, ASpinThatIgnoresTheWatchdogsSignalIsStillStopped) {
         BurnCpuMs(5000);
       });
   SetCallTimeLimit(1.0);
+  call_guard_internal::EnableSyscallDispatch();
   ASSERT_TRUE(fault.has_value());
   EXPECT_EQ(fault->kind, vdso::CallFault::Kind::kSpin);
 }
 
 // Code under test that blocks SIGXCPU and spins cannot be stopped: vdsolab
 // ends (a check failed, exit 1) with one line saying why, not a hang.
+// Without syscall user dispatch, as above.
 void BlockedSpinChild() {
+  call_guard_internal::ThisThread();
+  call_guard_internal::DisableSyscallDispatch();
   SetCallTimeLimit(0.05);
   RunContained(call_guard_internal::ThisThread(), [] {
     // The system call: pthread_sigmask() itself is refused.
@@ -745,6 +755,190 @@ TEST(CallGuardRefusal, ChangesToSignalsAndLimitsAreRefusedAndBlamed) {
                  signal(SIGWINCH, SIG_IGN);
                  signal(SIGWINCH, SIG_DFL);
                }).has_value());
+}
+
+// An inline `syscall` instruction: what foreign code that bypasses the C
+// library makes, and no wrapper of vdsolab's sees.
+long InlineSyscall(long nr, long a1 = 0, long a2 = 0, long a3 = 0,
+                   long a4 = 0) {
+  long ret;
+  register long r10 __asm__("r10") = a4;
+  __asm__ volatile("syscall"
+                   : "=a"(ret)
+                   : "a"(nr), "D"(a1), "S"(a2), "d"(a3), "r"(r10)
+                   : "rcx", "r11", "memory");
+  return ret;
+}
+
+// The kernel's struct sigaction, for rt_sigaction(2) itself.
+struct KernelSigaction {
+  void (*handler)(int);
+  unsigned long flags;
+  void (*restorer)();
+  uint64_t mask;
+};
+
+uint64_t Bit(int sig) { return uint64_t{1} << (sig - 1); }
+
+// The same changes made by the system call itself, without the C
+// library's wrappers (an inline `syscall`, libc's syscall()): refused and
+// blamed through syscall user dispatch (syscall_guard.cc). What merely
+// asks, or changes nothing that contains the call, is made, and its
+// answer reaches the code.
+TEST(CallGuardRefusal, RawSystemCallsAreJudgedAsTheWrappersAre) {
+  call_guard_internal::GuardState& g = call_guard_internal::ThisThread();
+  ASSERT_TRUE(call_guard_internal::EnableSyscallDispatch())
+      << "this kernel has no syscall user dispatch (Linux 5.11+)";
+  struct Change {
+    const char* called;
+    void (*fn)();
+  };
+  const Change changes[] = {
+      {"rt_sigaction(SIGSEGV)",
+       [] {
+         const KernelSigaction dfl = {SIG_DFL, 0, nullptr, 0};
+         InlineSyscall(SYS_rt_sigaction, SIGSEGV, reinterpret_cast<long>(&dfl),
+                       0, 8);
+       }},
+      {"rt_sigaction(SIGBUS)",
+       [] {
+         const KernelSigaction dfl = {SIG_DFL, 0, nullptr, 0};
+         syscall(SYS_rt_sigaction, SIGBUS, &dfl, nullptr, 8);
+       }},
+      {"rt_sigprocmask(SIG_BLOCK)",
+       [] {
+         const uint64_t segv = Bit(SIGSEGV);
+         InlineSyscall(SYS_rt_sigprocmask, SIG_BLOCK,
+                       reinterpret_cast<long>(&segv), 0, 8);
+       }},
+      {"sigaltstack()",
+       [] {
+         stack_t off = {};
+         off.ss_flags = SS_DISABLE;
+         InlineSyscall(SYS_sigaltstack, reinterpret_cast<long>(&off));
+       }},
+      {"prlimit64(RLIMIT_FSIZE)",
+       [] {
+         const struct rlimit none = {0, 0};
+         InlineSyscall(SYS_prlimit64, 0, RLIMIT_FSIZE,
+                       reinterpret_cast<long>(&none));
+       }},
+      {"setrlimit(RLIMIT_NOFILE)",
+       [] {
+         const struct rlimit none = {0, 0};
+         InlineSyscall(SYS_setrlimit, RLIMIT_NOFILE,
+                       reinterpret_cast<long>(&none));
+       }},
+      {"umask()", [] { InlineSyscall(SYS_umask, 0777); }},
+      {"kill(SIGTERM)", [] { InlineSyscall(SYS_kill, getpid(), SIGTERM); }},
+      {"tgkill(SIGINT)",
+       [] { InlineSyscall(SYS_tgkill, getpid(), gettid(), SIGINT); }},
+      {"tkill(SIGHUP)", [] { InlineSyscall(SYS_tkill, gettid(), SIGHUP); }},
+      {"prctl(PR_SET_SECCOMP)",
+       [] { InlineSyscall(SYS_prctl, PR_SET_SECCOMP, 1); }},
+      {"prctl(PR_SET_SYSCALL_USER_DISPATCH)",
+       [] { InlineSyscall(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, 0); }},
+      {"seccomp()", [] { InlineSyscall(SYS_seccomp, 0, 0, 0); }},
+      {"arch_prctl(ARCH_SET_FS)",
+       [] { InlineSyscall(SYS_arch_prctl, ARCH_SET_FS, 0); }},
+      // A path that does not exist: were it made, it would fail and return.
+      {"execve()",
+       [] {
+         const char* argv[] = {"none", nullptr};
+         InlineSyscall(SYS_execve,
+                       reinterpret_cast<long>("/nonexistent/vdsolab"),
+                       reinterpret_cast<long>(argv), 0);
+       }},
+      {"clone(CLONE_VM|CLONE_VFORK)", [] { InlineSyscall(SYS_vfork); }},
+  };
+  struct sigaction segv_before = {};
+  sigaction(SIGSEGV, nullptr, &segv_before);
+  const mode_t umask_before = umask(022);
+  umask(umask_before);
+  for (const Change& c : changes) {
+    std::optional<vdso::CallFault> fault = RunContained(g, c.fn);
+    ASSERT_TRUE(fault.has_value()) << c.called;
+    EXPECT_EQ(fault->kind, vdso::CallFault::Kind::kCrash);
+    EXPECT_STREQ(fault->called, c.called);
+    // Then faults, as code relying on the change would: still the change.
+    fault = RunContained(g, [&] {
+      c.fn();
+      raise(SIGSEGV);
+    });
+    ASSERT_TRUE(fault.has_value()) << c.called;
+    EXPECT_STREQ(fault->called, c.called);
+  }
+  struct sigaction segv_after = {};
+  sigaction(SIGSEGV, nullptr, &segv_after);
+  EXPECT_EQ(segv_after.sa_sigaction, segv_before.sa_sigaction);
+  sigset_t mask;
+  pthread_sigmask(SIG_BLOCK, nullptr, &mask);
+  EXPECT_EQ(sigismember(&mask, SIGSEGV), 0);
+  stack_t altstack = {};
+  sigaltstack(nullptr, &altstack);
+  EXPECT_EQ(altstack.ss_flags & SS_DISABLE, 0);
+  EXPECT_EQ(umask(022), umask_before);
+  umask(umask_before);
+
+  // An exit by the system call ends the call, with its status.
+  std::optional<vdso::CallFault> fault =
+      RunContained(g, [] { InlineSyscall(SYS_exit_group, 7); });
+  ASSERT_TRUE(fault.has_value());
+  EXPECT_EQ(fault->exit_status, 7);
+  // A fork by the system call: its child ends at once, and the call is
+  // blamed for it.
+  long child = 0;
+  fault = RunContained(g, [&] { child = InlineSyscall(SYS_fork); });
+  ASSERT_GT(child, 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(static_cast<pid_t>(child), &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) &&
+              WEXITSTATUS(status) == call_guard_internal::kForkedChildStatus)
+      << status;
+  ASSERT_TRUE(fault.has_value());
+  EXPECT_STREQ(fault->called, call_guard_internal::kForked);
+
+  // Asking, unblocking, blocking what is already blocked: made, answered.
+  long pid = 0;
+  KernelSigaction segv_now = {};
+  uint64_t mask_seen = ~uint64_t{0};
+  uint64_t mask_inside = 0;
+  EXPECT_FALSE(RunContained(g, [&] {
+                 pid = InlineSyscall(SYS_getpid);
+                 InlineSyscall(SYS_rt_sigaction, SIGSEGV, 0,
+                               reinterpret_cast<long>(&segv_now), 8);
+                 const uint64_t usr2 = Bit(SIGUSR2);
+                 InlineSyscall(SYS_rt_sigprocmask, SIG_UNBLOCK,
+                               reinterpret_cast<long>(&usr2),
+                               reinterpret_cast<long>(&mask_seen), 8);
+                 InlineSyscall(SYS_rt_sigprocmask, SIG_SETMASK,
+                               reinterpret_cast<long>(&mask_seen), 0, 8);
+                 InlineSyscall(SYS_rt_sigprocmask, SIG_BLOCK, 0,
+                               reinterpret_cast<long>(&mask_inside), 8);
+               }).has_value());
+  EXPECT_EQ(pid, getpid());
+  EXPECT_EQ(reinterpret_cast<void*>(segv_now.handler),
+            reinterpret_cast<void*>(segv_before.sa_sigaction));
+  EXPECT_EQ(mask_seen & Bit(SIGSEGV), 0u);
+  EXPECT_EQ(mask_inside, mask_seen);
+  // vdsolab's own handler, interrupting a call: its system calls are made.
+  EXPECT_FALSE(RunContained(g, [] {
+                 const OwnSignalHandler own;
+                 const KernelSigaction ign = {SIG_IGN, 0, nullptr, 0};
+                 const KernelSigaction dfl = {SIG_DFL, 0, nullptr, 0};
+                 InlineSyscall(SYS_rt_sigaction, SIGWINCH,
+                               reinterpret_cast<long>(&ign), 0, 8);
+                 InlineSyscall(SYS_rt_sigaction, SIGWINCH,
+                               reinterpret_cast<long>(&dfl), 0, 8);
+               }).has_value());
+  // Outside any call nothing is dispatched.
+  const uint64_t usr2 = Bit(SIGUSR2);
+  EXPECT_EQ(InlineSyscall(SYS_rt_sigprocmask, SIG_BLOCK,
+                          reinterpret_cast<long>(&usr2), 0, 8),
+            0);
+  EXPECT_EQ(InlineSyscall(SYS_rt_sigprocmask, SIG_UNBLOCK,
+                          reinterpret_cast<long>(&usr2), 0, 8),
+            0);
 }
 
 }  // namespace

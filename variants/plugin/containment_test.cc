@@ -211,8 +211,12 @@ INSTANTIATE_TEST_SUITE_P(
         // vdsolab's store of the answer through the plugin's NULL.
         Case{"fallback_null", sim::Property::kCrash, "crashed (SIGSEGV)"},
         Case{"spin", sim::Property::kLivelock, "spun for 0."},
-        // SIG_IGN for the watchdog's signal: installed again, then stopped.
-        Case{"ignore_watchdog", sim::Property::kLivelock, "spun for 0.", 0.05},
+        // SIG_IGN for the watchdog's signal, by the system call: refused
+        // (syscall user dispatch), and the spin after it stopped. Without
+        // dispatch the watchdog installs its handler again
+        // (call_guard_test's CallGuardWatchdog).
+        Case{"ignore_watchdog", sim::Property::kCrash,
+             "did what a vDSO call cannot (rt_sigaction(SIGXCPU))", 0.05},
         // Stopped inside a load callback: the stop waits for
         // the callback to return, then still happens. A bound of
         // 0.9 s, so that the trace reaches its cap of 200,000 steps
@@ -282,7 +286,21 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"vfork", sim::Property::kCrash,
              "did what a vDSO call cannot (vfork())", 0.2, false, false},
         Case{"seccomp", sim::Property::kCrash,
-             "did what a vDSO call cannot (prctl())", 0.2, false, false},
+             "did what a vDSO call cannot (prctl(PR_SET_SECCOMP))", 0.2, false,
+             false},
+        // The same by an inline `syscall`, past every wrapper: a
+        // SIGSEGV handler set back to SIG_DFL ended vdsolab by the fault
+        // after it; exit_group() and execve() ended it with status 0,
+        // silently; kill(SIGSTOP) stopped it for ever. Syscall user
+        // dispatch brings each to the same judgement as its wrapper.
+        Case{"raw_signal_default", sim::Property::kCrash,
+             "did what a vDSO call cannot (rt_sigaction(SIGSEGV))"},
+        Case{"raw_exit", sim::Property::kCrash,
+             "tried to end the process (exit(0))"},
+        Case{"raw_exec", sim::Property::kCrash,
+             "did what a vDSO call cannot (execve())", 0.2, false, false},
+        Case{"raw_stop", sim::Property::kCrash,
+             "did what a vDSO call cannot (kill(SIGSTOP))", 0.2, false, false},
         // The ABI's callee-saved registers and the caller's frame: rbp
         // changed crashed vdsolab, r15 changed made it run another
         // simulation and pass. The thunk puts them back and blames the

@@ -79,13 +79,22 @@ int pthread_create(pthread_t* __restrict thread,
   static const auto real =
       reinterpret_cast<CreateFn>(dlsym(RTLD_NEXT, "pthread_create"));
   if (real == nullptr) return EAGAIN;
-  if (!vdsolab::variants::call_guard_internal::StartedInForeignCall()) {
-    return real(thread, attr, routine, arg);
+  namespace cg = vdsolab::variants::call_guard_internal;
+  // The clone() a thread's start makes cannot be made from a signal
+  // handler (the new thread would start there, on its own stack): made
+  // here, not dispatched. The thread itself runs without dispatch.
+  const char dispatch = cg::t_dispatch;
+  cg::t_dispatch = cg::kDispatchAllow;
+  int r;
+  if (!cg::StartedInForeignCall()) {
+    r = real(thread, attr, routine, arg);
+  } else if (auto* start = new (std::nothrow) ForeignStart{routine, arg}) {
+    r = real(thread, attr, StartForeign, start);
+    if (r != 0) delete start;
+  } else {
+    r = EAGAIN;
   }
-  auto* start = new (std::nothrow) ForeignStart{routine, arg};
-  if (start == nullptr) return EAGAIN;
-  const int r = real(thread, attr, StartForeign, start);
-  if (r != 0) delete start;
+  cg::t_dispatch = dispatch;
   return r;
 }
 

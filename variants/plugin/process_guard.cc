@@ -30,32 +30,6 @@ using r::Arg;
 
 namespace {
 
-// Signals that stop the process (the whole of vdsolab waits for ever) or
-// end it the way its user does (SIGINT, SIGTERM, SIGHUP, SIGQUIT: a
-// report would say the user interrupted it; SIGKILL: no report).
-VDSOLAB_UNCHECKED bool StopsOrEnds(int sig) {
-  switch (sig) {
-    case SIGSTOP:
-    case SIGTSTP:
-    case SIGTTIN:
-    case SIGTTOU:
-    case SIGKILL:
-    case SIGTERM:
-    case SIGINT:
-    case SIGHUP:
-    case SIGQUIT:
-      return true;
-    default:
-      return false;
-  }
-}
-
-// Whether kill(pid, ...) reaches this process: itself, its group, or
-// every process it may signal.
-VDSOLAB_UNCHECKED bool ReachesThisProcess(pid_t pid) {
-  return pid == 0 || pid == -1 || pid == getpid() || pid == -getpgrp();
-}
-
 // The argument list of execl() and its kin, up to its NULL.
 std::vector<char*> ArgList(const char* arg0, va_list ap) {
   std::vector<char*> argv;
@@ -186,14 +160,14 @@ VDSOLAB_UNCHECKED mode_t umask(mode_t mask) noexcept {
 }
 
 VDSOLAB_UNCHECKED int raise(int sig) noexcept {
-  if (StopsOrEnds(sig) && r::Refuse("raise", Arg::kSignal, sig, true)) {
+  if (r::StopsOrEnds(sig) && r::Refuse("raise", Arg::kSignal, sig, true)) {
     return -1;
   }
   return static_cast<int>(syscall(SYS_tgkill, getpid(), gettid(), sig));
 }
 
 VDSOLAB_UNCHECKED int kill(__pid_t pid, int sig) noexcept {
-  if (StopsOrEnds(sig) && ReachesThisProcess(pid) &&
+  if (r::StopsOrEnds(sig) && r::ReachesThisProcess(pid) &&
       r::Refuse("kill", Arg::kSignal, sig, true)) {
     return -1;
   }
@@ -201,7 +175,7 @@ VDSOLAB_UNCHECKED int kill(__pid_t pid, int sig) noexcept {
 }
 
 VDSOLAB_UNCHECKED int killpg(__pid_t pgrp, int sig) noexcept {
-  if (StopsOrEnds(sig) && (pgrp == 0 || pgrp == getpgrp()) &&
+  if (r::StopsOrEnds(sig) && (pgrp == 0 || pgrp == getpgrp()) &&
       r::Refuse("killpg", Arg::kSignal, sig, true)) {
     return -1;
   }
@@ -213,7 +187,8 @@ VDSOLAB_UNCHECKED int killpg(__pid_t pgrp, int sig) noexcept {
 }
 
 int pthread_kill(pthread_t thread, int sig) noexcept {
-  if (StopsOrEnds(sig) && r::Refuse("pthread_kill", Arg::kSignal, sig, true)) {
+  if (r::StopsOrEnds(sig) &&
+      r::Refuse("pthread_kill", Arg::kSignal, sig, true)) {
     return EPERM;
   }
   using Fn = int (*)(pthread_t, int);
@@ -231,7 +206,8 @@ VDSOLAB_UNCHECKED int prctl(int option, ...) noexcept {
   const unsigned long a4 = va_arg(ap, unsigned long);
   const unsigned long a5 = va_arg(ap, unsigned long);
   va_end(ap);
-  if (option == PR_SET_SECCOMP && r::Refuse("prctl", Arg::kNone, 0, true)) {
+  if ((option == PR_SET_SECCOMP || option == PR_SET_SYSCALL_USER_DISPATCH) &&
+      r::Refuse("prctl", Arg::kPrctl, option, true)) {
     return -1;
   }
   return static_cast<int>(syscall(SYS_prctl, option, a2, a3, a4, a5));

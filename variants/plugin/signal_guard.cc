@@ -13,7 +13,10 @@
 // internal calls do not come here, nor does a system call made without
 // its wrapper (docs/robustness.md).
 
+#include <asm/prctl.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -69,6 +72,43 @@ std::string HowText(int how) {
 // pthread_sigmask() never let a caller block: the same here.
 constexpr int kLibcSignals[] = {32, 33};
 
+std::string CloneText(uint64_t flags) {
+  static constexpr struct {
+    uint64_t flag;
+    const char* name;
+  } kNames[] = {{CLONE_VM, "CLONE_VM"},
+                {CLONE_VFORK, "CLONE_VFORK"},
+                {CLONE_THREAD, "CLONE_THREAD"}};
+  std::string text;
+  for (const auto& n : kNames) {
+    if ((flags & n.flag) == 0) continue;
+    text += (text.empty() ? "" : "|") + std::string(n.name);
+  }
+  return text;
+}
+
+std::string PrctlText(int option) {
+  switch (option) {
+    case PR_SET_SECCOMP:
+      return "PR_SET_SECCOMP";
+    case PR_SET_SYSCALL_USER_DISPATCH:
+      return "PR_SET_SYSCALL_USER_DISPATCH";
+    default:
+      return std::to_string(option);
+  }
+}
+
+std::string ArchPrctlText(int code) {
+  switch (code) {
+    case ARCH_SET_FS:
+      return "ARCH_SET_FS";
+    case ARCH_SET_GS:
+      return "ARCH_SET_GS";
+    default:
+      return std::to_string(code);
+  }
+}
+
 VDSOLAB_UNCHECKED int SetMask(int how, const sigset_t* set, sigset_t* old) {
   sigset_t kept;
   if (set != nullptr && how != SIG_UNBLOCK) {
@@ -105,6 +145,15 @@ void Refused(const char* fn, Arg kind, int arg) {
       break;
     case Arg::kHow:
       text = HowText(arg);
+      break;
+    case Arg::kCloneFlags:
+      text = CloneText(static_cast<uint32_t>(arg));
+      break;
+    case Arg::kPrctl:
+      text = PrctlText(arg);
+      break;
+    case Arg::kArchPrctl:
+      text = ArchPrctlText(arg);
       break;
   }
   call_guard_internal::ChangeRefused(

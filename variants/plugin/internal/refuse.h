@@ -9,6 +9,8 @@
 #define VDSOLAB_VARIANTS_PLUGIN_INTERNAL_REFUSE_H_
 
 #include <dlfcn.h>
+#include <signal.h>
+#include <unistd.h>
 
 #include "variants/plugin/call_guard.h"
 
@@ -21,7 +23,16 @@ namespace vdsolab::variants::refuse_internal {
 
 // How a refused call's argument is named: "SIGSEGV", "RLIMIT_FSIZE",
 // "SIG_BLOCK", or nothing ("execve()").
-enum class Arg { kNone, kSignal, kResource, kHow };
+// "CLONE_VM|CLONE_VFORK", "PR_SET_SECCOMP", "ARCH_SET_FS".
+enum class Arg {
+  kNone,
+  kSignal,
+  kResource,
+  kHow,
+  kCloneFlags,
+  kPrctl,
+  kArchPrctl
+};
 
 // libc's definition of `name` (RTLD_NEXT: the one after the executable's),
 // for the functions nothing calls while a sanitizer runtime starts or in
@@ -30,6 +41,32 @@ enum class Arg { kNone, kSignal, kResource, kHow };
 template <class Fn>
 Fn Next(const char* name) {
   return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
+}
+
+// Signals that stop the process (the whole of vdsolab waits for ever) or
+// end it the way its user does (SIGINT, SIGTERM, SIGHUP, SIGQUIT: a
+// report would say the user interrupted it; SIGKILL: no report).
+VDSOLAB_UNCHECKED inline bool StopsOrEnds(int sig) {
+  switch (sig) {
+    case SIGSTOP:
+    case SIGTSTP:
+    case SIGTTIN:
+    case SIGTTOU:
+    case SIGKILL:
+    case SIGTERM:
+    case SIGINT:
+    case SIGHUP:
+    case SIGQUIT:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Whether kill(pid, ...) reaches this process: itself, its group, or
+// every process it may signal.
+VDSOLAB_UNCHECKED inline bool ReachesThisProcess(pid_t pid) {
+  return pid == 0 || pid == -1 || pid == getpid() || pid == -getpgrp();
 }
 
 // Records `fn(arg)` as refused (the call's finding, or one line for a
