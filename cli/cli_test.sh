@@ -11,6 +11,13 @@ failures=0
 source "${TEST_SRCDIR:-.}/vdsolab/testing/cli_expect.sh"
 
 expect short_run 0 "PASS: every read matched" -- --duration=1s --reads_per_tick=5
+# Then it races the page's clocks against updates (cli/default_races.h).
+expect short_run_races 0 \
+  "races: CLOCK_MONOTONIC, one call against every interleaving of the next two updates" \
+  -- --duration=1s --reads_per_tick=5
+expect short_run_races_random 0 \
+  "200 ms of two preempted readers on two CPUs against a stalling writer, relaxed ordering" \
+  -- --duration=1s --reads_per_tick=5
 expect bad_hz 2 "--hz=0: want 10 .. 10000" -- --hz=0
 expect bad_ppm 2 "--ntp-freq-ppm=900" -- --ntp_freq_ppm=900
 expect negative_duration 2 "--duration=-1s" -- --duration=-1s

@@ -7,9 +7,12 @@
 #ifndef VDSOLAB_CLI_COMMANDS_H_
 #define VDSOLAB_CLI_COMMANDS_H_
 
+#include <cstdint>
+#include <string>
 #include <vector>
 
 #include "cli/flags.h"
+#include "sim/scenario.h"
 
 namespace vdsolab::cli {
 
@@ -24,6 +27,13 @@ struct Command {
 
 // The default job (no command name): the built-in end-to-end check.
 Command DefaultCommand();
+
+// Writes a failure's minimal replay scenario: to `replay_out` if set,
+// else <name>[-<flag_variant>]-seed<N>.replay.toml; the path written, or
+// "" after saying why it could not be (run_command.cc).
+std::string WriteReplay(const sim::Scenario& replay, const std::string& name,
+                        const std::string& flag_variant, uint64_t seed,
+                        const std::string& replay_out);
 // run, replay, compare, variants, inspect, conform, build-variant,
 // conform-model.
 std::vector<Command> Commands();

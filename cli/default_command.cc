@@ -13,10 +13,12 @@
 #include "absl/time/time.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/default_races.h"
 #include "cli/variant_flags.h"
 #include "common/json.h"
 #include "common/limits.h"
 #include "sim/oracle_run.h"
+#include "sim/run.h"
 #include "sim/scenario_toml.h"
 
 namespace vdsolab::cli {
@@ -122,6 +124,104 @@ std::string ReplayCommandLine(const sim::OracleRunConfig& c,
       variant);
 }
 
+// The kernel's clocks the oracle check saw the page answer (not only the
+// syscall): what the races race.
+std::vector<ClockId> PageClocks(const sim::OracleRunReport& report) {
+  static constexpr ClockId kKernelClocks[] = {kClockRealtime,
+                                              kClockMonotonic,
+                                              kClockMonotonicRaw,
+                                              kClockRealtimeCoarse,
+                                              kClockMonotonicCoarse,
+                                              kClockBoottime,
+                                              kClockTai};
+  std::vector<ClockId> clocks;
+  for (const sim::ClockStats& s : report.clocks) {
+    if (!s.entry_point.empty() || s.reads == s.fallbacks + s.errors) {
+      continue;
+    }
+    for (ClockId c : kKernelClocks) {
+      if (c == s.clock) clocks.push_back(c);
+    }
+  }
+  return clocks;
+}
+
+struct RaceRun {
+  const RaceStage* stage = nullptr;
+  sim::Scenario scenario;  // As run: the variant's era and layout.
+  absl::StatusOr<sim::Outcome> outcome;
+  std::string replay_file;
+  // Held: ran to its end with no failure.
+  bool held() const {
+    return outcome.ok() && !outcome->failed && outcome->complete;
+  }
+  // "1234 interleavings" or "812345 calls".
+  std::string Size() const {
+    if (!outcome.ok()) return "";
+    if (outcome->exhaustive) {
+      return absl::StrFormat("%d interleavings",
+                             outcome->exhaustive->interleavings);
+    }
+    return absl::StrFormat("%d calls", outcome->random->coverage.calls);
+  }
+};
+
+std::vector<RaceRun> RunRaces(const std::vector<RaceStage>& stages,
+                              const variants::Variant& variant,
+                              const ParsedFlags& flags, bool accept_known) {
+  std::vector<RaceRun> runs;
+  runs.reserve(stages.size());
+  sim::RunOptions options;
+  options.accept_known = accept_known;
+  for (const RaceStage& stage : stages) {
+    RaceRun run{&stage, stage.scenario, absl::UnknownError("not run"), ""};
+    UseVariant(variant, &run.scenario);
+    run.outcome = sim::Run(run.scenario, variant, options);
+    if (run.outcome.ok() && run.outcome->failed &&
+        !run.outcome->replays.empty() &&
+        run.outcome->replays.front().scenario) {
+      run.replay_file =
+          WriteReplay(*run.outcome->replays.front().scenario, run.scenario.name,
+                      NamesAVariant(flags) ? std::string(variant.name) : "",
+                      run.scenario.run.seed, "");
+    }
+    runs.push_back(std::move(run));
+  }
+  return runs;
+}
+
+// What the text report prints of the races, before the verdict.
+std::string FormatRaces(const std::vector<RaceRun>& runs) {
+  std::string out = "\n";
+  if (runs.empty()) {
+    out +=
+        "races: none: the page answered no clock (every read went to the "
+        "syscall)\n";
+  }
+  for (const RaceRun& r : runs) {
+    if (!r.outcome.ok()) {
+      absl::StrAppendFormat(&out, "races: %s: could not run: %s\n",
+                            r.stage->what, r.outcome.status().message());
+      continue;
+    }
+    if (r.held()) {
+      absl::StrAppendFormat(&out, "races: %s: %s, every property held\n",
+                            r.stage->what, r.Size());
+      continue;
+    }
+    absl::StrAppendFormat(&out, "races: %s: %s, %s\n\n", r.stage->what,
+                          r.Size(),
+                          r.outcome->failed ? "FAILED" : "INCOMPLETE");
+    out += sim::FormatOutcome(r.scenario, *r.outcome);
+    if (!r.replay_file.empty()) {
+      absl::StrAppendFormat(&out,
+                            "replay file: %s\nreplay it: vdsolab replay %s\n",
+                            r.replay_file, ShellQuotePath(r.replay_file));
+    }
+  }
+  return out;
+}
+
 int DefaultMain(const ParsedFlags& flags) {
   absl::StatusOr<sim::OracleRunConfig> config = ConfigFromFlags(flags);
   if (!config.ok()) {
@@ -142,7 +242,13 @@ int DefaultMain(const ParsedFlags& flags) {
                ? kExitBadInput
                : kExitFailed;
   }
-  const int exit = report->ok() ? kExitOk : kExitFailed;
+  const std::vector<RaceStage> stages =
+      DefaultRaceStages(PageClocks(*report), config->tsc_hz, config->seed);
+  const std::vector<RaceRun> races =
+      RunRaces(stages, *chosen->front(), flags, config->accept_known);
+  const bool races_held = std::all_of(
+      races.begin(), races.end(), [](const RaceRun& r) { return r.held(); });
+  const int exit = report->ok() && races_held ? kExitOk : kExitFailed;
   if (flags.String("format", "text") == "json") {
     JsonObject body;
     const sim::OracleRunConfig& c = *config;
@@ -197,12 +303,35 @@ int DefaultMain(const ParsedFlags& flags) {
     if (!report->stop_reason.empty()) {
       body.Add("stop_reason", report->stop_reason);
     }
+    JsonArray race_array;
+    for (const RaceRun& r : races) {
+      JsonObject rj;
+      rj.Add("scenario", r.scenario.name).Add("what", r.stage->what);
+      if (!r.outcome.ok()) {
+        rj.Add("error", std::string(r.outcome.status().message()));
+      } else if (r.outcome->exhaustive) {
+        rj.Add("interleavings", r.outcome->exhaustive->interleavings);
+      } else {
+        rj.Add("calls", r.outcome->random->coverage.calls);
+      }
+      rj.Add("held", r.held());
+      if (!r.replay_file.empty()) rj.Add("replay_file", r.replay_file);
+      race_array.AddRaw(rj.Text());
+    }
+    body.AddRaw("races", race_array.Text());
     if (!report->ok()) {
       body.Add("replay_command", ReplayCommandLine(*config, flags));
     }
     return PrintJson("check", exit, body.Text());
   }
-  std::fputs(sim::FormatOracleRunReport(*report).c_str(), stdout);
+  std::fputs(sim::FormatOracleRunReport(*report, false).c_str(), stdout);
+  std::fputs(FormatRaces(races).c_str(), stdout);
+  std::printf(
+      "\n%s\n",
+      !report->ok() || races_held
+          ? sim::OracleVerdict(*report).c_str()
+          : "FAIL: every read between updates matched the syscall bit for "
+            "bit, but a race with an update broke a property (above).");
   if (!report->ok()) {
     std::printf("replay: %s\n", ReplayCommandLine(*config, flags).c_str());
   }

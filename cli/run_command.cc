@@ -38,27 +38,6 @@ constexpr char kReaderKey[] = "run.reader";
 // given by flag, "<name>-<variant>-seed<N>.replay.toml": runs of one
 // scenario against several variants, one after another, keep each one's
 // replay instead of the last overwriting the others.
-std::string WriteReplay(const sim::Scenario& replay, const std::string& name,
-                        const std::string& flag_variant, uint64_t seed,
-                        const std::string& replay_out) {
-  const std::string stem =
-      flag_variant.empty()
-          ? SafeFileStem(name)
-          : absl::StrCat(SafeFileStem(name), "-", SafeFileStem(flag_variant));
-  const std::string out = ResolveOutputPath(
-      !replay_out.empty()
-          ? replay_out
-          : absl::StrFormat("%s-seed%d.replay.toml", stem, seed));
-  std::ofstream file(out);
-  file << sim::ScenarioToToml(replay);
-  file.close();
-  if (!file) {
-    Fail(absl::StrFormat("cannot write the replay file \"%s\"", out));
-    return "";
-  }
-  return out;
-}
-
 // A complete run without a single property check or event outcome: a
 // PASS would say nothing.
 bool NothingChecked(const sim::Outcome& outcome) {
@@ -430,6 +409,27 @@ int Replay(const ParsedFlags& flags) {
 }
 
 }  // namespace
+
+std::string WriteReplay(const sim::Scenario& replay, const std::string& name,
+                        const std::string& flag_variant, uint64_t seed,
+                        const std::string& replay_out) {
+  const std::string stem =
+      flag_variant.empty()
+          ? SafeFileStem(name)
+          : absl::StrCat(SafeFileStem(name), "-", SafeFileStem(flag_variant));
+  const std::string out = ResolveOutputPath(
+      !replay_out.empty()
+          ? replay_out
+          : absl::StrFormat("%s-seed%d.replay.toml", stem, seed));
+  std::ofstream file(out);
+  file << sim::ScenarioToToml(replay);
+  file.close();
+  if (!file) {
+    Fail(absl::StrFormat("cannot write the replay file \"%s\"", out));
+    return "";
+  }
+  return out;
+}
 
 Command RunCommand() {
   CommandSpec spec;

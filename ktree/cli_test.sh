@@ -29,6 +29,19 @@ expect tree_default_job 1 "[known: era behaviour: before 6.15" -- \
   --kernel-tree="$t612" --duration=1s --reads_per_tick=5
 expect tree_default_job_accepting 0 "only as the variant's era documents" -- \
   --kernel-tree="$t612" --duration=1s --reads_per_tick=5 --accept=known
+# The default job races too: without its seq retry the tree still answers
+# every read between updates right; a race finds it, and writes a replay
+# file (in the working directory) that reproduces.
+patch=$("$make_patch" "$t612" no-seq-retry "$tmp")
+pushd "$tmp" >/dev/null || exit 1
+rm -f default-*.replay.toml
+expect default_job_races_find_a_missing_retry 1 \
+  "but a race with an update broke a property" -- \
+  --kernel-tree="$t612" --patch="$patch" --duration=1s --reads_per_tick=5 \
+  --accept=known
+race_replay=$(find . -maxdepth 1 -name 'default-*no-seq-retry*.replay.toml' | head -1)
+expect default_job_race_replays 1 "REPRODUCED" -- replay "$tmp/${race_replay:-none}"
+popd >/dev/null || exit 1
 
 # A patch that changes no compiled code is named as such; one that does
 # is not.

@@ -500,7 +500,7 @@ absl::StatusOr<OracleRunReport> RunOracleCheck(
   return report;
 }
 
-std::string FormatOracleRunReport(const OracleRunReport& r) {
+std::string FormatOracleRunReport(const OracleRunReport& r, bool verdict) {
   const OracleRunConfig& c = r.config;
   std::string out;
   absl::StrAppendFormat(
@@ -536,16 +536,18 @@ std::string FormatOracleRunReport(const OracleRunReport& r) {
   if (!r.stop_reason.empty()) {
     absl::StrAppendFormat(&out, "stopped early: %s\n", r.stop_reason);
   }
-  absl::StrAppendFormat(
-      &out, "\n%s\n",
-      !r.ok() ? "FAIL: see above."
-      : std::any_of(r.clocks.begin(), r.clocks.end(),
-                    [](const ClockStats& s) { return s.backwards != 0; })
-          ? "PASS: every read matched the syscall bit for bit; clocks went "
-            "back only as the variant's era documents (accepted)."
-          : "PASS: every read matched the syscall bit for bit; no clock "
-            "went backwards.");
+  if (verdict) absl::StrAppendFormat(&out, "\n%s\n", OracleVerdict(r));
   return out;
+}
+
+std::string OracleVerdict(const OracleRunReport& r) {
+  return !r.ok() ? "FAIL: see above."
+         : std::any_of(r.clocks.begin(), r.clocks.end(),
+                       [](const ClockStats& s) { return s.backwards != 0; })
+             ? "PASS: every read matched the syscall bit for bit; clocks went "
+               "back only as the variant's era documents (accepted)."
+             : "PASS: every read matched the syscall bit for bit; no clock "
+               "went backwards.";
 }
 
 }  // namespace vdsolab::sim

@@ -95,7 +95,12 @@ absl::StatusOr<OracleRunReport> RunOracleCheck(
     const OracleRunConfig& config, const variants::Variant& variant);
 
 // The report as a table for people; byte-identical for the same config.
-std::string FormatOracleRunReport(const OracleRunReport& report);
+// Without its last line, the verdict, if `verdict` is false (the default
+// job prints its races before it).
+std::string FormatOracleRunReport(const OracleRunReport& report,
+                                  bool verdict = true);
+// That last line: "PASS: every read matched ..." or "FAIL: see above.".
+std::string OracleVerdict(const OracleRunReport& report);
 
 }  // namespace vdsolab::sim
 

@@ -1,0 +1,36 @@
+// File: cli/default_races.h
+//
+// The races the default job runs after its oracle check (default_command.cc).
+// The oracle check reads between vvar updates, never during one: a reader
+// without its smp_rmb(), its seq retry or the seq protocol on its coarse
+// clocks passed it. These race the variant's page clocks against updates:
+// every interleaving of one call of each with the next two updates across a
+// second boundary (exhaustive, partial-order reduced), then two preempted
+// readers on two CPUs against a stalling writer with relaxed ordering
+// (the shape of scenarios/relaxed-ordering.toml, shorter).
+
+#ifndef VDSOLAB_CLI_DEFAULT_RACES_H_
+#define VDSOLAB_CLI_DEFAULT_RACES_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/clockid.h"
+#include "sim/scenario.h"
+
+namespace vdsolab::cli {
+
+struct RaceStage {
+  sim::Scenario scenario;
+  std::string what;  // What it races, for the report's line.
+};
+
+// The stages for `clocks` (those the oracle check saw the page answer), on
+// the oracle check's machine (TSC rate) and seed.
+std::vector<RaceStage> DefaultRaceStages(const std::vector<ClockId>& clocks,
+                                         uint64_t tsc_hz, uint64_t seed);
+
+}  // namespace vdsolab::cli
+
+#endif  // VDSOLAB_CLI_DEFAULT_RACES_H_
