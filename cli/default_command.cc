@@ -280,7 +280,8 @@ int DefaultMain(const ParsedFlags& flags) {
           .Add("mismatches", s.mismatches)
           .Add("max_abs_diff_ns", s.max_abs_diff_ns)
           .Add("backwards", s.backwards)
-          .Add("known", s.known);
+          .Add("known", s.known)
+          .Add("page_path_lost", s.page_path_lost);
       clocks.AddRaw(cj.Text());
     }
     for (const std::string& f : report->failures) failures.Add(f);

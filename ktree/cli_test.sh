@@ -42,6 +42,13 @@ expect default_job_races_find_a_missing_retry 1 \
 race_replay=$(find . -maxdepth 1 -name 'default-*no-seq-retry*.replay.toml' | head -1)
 expect default_job_race_replays 1 "REPRODUCED" -- replay "$tmp/${race_replay:-none}"
 popd >/dev/null || exit 1
+# A patch that sends CLOCK_MONOTONIC to the syscall answers every read
+# right and loses the vDSO's fast path: the default job fails it.
+slowpath=$("$make_patch" "$t612" monotonic-to-syscall "$tmp")
+expect default_job_finds_a_lost_fast_path 1 \
+  "CLOCK_MONOTONIC: every one of its" -- \
+  --kernel-tree="$t612" --patch="$slowpath" --duration=1s --reads_per_tick=5 \
+  --accept=known
 
 # A patch that changes no compiled code is named as such; one that does
 # is not.

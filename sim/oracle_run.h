@@ -63,6 +63,11 @@ struct ClockStats {
   uint64_t max_abs_diff_ns = 0;
   uint64_t backwards = 0;  // Reads below this clock's previous read...
   uint64_t known = 0;      // ...of which the variant's era explains.
+  // A clock the variant says it answers from the page (Variant::
+  // vdso_clocks) whose every read went to the syscall: the page in TSC
+  // mode publishes it, so its fast path is lost (a patch that made the
+  // vDSO fall back answers right, ten times slower).
+  bool page_path_lost = false;
 };
 
 struct OracleRunReport {

@@ -219,6 +219,18 @@ absl::StatusOr<std::string> Edit(const std::string& tree_root, Defect d,
       }
       break;
     }
+    case Defect::kMonotonicToSyscall: {
+      const size_t f = text.find("__cvdso_clock_gettime_common(");
+      if (f == std::string::npos) {
+        return Missing(*rel, "__cvdso_clock_gettime_common()");
+      }
+      if (!ReplaceAfter(text, f, "if (likely(msk & VDSO_HRES))",
+                        "if (likely(msk & VDSO_HRES) && clock != "
+                        "CLOCK_MONOTONIC)")) {
+        return Missing(*rel, "the VDSO_HRES test");
+      }
+      break;
+    }
     case Defect::kVdsoTimeWrapper: {
       const size_t f = text.find("__vdso_time(");
       if (f == std::string::npos) return Missing(*rel, "__vdso_time()");
@@ -293,6 +305,8 @@ const char* DefectName(Defect d) {
       return "getres-no-tv-sec";
     case Defect::kGettimeofdayTvNull:
       return "gettimeofday-tv-null";
+    case Defect::kMonotonicToSyscall:
+      return "monotonic-to-syscall";
   }
   return "?";
 }

@@ -79,6 +79,10 @@ enum class Defect {
   // `if (likely(tv != NULL))`: gettimeofday(NULL, &tz), a call for the
   // timezone alone, crashes.
   kGettimeofdayTvNull,
+  // __cvdso_clock_gettime_common() sending CLOCK_MONOTONIC to the syscall
+  // (`if (likely(msk & VDSO_HRES) && clock != CLOCK_MONOTONIC)`): every
+  // answer right, the vDSO's fast path for the commonest clock lost.
+  kMonotonicToSyscall,
 };
 
 // The defects of the initial namespace's paths.

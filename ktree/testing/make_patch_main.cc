@@ -69,7 +69,7 @@ int main(int argc, char** argv) {
   for (Defect d : TimensDefects()) defects.push_back(d);
   for (Defect d : OtherEntryPointDefects()) defects.push_back(d);
   for (Defect d : {Defect::kUnorderedCounterRead, Defect::kSignedClockId,
-                   Defect::kVdsoTimeWrapper}) {
+                   Defect::kVdsoTimeWrapper, Defect::kMonotonicToSyscall}) {
     defects.push_back(d);
   }
   for (Defect d : defects) {
