@@ -28,7 +28,8 @@ std::string SignalName(int signal) {
 std::string FaultPlace(const CallFault& fault) {
   if (!fault.has_address) return "";
   if (fault.object != nullptr) {
-    return absl::StrFormat("%s+%#x", fault.object, fault.address);
+    return absl::StrFormat("%s%c%#x", fault.object,
+                           fault.address_below ? '-' : '+', fault.address);
   }
   return absl::StrFormat("%#x", fault.address);
 }

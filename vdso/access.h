@@ -42,11 +42,15 @@ struct CallFault {
   // kCrash: where, as a report can print it the same in every run (address
   // space layout randomisation moves everything else): the faulting
   // address when it is below kFixedAddresses (a pointer from NULL), or
-  // its offset into the loaded object named `object`. has_address false:
+  // its offset into the loaded object named `object` (or into the vvar
+  // area and its guards, "vvar"). has_address false:
   // neither (the stack, the heap, or a signal that carries no address).
   bool has_address = false;
   uint64_t address = 0;
   const char* object = nullptr;  // File name, without its directory.
+  // `address` is that far below `object`'s start ("vvar-0x1000": a load
+  // before the vvar area, in its guard).
+  bool address_below = false;
   double seconds = 0;  // kSpin: how long it ran before it was stopped...
   // ...or was asleep in the kernel (a sleep, a futex or I/O wait): a vDSO
   // call never blocks.

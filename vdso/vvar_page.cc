@@ -33,6 +33,27 @@ Registry& Pages() {
 }
 std::atomic<uint64_t> g_next_id{1};
 
+constexpr size_t kGuard = VvarPage::kGuardBytes;
+
+// Reserves `bytes` of address space between two guards, none of it
+// accessible, and returns where the `bytes` start; nullptr if it cannot.
+uint8_t* ReserveGuarded(size_t bytes) {
+  void* r = mmap(nullptr, bytes + 2 * kGuard, PROT_NONE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  return r == MAP_FAILED ? nullptr : static_cast<uint8_t*>(r) + kGuard;
+}
+
+void ReleaseGuarded(uint8_t* start, size_t bytes) {
+  munmap(start - kGuard, bytes + 2 * kGuard);
+}
+
+// Maps `pages` pages of `fd` from page `from` at `at` (MAP_FIXED), read
+// only: the readers' view.
+bool MapAt(uint8_t* at, int fd, size_t from, size_t pages) {
+  return mmap(at, pages * kPageSize, PROT_READ, MAP_SHARED | MAP_FIXED, fd,
+              static_cast<off_t>(from * kPageSize)) == at;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<VvarPage>> VvarPage::Create() {
@@ -62,16 +83,17 @@ absl::StatusOr<std::unique_ptr<VvarPage>> VvarPage::Create() {
     return absl::ResourceExhaustedError(
         absl::StrFormat("mmap of the vvar area failed: %s", strerror(err)));
   }
-  void* ro = mmap(nullptr, bytes, PROT_READ, MAP_SHARED, fd, 0);
-  if (ro == MAP_FAILED) {
+  uint8_t* ro = ReserveGuarded(bytes);
+  if (ro == nullptr || !MapAt(ro, fd, 0, kPages)) {
     const int err = errno;
+    if (ro != nullptr) ReleaseGuarded(ro, bytes);
     munmap(mem, bytes);
     close(fd);
     return absl::ResourceExhaustedError(
         absl::StrFormat("mmap of the vvar area failed: %s", strerror(err)));
   }
   std::unique_ptr<VvarPage> page(
-      new VvarPage(static_cast<uint8_t*>(ro), static_cast<uint8_t*>(mem), fd,
+      new VvarPage(ro, static_cast<uint8_t*>(mem), fd,
                    g_next_id.fetch_add(1, std::memory_order_relaxed)));
   Registry& r = Pages();
   std::lock_guard<std::mutex> lock(r.mu);
@@ -92,13 +114,6 @@ int SharedPages(const char* name, size_t pages) {
   return fd;
 }
 
-// Maps `pages` pages of `fd` from page `from` at `at` (MAP_FIXED), read
-// only: the readers' view.
-bool MapAt(uint8_t* at, int fd, size_t from, size_t pages) {
-  return mmap(at, pages * kPageSize, PROT_READ, MAP_SHARED | MAP_FIXED, fd,
-              static_cast<off_t>(from * kPageSize)) == at;
-}
-
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<VvarPage>> VvarPage::CreateWithTimensView() {
@@ -113,10 +128,8 @@ absl::StatusOr<std::unique_ptr<VvarPage>> VvarPage::CreateWithTimensView() {
   };
   if (fd < 0 || ns_fd < 0) return fail("memfd_create");
   // Reserve both areas, then map the shared pages over them.
-  void* area = mmap(nullptr, 2 * kPages * kPageSize, PROT_NONE,
-                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (area == MAP_FAILED) return fail("mmap");
-  uint8_t* base = static_cast<uint8_t*>(area);
+  uint8_t* base = ReserveGuarded(2 * kPages * kPageSize);
+  if (base == nullptr) return fail("mmap");
   uint8_t* view = base + kPages * kPageSize;
   // The namespace task's view (vvar_fault() in a time namespace): page 0
   // the namespace's page, page 1 the real time page, then the random and
@@ -125,21 +138,21 @@ absl::StatusOr<std::unique_ptr<VvarPage>> VvarPage::CreateWithTimensView() {
                       MapAt(view + kPageSize, fd, 0, 1) &&
                       MapAt(view + 2 * kPageSize, fd, 2, kPages - 2);
   if (!mapped) {
-    munmap(area, 2 * kPages * kPageSize);
+    ReleaseGuarded(base, 2 * kPages * kPageSize);
     return fail("mmap");
   }
   // The writer's mappings of both.
   void* write = mmap(nullptr, kPages * kPageSize, PROT_READ | PROT_WRITE,
                      MAP_SHARED, fd, 0);
   if (write == MAP_FAILED) {
-    munmap(area, 2 * kPages * kPageSize);
+    ReleaseGuarded(base, 2 * kPages * kPageSize);
     return fail("mmap");
   }
   void* ns_write =
       mmap(nullptr, kPageSize, PROT_READ | PROT_WRITE, MAP_SHARED, ns_fd, 0);
   if (ns_write == MAP_FAILED) {
     munmap(write, kPages * kPageSize);
-    munmap(area, 2 * kPages * kPageSize);
+    ReleaseGuarded(base, 2 * kPages * kPageSize);
     return fail("mmap");
   }
   std::unique_ptr<VvarPage> page(
@@ -161,11 +174,24 @@ VvarPage::~VvarPage() {
     r.pages.erase(base_);
   }
   // With a namespace view, base_ starts the reservation of both areas.
-  munmap(base_, (timens_ == nullptr ? 1 : 2) * kPages * kPageSize);
+  ReleaseGuarded(base_, (timens_ == nullptr ? 1 : 2) * kPages * kPageSize);
   munmap(write_, kPages * kPageSize);
   if (timens_write_ != nullptr) munmap(timens_write_, kPageSize);
   close(fd_);
   if (timens_fd_ >= 0) close(timens_fd_);
+}
+
+std::optional<int64_t> VvarPage::OffsetInGuardedArea(uintptr_t address) {
+  Registry& r = Pages();
+  std::lock_guard<std::mutex> lock(r.mu);
+  for (const auto& [data, page] : r.pages) {
+    const auto base = reinterpret_cast<uintptr_t>(data);
+    const size_t area = (page->timens_ == nullptr ? 1 : 2) * kPages * kPageSize;
+    if (address + kGuard >= base && address < base + area + kGuard) {
+      return static_cast<int64_t>(address - base);
+    }
+  }
+  return std::nullopt;
 }
 
 const VvarPage* VvarPage::Find(const uint8_t* data) {

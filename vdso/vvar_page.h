@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,15 @@ class VvarPage {
   // The live page whose data() is `data`, or nullptr (readers get only the
   // data pointer; this finds the fd behind it).
   static const VvarPage* Find(const uint8_t* data);
+  // Unmapped bytes on each side of every page's readers' area: a reader
+  // that loads past its vvar area faults there (SIGSEGV, a crash finding),
+  // as it would past the kernel's vvar and vDSO mappings, instead of
+  // reading whatever vdsolab has mapped next to it.
+  static constexpr size_t kGuardBytes = size_t{1} << 20;
+  // An address in a live page's readers' area or its guards, as a signed
+  // offset from the area's start (data()); nullopt elsewhere. Takes a lock:
+  // not from a signal handler.
+  static std::optional<int64_t> OffsetInGuardedArea(uintptr_t address);
   VvarPage(const VvarPage&) = delete;
   VvarPage& operator=(const VvarPage&) = delete;
 
@@ -99,7 +109,7 @@ class VvarPage {
   VvarPage(uint8_t* base, uint8_t* write, int fd, uint64_t id)
       : base_(base), write_(write), fd_(fd), id_(id) {}
   static void StoreSized(uint8_t* p, uint8_t size, uint64_t value);
-  uint8_t* base_;   // The readers' mapping (read-only).
+  uint8_t* base_;   // The readers' mapping (read-only), inside its guards.
   uint8_t* write_;  // The writer's mapping of the same pages.
   int fd_;          // The area's memfd.
   uint64_t id_;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstring>
@@ -65,6 +66,48 @@ TEST(VvarPage, IsSharedThroughItsMemfdAndFoundByData) {
   const uint8_t* data = (*page)->data();
   page->reset();
   EXPECT_EQ(VvarPage::Find(data), nullptr);
+}
+
+// Whether the process may read the byte at `p`: write(2) from it to a pipe
+// fails with EFAULT, without a signal, where it may not.
+bool Readable(const uint8_t* p) {
+  int fds[2];
+  if (pipe(fds) != 0) return false;
+  const bool ok = write(fds[1], p, 1) == 1;
+  close(fds[0]);
+  close(fds[1]);
+  return ok;
+}
+
+// The readers' area lies between two unmapped guards: a load past it
+// faults (and a fault there is named by its offset), as past the kernel's
+// vvar and vDSO mappings, instead of reading what happens to be mapped
+// next to it.
+TEST(VvarPage, TheReadersAreaLiesBetweenGuards) {
+  constexpr int64_t kGuard = VvarPage::kGuardBytes;
+  // One page at a time: two live pages may lie guard to guard.
+  for (const bool with_timens : {false, true}) {
+    auto page =
+        with_timens ? VvarPage::CreateWithTimensView() : VvarPage::Create();
+    ASSERT_TRUE(page.ok()) << page.status();
+    const size_t area = (with_timens ? 2 : 1) * (*page)->size();
+    const uint8_t* start = (*page)->data();
+    EXPECT_TRUE(Readable(start));
+    EXPECT_TRUE(Readable(start + area - 1));
+    for (int64_t off : {int64_t{-1}, -kGuard, static_cast<int64_t>(area),
+                        static_cast<int64_t>(area) + kGuard - 1}) {
+      EXPECT_FALSE(Readable(start + off)) << off;
+      const auto at = reinterpret_cast<uintptr_t>(start + off);
+      ASSERT_TRUE(VvarPage::OffsetInGuardedArea(at).has_value()) << off;
+      EXPECT_EQ(*VvarPage::OffsetInGuardedArea(at), off);
+    }
+    EXPECT_FALSE(VvarPage::OffsetInGuardedArea(
+                     reinterpret_cast<uintptr_t>(start) - kGuard - 1)
+                     .has_value());
+    EXPECT_FALSE(VvarPage::OffsetInGuardedArea(
+                     reinterpret_cast<uintptr_t>(start) + area + kGuard)
+                     .has_value());
+  }
 }
 
 TEST(DescribeVvarOffset, NamesFieldsOfTheKernelLayout) {

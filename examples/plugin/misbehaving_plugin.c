@@ -88,6 +88,10 @@
  *      the signal); 60 exit_group(0) and 61 execve("/bin/true") (vdsolab
  *      ended with status 0, silently); 62 kill(getpid(), SIGSTOP) (vdsolab
  *      stopped for ever). variants/plugin/syscall_guard.cc judges them
+ *   63 loads 64 KiB past the start of the vvar area it was given, with a
+ *      plain load (no callback): it read whatever vdsolab had mapped there
+ *      and passed; the area's guards make it fault, as past the kernel's
+ *      vvar and vDSO mappings
  *   48 starts a thread that sets SIGSEGV back to SIG_DFL outside any call
  *      (refused: no call to blame), waits for it, then dereferences a wild
  *      pointer: still a finding, not vdsolab's end
@@ -111,7 +115,7 @@
 #include "vdsolab_plugin.h"
 
 #if !defined(MISBEHAVE) || !defined(MISBEHAVE_NAME)
-#error "build with -DMISBEHAVE=1..31 or 40..62 -DMISBEHAVE_NAME=\"misbehaving-...\""
+#error "build with -DMISBEHAVE=1..31 or 40..63 -DMISBEHAVE_NAME=\"misbehaving-...\""
 #endif
 
 /* 22: a name no command line, report or replay file could carry. */
@@ -347,6 +351,9 @@ static int32_t Misbehave(const struct vdsolab_ops* ops, const uint8_t* page,
       InlineSyscall(SYS_kill, getpid(), SIGSTOP, 0, 0);
       return ops->fallback(ops->ctx, clock, ts);
 #endif
+    case 63:
+      sink += *(const volatile uint32_t*)(page + 65536);
+      return ops->fallback(ops->ctx, clock, ts);
     case 43: {
       signal(SIGSEGV, SIG_DFL);
       return (int32_t) * (volatile uint32_t*)(uintptr_t)(16 + (seq & 1));

@@ -23,6 +23,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "vdso/vvar_page.h"
 
 namespace vdsolab::variants {
 namespace call_guard_internal {
@@ -555,6 +556,16 @@ vdso::CallFault FaultFrom(int code, GuardState& g) {
   if (address < vdso::kFixedAddresses) {
     f.has_address = true;
     f.address = address;
+  } else if (const std::optional<int64_t> off =
+                 address == kNoAddress
+                     ? std::nullopt
+                     : vdso::VvarPage::OffsetInGuardedArea(address)) {
+    // Past the vvar area, or a store to it: its offset from the area's
+    // start is the same in every run.
+    f.has_address = true;
+    f.object = "vvar";
+    f.address_below = *off < 0;
+    f.address = static_cast<uint64_t>(*off < 0 ? -*off : *off);
   } else if (address != kNoAddress && g.min_limit_ms.load() == 0) {
     // In a loaded object: its offset there is the same in every run. Not
     // while loading (RunContainedAtLeast()): a jump out of dlopen() may

@@ -299,6 +299,11 @@ INSTANTIATE_TEST_SUITE_P(
              "tried to end the process (exit(0))"},
         Case{"raw_exec", sim::Property::kCrash,
              "did what a vDSO call cannot (execve())", 0.2, false, false},
+        // A plain load 64 KiB past the area's start read vdsolab's own
+        // memory and passed: the area's guards make it fault, at an
+        // offset every run prints the same.
+        Case{"past_the_area", sim::Property::kCrash, "crashed (SIGSEGV)", 0.2,
+             false, true, "died of SIGSEGV at address vvar+0x10000"},
         Case{"raw_stop", sim::Property::kCrash,
              "did what a vDSO call cannot (kill(SIGSTOP))", 0.2, false, false},
         // The ABI's callee-saved registers and the caller's frame: rbp
