@@ -6,6 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/variant_flags.h"
 #include "common/json.h"
 #include "ktree/ktree.h"
 
@@ -36,6 +37,7 @@ int BuildVariant(const ParsedFlags& flags) {
   }
   if (flags.Bool("verbose")) std::fputs(built->build_log.c_str(), stderr);
   NoteFuzzyHunks(built->fuzzy_hunks);
+  NoteUntestedPatch(options, *built);
   if (flags.String("format", "text") == "json") {
     JsonObject body;
     body.Add("name", built->name)
@@ -83,7 +85,8 @@ Command BuildVariantCommand() {
   spec.description =
       "Compiles a kernel tree's own lib/vdso/gettimeofday.c, include/vdso "
       "headers and x86 asm/vdso/gettimeofday.h, unmodified (after the "
-      "patches), into a plugin shared object speaking plugin ABI version 2, "
+      "patches), into a plugin shared object speaking plugin ABI version 3 "
+      "(vdsolab_plugin_v3: clock_gettime() and the other entry points), "
       "for `--variant-so=FILE.so`. Prints the page layout and era semantics "
       "it takes from the tree. Builds are cached by the content of the files "
       "used, the patches and the compiler (docs/kernel-trees.md).\n\n"

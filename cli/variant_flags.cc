@@ -16,6 +16,40 @@
 #include "variants/registry.h"
 
 namespace vdsolab::cli {
+
+// A patch that changes nothing the compiler emits (a comment, code an
+// #ifdef leaves out, a lib/vdso helper x86 overrides), or only functions
+// vdsolab never calls (x86's __vdso_gettimeofday(), __vdso_time(),
+// __vdso_clock_getres()), would pass every check without being tested:
+// say so, from the unpatched tree's build (cached after the first time).
+void NoteUntestedPatch(const ktree::BuildOptions& options,
+                       const ktree::BuiltVariant& built) {
+  if (options.patches.empty() || built.code_sha256.empty()) return;
+  ktree::BuildOptions plain = options;
+  plain.patches.clear();
+  absl::StatusOr<ktree::BuiltVariant> base = ktree::BuildTreeVariant(plain);
+  if (!base.ok()) return;
+  if (base->code_sha256 == built.code_sha256) {
+    std::fprintf(stderr,
+                 "vdsolab: note: %s compiles to exactly the code of the "
+                 "unpatched tree (%s): the patch changes nothing the "
+                 "compiler emits for x86-64 (a comment, code an #ifdef "
+                 "leaves out, or a lib/vdso helper x86 overrides, such as "
+                 "vdso_calc_ns()), so every result is the unpatched tree's\n",
+                 built.name.c_str(), base->name.c_str());
+    return;
+  }
+  const ktree::PatchReach reach = ktree::ComparePatchedCode(*base, built);
+  if (!reach.reached.empty() || reach.unreached.empty()) return;
+  std::fprintf(stderr,
+               "vdsolab: note: %s changes only %s() of the tree's code, "
+               "which vdsolab never runs (it calls clock_gettime()'s path, "
+               "__cvdso_clock_gettime_data(), alone): no check here tests "
+               "the change\n",
+               built.name.c_str(),
+               absl::StrJoin(reach.unreached, "(), ").c_str());
+}
+
 namespace {
 
 // Where each variant loaded from a file came from.
@@ -76,39 +110,6 @@ absl::StatusOr<const variants::Variant*> LoadPlugin(const std::string& path) {
   Sources()[*v] = source;
   NoteDeclaredSemantics(**v);
   return v;
-}
-
-// A patch that changes nothing the compiler emits (a comment, code an
-// #ifdef leaves out, a lib/vdso helper x86 overrides), or only functions
-// vdsolab never calls (x86's __vdso_gettimeofday(), __vdso_time(),
-// __vdso_clock_getres()), would pass every check without being tested:
-// say so, from the unpatched tree's build (cached after the first time).
-void NoteUntestedPatch(const ktree::BuildOptions& options,
-                       const ktree::BuiltVariant& built) {
-  if (options.patches.empty() || built.code_sha256.empty()) return;
-  ktree::BuildOptions plain = options;
-  plain.patches.clear();
-  absl::StatusOr<ktree::BuiltVariant> base = ktree::BuildTreeVariant(plain);
-  if (!base.ok()) return;
-  if (base->code_sha256 == built.code_sha256) {
-    std::fprintf(stderr,
-                 "vdsolab: note: %s compiles to exactly the code of the "
-                 "unpatched tree (%s): the patch changes nothing the "
-                 "compiler emits for x86-64 (a comment, code an #ifdef "
-                 "leaves out, or a lib/vdso helper x86 overrides, such as "
-                 "vdso_calc_ns()), so every result is the unpatched tree's\n",
-                 built.name.c_str(), base->name.c_str());
-    return;
-  }
-  const ktree::PatchReach reach = ktree::ComparePatchedCode(*base, built);
-  if (!reach.reached.empty() || reach.unreached.empty()) return;
-  std::fprintf(stderr,
-               "vdsolab: note: %s changes only %s() of the tree's code, "
-               "which vdsolab never runs (it calls clock_gettime()'s path, "
-               "__cvdso_clock_gettime_data(), alone): no check here tests "
-               "the change\n",
-               built.name.c_str(),
-               absl::StrJoin(reach.unreached, "(), ").c_str());
 }
 
 absl::StatusOr<const variants::Variant*> LoadTree(

@@ -18,6 +18,7 @@
 
 #include "absl/status/statusor.h"
 #include "cli/flags.h"
+#include "ktree/ktree.h"
 #include "sim/scenario.h"
 #include "variants/variant.h"
 
@@ -60,6 +61,11 @@ absl::Status LoadVariantFiles(const ParsedFlags& flags);
 // Where a variant loaded by these flags came from, for replay files;
 // not present for a built-in variant.
 sim::VariantSource SourceOf(const variants::Variant* variant);
+
+// After a tree build with patches: a note on stderr when the patch
+// changes no code the compiler emits, or only code vdsolab never runs.
+void NoteUntestedPatch(const ktree::BuildOptions& options,
+                       const ktree::BuiltVariant& built);
 
 // Makes `scenario` run `variant`: its run.reader and [variant] source, and
 // with a kernel tree's timekeeper (--kernel-time) the tree's kernel.era.

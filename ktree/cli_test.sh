@@ -55,6 +55,9 @@ expect default_job_finds_a_lost_fast_path 1 \
 patch=$("$make_patch" "$t612" comment "$tmp")
 expect unchanged_code_noted 0 "compiles to exactly the code of the unpatched tree" -- \
   run "$scen/exhaustive-monotonic.toml" --kernel-tree="$t612" --patch="$patch"
+expect build_variant_unchanged_code_noted 0 \
+  "compiles to exactly the code of the unpatched tree" -- \
+  build-variant --kernel-tree="$t612" --patch="$patch" -o "$tmp/comment.so"
 patch=$("$make_patch" "$t612" no-seq-retry "$tmp")
 if "$bin" run "$scen/exhaustive-monotonic.toml" --kernel-tree="$t612" \
     --patch="$patch" --replay-out="$tmp/unused.toml" 2>&1 |
