@@ -47,6 +47,10 @@ expect compare_612_json_not_run 0 \
   --out="$tmp/cmpkvm"
 expect clean_612_exhaustive 0 "PASS" -- \
   run "$scen/exhaustive-monotonic.toml" --kernel-time="$t612"
+# ...and says that it compared no timekeeper state there.
+expect exhaustive_says_no_lockstep 0 \
+  "does not compare its state with the model's" -- \
+  run "$scen/exhaustive-monotonic.toml" --kernel-time="$t612"
 expect clean_612_json 0 '"first_difference": ""' -- \
   run "$scen/baseline.toml" --kernel-time="$t612" --format=json
 if [ -r "$t61" ]; then

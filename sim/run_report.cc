@@ -300,6 +300,17 @@ std::string FormatExploreReport(const Scenario& s, const ExploreResult& r) {
           ? std::string(" (stopped early)")
           : absl::StrFormat(" (stopped early: %s)", r.stop_reason),
       r.failing);
+  if (!s.variant.kernel_time.empty()) {
+    // A random run compares the tree's timekeeper with the model after
+    // every operation; an exhaustive one only races its stores.
+    absl::StrAppendFormat(
+        &o,
+        "note: the kernel tree's timekeeper (--kernel-time) published the "
+        "page; an exhaustive run races its stores against the reader but "
+        "does not compare its state with the model's (docs/ktime.md): a "
+        "random scenario (scenarios/relaxed-ordering.toml) does, after every "
+        "operation\n");
+  }
   if (r.entry_points_checked != 0) {
     absl::StrAppendFormat(
         &o,
