@@ -109,8 +109,10 @@ int ConformModel(const ParsedFlags& flags) {
   if (r->tree_warns != 0) {
     // Not a difference: the model takes the same way out (and logs it).
     std::printf(
-        "  the tree's WARN() fired %llu time(s), first at %s: the kernel "
-        "warns and goes on, and so did the tree\n",
+        "  the tree's WARN() fired %llu time(s), first at %s: a warning, "
+        "not a difference: the random operations reach a state that "
+        "WARN() guards; the kernel warns and goes on, and so did the tree, "
+        "as the model does\n",
         static_cast<unsigned long long>(r->tree_warns),
         r->first_warn.empty() ? "?" : r->first_warn.c_str());
   }
