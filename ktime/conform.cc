@@ -21,6 +21,13 @@ namespace vdsolab::ktime {
 namespace {
 
 namespace tk = ::vdsolab::timekeeper;
+
+// The adjtimex() mode bits a random call sets independently (and the
+// shrinker clears again where the difference does not need them).
+constexpr uint32_t kAdjtimexModeBits[] = {
+    tk::kAdjOffset, tk::kAdjFrequency, tk::kAdjMaxerror, tk::kAdjEsterror,
+    tk::kAdjStatus, tk::kAdjTimeconst, tk::kAdjTai,      tk::kAdjMicro,
+    tk::kAdjNano,   tk::kAdjTick};
 using internal::CompareState;
 using internal::CompareTimex;
 using internal::Diff;
@@ -435,11 +442,7 @@ tk::Timex RandomTimex(std::mt19937_64& rng) {
     return t;
   }
   if (flavour == 3) return t;  // A plain read.
-  static constexpr uint32_t kBits[] = {
-      tk::kAdjOffset, tk::kAdjFrequency, tk::kAdjMaxerror, tk::kAdjEsterror,
-      tk::kAdjStatus, tk::kAdjTimeconst, tk::kAdjTai,      tk::kAdjMicro,
-      tk::kAdjNano,   tk::kAdjTick};
-  for (uint32_t b : kBits) {
+  for (uint32_t b : kAdjtimexModeBits) {
     if (rng() % 3 == 0) t.modes |= b;
   }
   t.offset = pick(-700000, 700000) * ((t.modes & tk::kAdjNano) ? 1000 : 1);
@@ -789,7 +792,8 @@ Sequence RandomSequence(std::mt19937_64& rng, int length) {
 }
 
 // Greedy shrinking: drop operations (halves first, then one by one)
-// while the sequence still differs somewhere.
+// while the sequence still differs somewhere, then the adjtimex() mode
+// bits it does not need (a minimal sequence shows only what matters).
 Sequence Shrink(const KernelTime& kt, const tk::TimekeeperProfile& profile,
                 Sequence s) {
   size_t f = 0;
@@ -811,6 +815,23 @@ Sequence Shrink(const KernelTime& kt, const tk::TimekeeperProfile& profile,
         s = t;
       } else {
         i += chunk;
+      }
+    }
+  }
+  for (size_t i = 0; i < s.ops.size(); ++i) {
+    // ADJ_ADJTIME's calls (the singleshot flavours) are one mode each.
+    if (s.ops[i].kind != OpKind::kAdjtimex ||
+        (s.ops[i].txc.modes & tk::kAdjAdjtime) != 0) {
+      continue;
+    }
+    for (uint32_t b : kAdjtimexModeBits) {
+      if (i >= s.ops.size() || (s.ops[i].txc.modes & b) == 0) continue;
+      Sequence t = s;
+      t.ops[i].txc.modes &= ~b;
+      size_t tf = 0;
+      if (!CompareSequence(kt, profile, t, &tf).empty()) {
+        t.ops.resize(std::min(t.ops.size(), tf + 1));
+        s = t;
       }
     }
   }

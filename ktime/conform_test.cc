@@ -126,6 +126,11 @@ TEST_P(ConformTest, FindsAndShrinksAModelDefect) {
               FormatSequence(r->minimal).c_str());
   EXPECT_LE(r->minimal.ops.size(), 6u);
   EXPECT_EQ(r->minimal.ops[r->failing_op].kind, OpKind::kAdjtimex);
+  // Only the mode the defect needs is left: a frequency or tick change.
+  const uint32_t modes = r->minimal.ops[r->failing_op].txc.modes;
+  EXPECT_TRUE(modes == timekeeper::kAdjFrequency ||
+              modes == timekeeper::kAdjTick)
+      << std::hex << modes;
 }
 
 // The page comparison can fail: the 6.1 era's writer (240-byte records,
