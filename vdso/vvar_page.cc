@@ -194,6 +194,17 @@ std::optional<int64_t> VvarPage::OffsetInGuardedArea(uintptr_t address) {
   return std::nullopt;
 }
 
+bool VvarPage::OverlapsGuardedArea(uintptr_t lo, uintptr_t hi) {
+  Registry& r = Pages();
+  std::lock_guard<std::mutex> lock(r.mu);
+  for (const auto& [data, page] : r.pages) {
+    const auto base = reinterpret_cast<uintptr_t>(data);
+    const size_t area = (page->timens_ == nullptr ? 1 : 2) * kPages * kPageSize;
+    if (lo < base + area + kGuard && hi > base - kGuard) return true;
+  }
+  return false;
+}
+
 const VvarPage* VvarPage::Find(const uint8_t* data) {
   Registry& r = Pages();
   std::lock_guard<std::mutex> lock(r.mu);

@@ -74,11 +74,16 @@ class VvarPage {
   // that loads past its vvar area faults there (SIGSEGV, a crash finding),
   // as it would past the kernel's vvar and vDSO mappings, instead of
   // reading whatever vdsolab has mapped next to it.
-  static constexpr size_t kGuardBytes = size_t{1} << 20;
+  static constexpr size_t kGuardBytes = size_t{64} << 20;
   // An address in a live page's readers' area or its guards, as a signed
   // offset from the area's start (data()); nullopt elsewhere. Takes a lock:
   // not from a signal handler.
   static std::optional<int64_t> OffsetInGuardedArea(uintptr_t address);
+  // Whether [lo, hi) reaches a live page's readers' area or its guards.
+  // Takes the same lock; the call guard's SIGSYS handler asks, on a thread
+  // that never holds it while foreign code runs (no VvarPage method calls
+  // any).
+  static bool OverlapsGuardedArea(uintptr_t lo, uintptr_t hi);
   VvarPage(const VvarPage&) = delete;
   VvarPage& operator=(const VvarPage&) = delete;
 

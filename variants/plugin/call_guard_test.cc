@@ -22,7 +22,9 @@
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -36,6 +38,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "vdso/vvar_page.h"
 
 namespace vdsolab::variants {
 namespace {
@@ -770,6 +774,9 @@ long InlineSyscall(long nr, long a1 = 0, long a2 = 0, long a3 = 0,
   return ret;
 }
 
+// A vvar page's readers' area, for the refused mprotect() of it.
+const uint8_t* g_test_page = nullptr;
+
 // The kernel's struct sigaction, for rt_sigaction(2) itself.
 struct KernelSigaction {
   void (*handler)(int);
@@ -787,6 +794,9 @@ uint64_t Bit(int sig) { return uint64_t{1} << (sig - 1); }
 // answer reaches the code.
 TEST(CallGuardRefusal, RawSystemCallsAreJudgedAsTheWrappersAre) {
   call_guard_internal::GuardState& g = call_guard_internal::ThisThread();
+  auto page = vdso::VvarPage::Create();
+  ASSERT_TRUE(page.ok()) << page.status();
+  g_test_page = (*page)->data();
   ASSERT_TRUE(call_guard_internal::EnableSyscallDispatch())
       << "this kernel has no syscall user dispatch (Linux 5.11+)";
   struct Change {
@@ -850,6 +860,36 @@ TEST(CallGuardRefusal, RawSystemCallsAreJudgedAsTheWrappersAre) {
                        reinterpret_cast<long>(argv), 0);
        }},
       {"clone(CLONE_VM|CLONE_VFORK)", [] { InlineSyscall(SYS_vfork); }},
+      // Each below is harmless if made (or ends the test, as it should
+      // not): the point is that it is refused and named.
+      {"ptrace()", [] { InlineSyscall(SYS_ptrace, PTRACE_TRACEME); }},
+      {"rt_sigqueueinfo(SIGTERM)",
+       [] {
+         siginfo_t info = {};
+         info.si_code = SI_QUEUE;
+         InlineSyscall(SYS_rt_sigqueueinfo, getpid(), SIGTERM,
+                       reinterpret_cast<long>(&info));
+       }},
+      {"pidfd_send_signal(SIGTERM)",
+       [] {
+         const long fd = InlineSyscall(SYS_pidfd_open, getpid(), 0);
+         InlineSyscall(SYS_pidfd_send_signal, fd, SIGTERM, 0, 0);
+         if (fd >= 0) close(static_cast<int>(fd));
+       }},
+      {"setresuid()", [] { InlineSyscall(SYS_setresuid, -1, -1, -1); }},
+      {"prctl(PR_SET_TSC)",
+       [] { InlineSyscall(SYS_prctl, PR_SET_TSC, PR_TSC_ENABLE); }},
+      {"personality()", [] { InlineSyscall(SYS_personality, 0); }},
+      {"rt_sigsuspend()",
+       [] {
+         const uint64_t all = ~uint64_t{0};
+         InlineSyscall(SYS_rt_sigsuspend, reinterpret_cast<long>(&all), 8);
+       }},
+      {"mprotect()",
+       [] {
+         InlineSyscall(SYS_mprotect, reinterpret_cast<long>(g_test_page), 4096,
+                       PROT_READ | PROT_WRITE);
+       }},
   };
   struct sigaction segv_before = {};
   sigaction(SIGSEGV, nullptr, &segv_before);

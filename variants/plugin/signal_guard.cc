@@ -93,6 +93,16 @@ std::string PrctlText(int option) {
       return "PR_SET_SECCOMP";
     case PR_SET_SYSCALL_USER_DISPATCH:
       return "PR_SET_SYSCALL_USER_DISPATCH";
+    case PR_SET_TSC:
+      return "PR_SET_TSC";
+    case PR_SET_DUMPABLE:
+      return "PR_SET_DUMPABLE";
+    case PR_SET_PDEATHSIG:
+      return "PR_SET_PDEATHSIG";
+    case PR_SET_NO_NEW_PRIVS:
+      return "PR_SET_NO_NEW_PRIVS";
+    case PR_SET_MM:
+      return "PR_SET_MM";
     default:
       return std::to_string(option);
   }

@@ -17,6 +17,7 @@
 #include <asm/prctl.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/ucontext.h>
@@ -29,6 +30,7 @@
 
 #include "variants/plugin/call_guard.h"
 #include "variants/plugin/internal/refuse.h"
+#include "vdso/vvar_page.h"
 
 namespace vdsolab::variants::call_guard_internal {
 namespace {
@@ -163,6 +165,82 @@ long Clone(long nr, const long* a, uint64_t flags) {
 
 bool ThisProcessId(long pid) { return pid == 0 || pid == getpid(); }
 
+// System calls a vDSO call has no business making, refused whatever their
+// arguments: they change who the process is (its credentials, root,
+// namespaces, process group, execution domain) or trace it, and vdsolab's
+// own work after the call depends on none of that changing (a plugin that
+// dropped root left vdsolab unable to write its replay files).
+struct Named {
+  long nr;
+  const char* name;
+};
+constexpr Named kRefusedAlways[] = {
+    {SYS_ptrace, "ptrace"},         {SYS_setuid, "setuid"},
+    {SYS_setgid, "setgid"},         {SYS_setreuid, "setreuid"},
+    {SYS_setregid, "setregid"},     {SYS_setresuid, "setresuid"},
+    {SYS_setresgid, "setresgid"},   {SYS_setfsuid, "setfsuid"},
+    {SYS_setfsgid, "setfsgid"},     {SYS_setgroups, "setgroups"},
+    {SYS_capset, "capset"},         {SYS_chroot, "chroot"},
+    {SYS_pivot_root, "pivot_root"}, {SYS_unshare, "unshare"},
+    {SYS_setns, "setns"},           {SYS_setpgid, "setpgid"},
+    {SYS_setsid, "setsid"},         {SYS_set_tid_address, "set_tid_address"},
+};
+
+// prctl() options that change the process or thread in a way vdsolab's own
+// work can feel (PR_SET_TSC makes its rdtsc fault; PR_SET_SECCOMP and
+// PR_SET_SYSCALL_USER_DISPATCH would undo this file's containment); the
+// rest (the PR_GET_ queries, PR_SET_NAME) are made.
+bool RefusedPrctl(long option) {
+  switch (option) {
+    case PR_SET_PDEATHSIG:
+    case PR_SET_DUMPABLE:
+    case PR_SET_UNALIGN:
+    case PR_SET_KEEPCAPS:
+    case PR_SET_FPEMU:
+    case PR_SET_FPEXC:
+    case PR_SET_TIMING:
+    case PR_SET_ENDIAN:
+    case PR_SET_SECCOMP:
+    case PR_CAPBSET_DROP:
+    case PR_SET_TSC:
+    case PR_SET_SECUREBITS:
+    case PR_SET_TIMERSLACK:
+    case PR_SET_MM:
+    case PR_SET_CHILD_SUBREAPER:
+    case PR_SET_NO_NEW_PRIVS:
+    case PR_SET_THP_DISABLE:
+    case PR_SET_FP_MODE:
+    case PR_CAP_AMBIENT:
+    case PR_SET_SPECULATION_CTRL:
+    case PR_SET_SYSCALL_USER_DISPATCH:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// A mask a system call installs while it waits (rt_sigsuspend(), ppoll(),
+// pselect6(), epoll_pwait()): refused, like rt_sigprocmask(), if it
+// blocks a signal the interrupted context does not (SIGXCPU: the watchdog
+// could no longer stop the wait).
+bool RefusesWaitMask(const char* fn, long mask, long size, ucontext_t* uc) {
+  if (mask == 0 || size != static_cast<long>(sizeof(uint64_t))) return false;
+  uint64_t before;
+  std::memcpy(&before, &uc->uc_sigmask, sizeof before);
+  uint64_t set;
+  std::memcpy(&set, reinterpret_cast<const void*>(mask), sizeof set);
+  return (MaskAfter(before, SIG_SETMASK, set) & ~before) != 0 &&
+         r::Refuse(fn, Arg::kNone, 0, false);
+}
+
+// Whether [addr, addr + len) reaches a vvar area or its guards: the
+// readers' view is read-only, as user space's of the kernel's vvar pages.
+bool TouchesVvar(long addr, long len) {
+  const auto lo = static_cast<uintptr_t>(addr);
+  const uintptr_t hi = lo + static_cast<uintptr_t>(len > 0 ? len : 1);
+  return vdso::VvarPage::OverlapsGuardedArea(lo, hi);
+}
+
 // The system call `nr`, judged and, unless refused, made: its result.
 long Judge(long nr, const long* a, ucontext_t* uc) {
   switch (nr) {
@@ -234,8 +312,76 @@ long Judge(long nr, const long* a, ucontext_t* uc) {
       }
       break;
     case SYS_prctl:
-      if ((a[0] == PR_SET_SECCOMP || a[0] == PR_SET_SYSCALL_USER_DISPATCH) &&
+      if (RefusedPrctl(a[0]) &&
           r::Refuse("prctl", Arg::kPrctl, static_cast<int>(a[0]), true)) {
+        return -EPERM;
+      }
+      break;
+    case SYS_rt_sigqueueinfo:
+      if (r::StopsOrEnds(static_cast<int>(a[1])) && ThisProcessId(a[0]) &&
+          r::Refuse("rt_sigqueueinfo", Arg::kSignal, static_cast<int>(a[1]),
+                    true)) {
+        return -EPERM;
+      }
+      break;
+    case SYS_rt_tgsigqueueinfo:
+      if (r::StopsOrEnds(static_cast<int>(a[2])) && a[0] == getpid() &&
+          r::Refuse("rt_tgsigqueueinfo", Arg::kSignal, static_cast<int>(a[2]),
+                    true)) {
+        return -EPERM;
+      }
+      break;
+    case SYS_pidfd_send_signal:
+      // Whichever process the descriptor names: a vDSO call stops none.
+      if (r::StopsOrEnds(static_cast<int>(a[1])) &&
+          r::Refuse("pidfd_send_signal", Arg::kSignal, static_cast<int>(a[1]),
+                    true)) {
+        return -EPERM;
+      }
+      break;
+    case SYS_rt_sigsuspend:
+      if (RefusesWaitMask("rt_sigsuspend", a[0], a[1], uc)) return -EPERM;
+      break;
+    case SYS_ppoll:
+      if (RefusesWaitMask("ppoll", a[3], a[4], uc)) return -EPERM;
+      break;
+    case SYS_epoll_pwait:
+    case SYS_epoll_pwait2:
+      if (RefusesWaitMask("epoll_pwait", a[4], a[5], uc)) return -EPERM;
+      break;
+    case SYS_pselect6:
+      // Its sixth argument points to {const sigset_t* ss; size_t ss_len}.
+      if (a[5] != 0) {
+        long pair[2];
+        std::memcpy(pair, reinterpret_cast<const void*>(a[5]), sizeof pair);
+        if (RefusesWaitMask("pselect6", pair[0], pair[1], uc)) return -EPERM;
+      }
+      break;
+    case SYS_personality:
+      // 0xffffffff asks without changing.
+      if (static_cast<uint32_t>(a[0]) != 0xffffffffu &&
+          r::Refuse("personality", Arg::kNone, 0, true)) {
+        return -EPERM;
+      }
+      break;
+    case SYS_mprotect:
+    case SYS_pkey_mprotect:
+    case SYS_munmap:
+    case SYS_madvise:
+    case SYS_mremap:
+      if (TouchesVvar(a[0], a[1]) &&
+          r::Refuse(nr == SYS_mprotect        ? "mprotect"
+                    : nr == SYS_pkey_mprotect ? "pkey_mprotect"
+                    : nr == SYS_munmap        ? "munmap"
+                    : nr == SYS_madvise       ? "madvise"
+                                              : "mremap",
+                    Arg::kNone, 0, true)) {
+        return -EPERM;
+      }
+      break;
+    case SYS_mmap:
+      if ((a[3] & (MAP_FIXED | MAP_FIXED_NOREPLACE)) != 0 &&
+          TouchesVvar(a[0], a[1]) && r::Refuse("mmap", Arg::kNone, 0, true)) {
         return -EPERM;
       }
       break;
@@ -262,6 +408,11 @@ long Judge(long nr, const long* a, ucontext_t* uc) {
       ThreadExitCalled();  // The same.
       break;
     default:
+      for (const Named& n : kRefusedAlways) {
+        if (n.nr == nr && r::Refuse(n.name, Arg::kNone, 0, true)) {
+          return -EPERM;
+        }
+      }
       break;
   }
   return Raw(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
