@@ -15,6 +15,7 @@
 #include "cli/commands.h"
 #include "cli/default_races.h"
 #include "cli/variant_flags.h"
+#include "common/clockid.h"
 #include "common/json.h"
 #include "common/limits.h"
 #include "sim/oracle_run.h"
@@ -127,19 +128,12 @@ std::string ReplayCommandLine(const sim::OracleRunConfig& c,
 // The kernel's clocks the oracle check saw the page answer (not only the
 // syscall): what the races race.
 std::vector<ClockId> PageClocks(const sim::OracleRunReport& report) {
-  static constexpr ClockId kKernelClocks[] = {kClockRealtime,
-                                              kClockMonotonic,
-                                              kClockMonotonicRaw,
-                                              kClockRealtimeCoarse,
-                                              kClockMonotonicCoarse,
-                                              kClockBoottime,
-                                              kClockTai};
   std::vector<ClockId> clocks;
   for (const sim::ClockStats& s : report.clocks) {
     if (!s.entry_point.empty() || s.reads == s.fallbacks + s.errors) {
       continue;
     }
-    for (ClockId c : kKernelClocks) {
+    for (ClockId c : kVdsoServedClocks) {
       if (c == s.clock) clocks.push_back(c);
     }
   }

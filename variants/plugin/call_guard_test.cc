@@ -658,16 +658,36 @@ TEST(CallGuardWatchdog, ASpinThatBlocksTheWatchdogsSignalEndsVdsolab) {
               "does not stop: it blocks SIGXCPU");
 }
 
+// A change a call makes, and how the refusal names it.
+struct Change {
+  const char* called;
+  void (*fn)();
+};
+
+// The change is refused and is the call's finding, also when the call
+// faults after it, as code relying on the change would.
+void ExpectRefusedAndBlamed(const Change& c) {
+  call_guard_internal::GuardState& g = call_guard_internal::ThisThread();
+  std::optional<vdso::CallFault> fault = RunContained(g, c.fn);
+  ASSERT_TRUE(fault.has_value()) << c.called;
+  EXPECT_EQ(fault->kind, vdso::CallFault::Kind::kCrash);
+  EXPECT_STREQ(fault->called, c.called);
+  ASSERT_NE(fault->why, nullptr);
+  EXPECT_NE(std::string(fault->why).find("refused"), std::string::npos);
+  fault = RunContained(g, [&] {
+    c.fn();
+    raise(SIGSEGV);
+  });
+  ASSERT_TRUE(fault.has_value()) << c.called;
+  EXPECT_STREQ(fault->called, c.called);
+}
+
 // Code under test that changes what contains it (a fault signal's handler,
 // the signal mask, the alternate stack) or a limit vdsolab's own work
 // needs: the change is refused and is the call's finding, whatever the
 // call did after it; a query is answered, and vdsolab's own signal
 // handlers are not refused even inside a call.
 TEST(CallGuardRefusal, ChangesToSignalsAndLimitsAreRefusedAndBlamed) {
-  struct Change {
-    const char* called;
-    void (*fn)();
-  };
   const Change changes[] = {
       {"signal(SIGSEGV)", [] { signal(SIGSEGV, SIG_DFL); }},
       {"sigaction(SIGBUS)",
@@ -710,23 +730,7 @@ TEST(CallGuardRefusal, ChangesToSignalsAndLimitsAreRefusedAndBlamed) {
   sigaction(SIGSEGV, nullptr, &segv_before);
   struct rlimit files_before = {};
   getrlimit(RLIMIT_NOFILE, &files_before);
-  for (const Change& c : changes) {
-    // Returns: blamed when it does.
-    std::optional<vdso::CallFault> fault =
-        RunContained(call_guard_internal::ThisThread(), c.fn);
-    ASSERT_TRUE(fault.has_value()) << c.called;
-    EXPECT_EQ(fault->kind, vdso::CallFault::Kind::kCrash);
-    EXPECT_STREQ(fault->called, c.called);
-    ASSERT_NE(fault->why, nullptr);
-    EXPECT_NE(std::string(fault->why).find("refused"), std::string::npos);
-    // Then faults, as code relying on the change would: still the change.
-    fault = RunContained(call_guard_internal::ThisThread(), [&] {
-      c.fn();
-      raise(SIGSEGV);
-    });
-    ASSERT_TRUE(fault.has_value()) << c.called;
-    EXPECT_STREQ(fault->called, c.called);
-  }
+  for (const Change& c : changes) ExpectRefusedAndBlamed(c);
   // Nothing was changed, and the next call is clean.
   struct sigaction segv_after = {};
   sigaction(SIGSEGV, nullptr, &segv_after);
@@ -799,10 +803,6 @@ TEST(CallGuardRefusal, RawSystemCallsAreJudgedAsTheWrappersAre) {
   g_test_page = (*page)->data();
   ASSERT_TRUE(call_guard_internal::EnableSyscallDispatch())
       << "this kernel has no syscall user dispatch (Linux 5.11+)";
-  struct Change {
-    const char* called;
-    void (*fn)();
-  };
   const Change changes[] = {
       {"rt_sigaction(SIGSEGV)",
        [] {
@@ -895,19 +895,7 @@ TEST(CallGuardRefusal, RawSystemCallsAreJudgedAsTheWrappersAre) {
   sigaction(SIGSEGV, nullptr, &segv_before);
   const mode_t umask_before = umask(022);
   umask(umask_before);
-  for (const Change& c : changes) {
-    std::optional<vdso::CallFault> fault = RunContained(g, c.fn);
-    ASSERT_TRUE(fault.has_value()) << c.called;
-    EXPECT_EQ(fault->kind, vdso::CallFault::Kind::kCrash);
-    EXPECT_STREQ(fault->called, c.called);
-    // Then faults, as code relying on the change would: still the change.
-    fault = RunContained(g, [&] {
-      c.fn();
-      raise(SIGSEGV);
-    });
-    ASSERT_TRUE(fault.has_value()) << c.called;
-    EXPECT_STREQ(fault->called, c.called);
-  }
+  for (const Change& c : changes) ExpectRefusedAndBlamed(c);
   struct sigaction segv_after = {};
   sigaction(SIGSEGV, nullptr, &segv_after);
   EXPECT_EQ(segv_after.sa_sigaction, segv_before.sa_sigaction);
