@@ -10,6 +10,17 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#if defined(__SANITIZE_ADDRESS__)
+#define VDSOLAB_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define VDSOLAB_ASAN 1
+#endif
+#endif
+#if defined(VDSOLAB_ASAN)
+#include <sanitizer/asan_interface.h>
+#endif
+
 #include <algorithm>
 #include <array>
 #include <cstdlib>
@@ -471,6 +482,15 @@ struct ThreadRegistration {
     ss.ss_size = kStack;
     sigaltstack(&ss, nullptr);
     EnableSyscallDispatch();
+    pthread_attr_t attr;
+    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+      void* lo = nullptr;
+      size_t size = 0;
+      if (pthread_attr_getstack(&attr, &lo, &size) == 0) {
+        state.stack_lo = reinterpret_cast<uintptr_t>(lo);
+      }
+      pthread_attr_destroy(&attr);
+    }
     std::lock_guard<std::mutex> lock(g_slots_mu);
     for (int i = 0; i < kMaxThreads; ++i) {
       if (g_slots[i].state.load() == nullptr) {
@@ -580,6 +600,18 @@ vdso::CallFault FaultFrom(int code, GuardState& g) {
     }
   }
   return f;
+}
+
+[[gnu::noinline]] void AfterJump(GuardState& g) {
+#if defined(VDSOLAB_ASAN)
+  const auto top = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+  if (g.stack_lo != 0 && g.stack_lo < top) {
+    __asan_unpoison_memory_region(reinterpret_cast<void*>(g.stack_lo),
+                                  top - g.stack_lo);
+  }
+#else
+  (void)g;
+#endif
 }
 
 vdso::CallFault SlowFault(GuardState& g) {

@@ -101,6 +101,8 @@ struct GuardState {
   std::atomic<uint64_t> warns{0};
   std::atomic<uint64_t> last_warn{0};
   std::atomic<uint64_t> first_warn{0};
+  // The lowest address of the thread's stack (AfterJump()); 0: unknown.
+  uintptr_t stack_lo = 0;
 };
 
 // This thread's state once registered (RegisterThisThread()), else
@@ -231,6 +233,13 @@ inline void RestoreControl(const CpuControl& at_start) {
 // (ControlChanged()): puts vdsolab's back first. Out of line: rare.
 vdso::CallFault ControlFault(GuardState& g, const CpuControl& at_start);
 vdso::CallFault FaultFrom(int code, GuardState& g);
+// First thing after a jump out of a call. Under AddressSanitizer, the
+// jump comes from a handler on the alternate stack, where
+// __asan_handle_no_return() cannot tell which stack to unpoison, so the
+// abandoned frames' redzones stay poisoned and the next frames' locals
+// land on them (a false report): unpoisons the thread's stack below here.
+// Nothing otherwise.
+void AfterJump(GuardState& g);
 // The fault of a call that returned after the watchdog saw it run for a
 // quarter of its bound (slow_call).
 vdso::CallFault SlowFault(GuardState& g);
@@ -364,6 +373,7 @@ std::optional<vdso::CallFault> RunContained(call_guard_internal::GuardState& g,
   // Neither the jump nor the kernel's signal frame puts vdsolab's state
   // back: siglongjmp() does not save it, and a handler starts with a fresh
   // one (MXCSR 0x1f80) that the jump keeps.
+  call_guard_internal::AfterJump(g);
   call_guard_internal::RestoreControl(at_start);
   call_guard_internal::Leave(g);
   return call_guard_internal::FaultFrom(code, g);
