@@ -174,35 +174,37 @@ VvarPage::~VvarPage() {
     r.pages.erase(base_);
   }
   // With a namespace view, base_ starts the reservation of both areas.
-  ReleaseGuarded(base_, (timens_ == nullptr ? 1 : 2) * kPages * kPageSize);
+  ReleaseGuarded(base_, ReadersBytes());
   munmap(write_, kPages * kPageSize);
   if (timens_write_ != nullptr) munmap(timens_write_, kPageSize);
   close(fd_);
   if (timens_fd_ >= 0) close(timens_fd_);
 }
 
-std::optional<int64_t> VvarPage::OffsetInGuardedArea(uintptr_t address) {
+size_t VvarPage::ReadersBytes() const {
+  return (timens_ == nullptr ? 1 : 2) * kPages * kPageSize;
+}
+
+uintptr_t VvarPage::GuardedAreaReaching(uintptr_t lo, uintptr_t hi) {
   Registry& r = Pages();
   std::lock_guard<std::mutex> lock(r.mu);
   for (const auto& [data, page] : r.pages) {
     const auto base = reinterpret_cast<uintptr_t>(data);
-    const size_t area = (page->timens_ == nullptr ? 1 : 2) * kPages * kPageSize;
-    if (address + kGuard >= base && address < base + area + kGuard) {
-      return static_cast<int64_t>(address - base);
+    if (lo < base + page->ReadersBytes() + kGuard && hi > base - kGuard) {
+      return base;
     }
   }
-  return std::nullopt;
+  return 0;
+}
+
+std::optional<int64_t> VvarPage::OffsetInGuardedArea(uintptr_t address) {
+  const uintptr_t base = GuardedAreaReaching(address, address + 1);
+  if (base == 0) return std::nullopt;
+  return static_cast<int64_t>(address - base);
 }
 
 bool VvarPage::OverlapsGuardedArea(uintptr_t lo, uintptr_t hi) {
-  Registry& r = Pages();
-  std::lock_guard<std::mutex> lock(r.mu);
-  for (const auto& [data, page] : r.pages) {
-    const auto base = reinterpret_cast<uintptr_t>(data);
-    const size_t area = (page->timens_ == nullptr ? 1 : 2) * kPages * kPageSize;
-    if (lo < base + area + kGuard && hi > base - kGuard) return true;
-  }
-  return false;
+  return GuardedAreaReaching(lo, hi) != 0;
 }
 
 const VvarPage* VvarPage::Find(const uint8_t* data) {

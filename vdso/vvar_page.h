@@ -114,6 +114,12 @@ class VvarPage {
   VvarPage(uint8_t* base, uint8_t* write, int fd, uint64_t id)
       : base_(base), write_(write), fd_(fd), id_(id) {}
   static void StoreSized(uint8_t* p, uint8_t size, uint64_t value);
+  // The readers' mapping's length: the area, and the namespace view after
+  // it when there is one.
+  size_t ReadersBytes() const;
+  // The data() of the live page whose readers' mapping or guards [lo, hi)
+  // reaches, or 0.
+  static uintptr_t GuardedAreaReaching(uintptr_t lo, uintptr_t hi);
   uint8_t* base_;   // The readers' mapping (read-only), inside its guards.
   uint8_t* write_;  // The writer's mapping of the same pages.
   int fd_;          // The area's memfd.

@@ -196,8 +196,9 @@ int pthread_kill(pthread_t thread, int sig) noexcept {
   return next(thread, sig);
 }
 
-// seccomp's strict and filter modes: every later system call of vdsolab's
-// outside the filter ends it (SIGKILL), not a finding.
+// seccomp's strict and filter modes (every later system call of vdsolab's
+// outside the filter ended it: SIGKILL, not a finding), and the other
+// options refuse.h's RefusedPrctl() names.
 VDSOLAB_UNCHECKED int prctl(int option, ...) noexcept {
   va_list ap;
   va_start(ap, option);
@@ -206,7 +207,7 @@ VDSOLAB_UNCHECKED int prctl(int option, ...) noexcept {
   const unsigned long a4 = va_arg(ap, unsigned long);
   const unsigned long a5 = va_arg(ap, unsigned long);
   va_end(ap);
-  if ((option == PR_SET_SECCOMP || option == PR_SET_SYSCALL_USER_DISPATCH) &&
+  if (r::RefusedPrctl(option) &&
       r::Refuse("prctl", Arg::kPrctl, option, true)) {
     return -1;
   }

@@ -186,39 +186,6 @@ constexpr Named kRefusedAlways[] = {
     {SYS_setsid, "setsid"},         {SYS_set_tid_address, "set_tid_address"},
 };
 
-// prctl() options that change the process or thread in a way vdsolab's own
-// work can feel (PR_SET_TSC makes its rdtsc fault; PR_SET_SECCOMP and
-// PR_SET_SYSCALL_USER_DISPATCH would undo this file's containment); the
-// rest (the PR_GET_ queries, PR_SET_NAME) are made.
-bool RefusedPrctl(long option) {
-  switch (option) {
-    case PR_SET_PDEATHSIG:
-    case PR_SET_DUMPABLE:
-    case PR_SET_UNALIGN:
-    case PR_SET_KEEPCAPS:
-    case PR_SET_FPEMU:
-    case PR_SET_FPEXC:
-    case PR_SET_TIMING:
-    case PR_SET_ENDIAN:
-    case PR_SET_SECCOMP:
-    case PR_CAPBSET_DROP:
-    case PR_SET_TSC:
-    case PR_SET_SECUREBITS:
-    case PR_SET_TIMERSLACK:
-    case PR_SET_MM:
-    case PR_SET_CHILD_SUBREAPER:
-    case PR_SET_NO_NEW_PRIVS:
-    case PR_SET_THP_DISABLE:
-    case PR_SET_FP_MODE:
-    case PR_CAP_AMBIENT:
-    case PR_SET_SPECULATION_CTRL:
-    case PR_SET_SYSCALL_USER_DISPATCH:
-      return true;
-    default:
-      return false;
-  }
-}
-
 // A mask a system call installs while it waits (rt_sigsuspend(), ppoll(),
 // pselect6(), epoll_pwait()): refused, like rt_sigprocmask(), if it
 // blocks a signal the interrupted context does not (SIGXCPU: the watchdog
@@ -312,7 +279,7 @@ long Judge(long nr, const long* a, ucontext_t* uc) {
       }
       break;
     case SYS_prctl:
-      if (RefusedPrctl(a[0]) &&
+      if (r::RefusedPrctl(a[0]) &&
           r::Refuse("prctl", Arg::kPrctl, static_cast<int>(a[0]), true)) {
         return -EPERM;
       }

@@ -10,6 +10,7 @@
 
 #include <dlfcn.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "variants/plugin/call_guard.h"
@@ -67,6 +68,40 @@ VDSOLAB_UNCHECKED inline bool StopsOrEnds(int sig) {
 // every process it may signal.
 VDSOLAB_UNCHECKED inline bool ReachesThisProcess(pid_t pid) {
   return pid == 0 || pid == -1 || pid == getpid() || pid == -getpgrp();
+}
+
+// prctl() options that change the process or thread in a way vdsolab's own
+// work can feel (the interposed prctl() and syscall_guard.cc ask) (PR_SET_TSC
+// makes its rdtsc fault; PR_SET_SECCOMP and PR_SET_SYSCALL_USER_DISPATCH would
+// undo this file's containment); the rest (the PR_GET_ queries, PR_SET_NAME)
+// are made.
+VDSOLAB_UNCHECKED inline bool RefusedPrctl(long option) {
+  switch (option) {
+    case PR_SET_PDEATHSIG:
+    case PR_SET_DUMPABLE:
+    case PR_SET_UNALIGN:
+    case PR_SET_KEEPCAPS:
+    case PR_SET_FPEMU:
+    case PR_SET_FPEXC:
+    case PR_SET_TIMING:
+    case PR_SET_ENDIAN:
+    case PR_SET_SECCOMP:
+    case PR_CAPBSET_DROP:
+    case PR_SET_TSC:
+    case PR_SET_SECUREBITS:
+    case PR_SET_TIMERSLACK:
+    case PR_SET_MM:
+    case PR_SET_CHILD_SUBREAPER:
+    case PR_SET_NO_NEW_PRIVS:
+    case PR_SET_THP_DISABLE:
+    case PR_SET_FP_MODE:
+    case PR_CAP_AMBIENT:
+    case PR_SET_SPECULATION_CTRL:
+    case PR_SET_SYSCALL_USER_DISPATCH:
+      return true;
+    default:
+      return false;
+  }
 }
 
 // Records `fn(arg)` as refused (the call's finding, or one line for a
