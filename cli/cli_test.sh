@@ -18,6 +18,16 @@ expect short_run_races 0 \
 expect short_run_races_random 0 \
   "200 ms of two preempted readers on two CPUs against a stalling writer, relaxed ordering" \
   -- --duration=1s --reads_per_tick=5
+# ...and reads the page's counted clocks on a CPU whose counter is behind
+# the timekeeping CPU's: some reads must really see a counter behind
+# cycle_last.
+out=$("$bin" --duration=1s --reads_per_tick=5 2>&1)
+if grep -qE 'negative motion\): [0-9]+ calls \([1-9][0-9]* with the counter behind cycle_last\), every property held' <<<"$out"; then
+  echo "ok   short_run_negative_motion"
+else
+  echo "FAIL short_run_negative_motion"; grep '^races' <<<"$out"
+  failures=$((failures + 1))
+fi
 expect bad_hz 2 "--hz=0: want 10 .. 10000" -- --hz=0
 expect bad_ppm 2 "--ntp-freq-ppm=900" -- --ntp_freq_ppm=900
 expect negative_duration 2 "--duration=-1s" -- --duration=-1s

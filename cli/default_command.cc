@@ -2,6 +2,7 @@
 // check of one variant's reader against the timekeeper's syscall path
 // (sim/oracle_run.h).
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -10,6 +11,7 @@
 #include <string>
 
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
@@ -149,14 +151,18 @@ struct RaceRun {
   bool held() const {
     return outcome.ok() && !outcome->failed && outcome->complete;
   }
-  // "1234 interleavings" or "812345 calls".
+  // "1234 interleavings" or "812345 calls", with how many read a counter
+  // behind cycle_last where any did.
   std::string Size() const {
     if (!outcome.ok()) return "";
     if (outcome->exhaustive) {
       return absl::StrFormat("%d interleavings",
                              outcome->exhaustive->interleavings);
     }
-    return absl::StrFormat("%d calls", outcome->random->coverage.calls);
+    const sim::Coverage& c = outcome->random->coverage;
+    if (c.negative_motion == 0) return absl::StrFormat("%d calls", c.calls);
+    return absl::StrFormat("%d calls (%d with the counter behind cycle_last)",
+                           c.calls, c.negative_motion);
   }
 };
 
@@ -214,6 +220,21 @@ std::string FormatRaces(const std::vector<RaceRun>& runs) {
     }
   }
   return out;
+}
+
+// The verdict when the oracle check held and a stage after it did not.
+std::string RacesVerdict(const std::vector<RaceRun>& runs) {
+  std::vector<std::string> where;
+  for (const RaceRun& r : runs) {
+    if (!r.held() &&
+        std::find(where.begin(), where.end(), r.stage->where) == where.end()) {
+      where.push_back(r.stage->where);
+    }
+  }
+  return absl::StrFormat(
+      "FAIL: every read between updates matched the syscall bit for bit, but "
+      "%s broke a property (above).",
+      absl::StrJoin(where, " and "));
 }
 
 int DefaultMain(const ParsedFlags& flags) {
@@ -307,7 +328,9 @@ int DefaultMain(const ParsedFlags& flags) {
       } else if (r.outcome->exhaustive) {
         rj.Add("interleavings", r.outcome->exhaustive->interleavings);
       } else {
-        rj.Add("calls", r.outcome->random->coverage.calls);
+        rj.Add("calls", r.outcome->random->coverage.calls)
+            .Add("negative_motion",
+                 r.outcome->random->coverage.negative_motion);
       }
       rj.Add("held", r.held());
       if (!r.replay_file.empty()) rj.Add("replay_file", r.replay_file);
@@ -321,12 +344,9 @@ int DefaultMain(const ParsedFlags& flags) {
   }
   std::fputs(sim::FormatOracleRunReport(*report, false).c_str(), stdout);
   std::fputs(FormatRaces(races).c_str(), stdout);
-  std::printf(
-      "\n%s\n",
-      !report->ok() || races_held
-          ? sim::OracleVerdict(*report).c_str()
-          : "FAIL: every read between updates matched the syscall bit for "
-            "bit, but a race with an update broke a property (above).");
+  std::printf("\n%s\n", !report->ok() || races_held
+                            ? sim::OracleVerdict(*report).c_str()
+                            : RacesVerdict(races).c_str());
   if (!report->ok()) {
     std::printf("replay: %s\n", ReplayCommandLine(*config, flags).c_str());
   }

@@ -9,6 +9,8 @@
 namespace vdsolab::cli {
 namespace {
 
+constexpr char kRaces[] = "the races with updates";
+
 // The machine both stages share with the oracle check.
 sim::Scenario OnTheMachine(uint64_t tsc_hz, uint64_t seed) {
   sim::Scenario s;
@@ -22,6 +24,51 @@ std::string Names(const std::vector<ClockId>& clocks) {
   return absl::StrJoin(clocks, ", ", [](std::string* out, ClockId c) {
     out->append(sim::ClockShortName(c));
   });
+}
+
+// The clocks among `clocks` that read the counter (not the coarse ones).
+std::vector<ClockId> CounterClocks(const std::vector<ClockId>& clocks) {
+  std::vector<ClockId> counted;
+  for (ClockId c : clocks) {
+    if (((kVdsoHres | kVdsoRaw) & (1u << c)) != 0) counted.push_back(c);
+  }
+  return counted;
+}
+
+// Negative motion. The timekeeping CPU takes cycle_last from its own
+// counter; a reader on a CPU whose TSC is behind it (the "TSC wobbles" that
+// x86's vdso_calc_delta() (-6.9) and vdso_calc_ns() (6.10+) clamp) reads a
+// counter below cycle_last for a while after every update. Without the
+// clamp that delta converts as ~2^64 cycles. The syscall path clamps too
+// (clocksource_delta()), so the oracle expects the update's base time.
+RaceStage NegativeMotionStage(const std::vector<ClockId>& clocks,
+                              uint64_t tsc_hz, uint64_t seed) {
+  constexpr uint64_t kBehindNs = 20000;
+  sim::Scenario s = OnTheMachine(tsc_hz, seed);
+  s.name = "default-negative-motion";
+  s.description =
+      "The default job's negative motion: one reader on CPU 1, whose TSC "
+      "is 20 us behind the timekeeping CPU 0's, reads every 2 us, so the "
+      "first reads after each update (HZ 1000) see a counter below the "
+      "page's cycle_last.";
+  sim::CpuCounterSpec behind;
+  // tsc_hz is at most 10 GHz (ValidateOracleRunConfig()): no overflow.
+  behind.offset_cycles = -static_cast<int64_t>(tsc_hz * kBehindNs / 1000000000);
+  s.machine.cpus = {sim::CpuCounterSpec{}, behind};
+  s.kernel.hz = 1000;
+  sim::ReaderSpec reader;
+  reader.cpu = 1;
+  reader.clocks = clocks;
+  reader.period_ns = 2000;
+  reader.period_jitter_ns = 500;
+  s.readers = {reader};
+  s.run.duration_ns = 50000000;
+  return {std::move(s),
+          absl::StrFormat("%s, 50 ms of a reader on a CPU whose counter is "
+                          "20 us behind the timekeeping CPU's (negative "
+                          "motion)",
+                          Names(clocks)),
+          "the reads on a CPU whose counter lags the timekeeping CPU's"};
 }
 
 }  // namespace
@@ -54,7 +101,8 @@ std::vector<RaceStage> DefaultRaceStages(const std::vector<ClockId>& clocks,
         {std::move(s),
          absl::StrFormat("CLOCK_%s, one call against every interleaving of "
                          "the next two updates across a second boundary",
-                         sim::ClockShortName(clock))});
+                         sim::ClockShortName(clock)),
+         kRaces});
   }
   if (clocks.empty()) return stages;
   // Random: preemption before any load lets a whole update land mid-call,
@@ -96,7 +144,11 @@ std::vector<RaceStage> DefaultRaceStages(const std::vector<ClockId>& clocks,
       {std::move(s),
        absl::StrFormat("%s, 200 ms of two preempted readers on two CPUs "
                        "against a stalling writer, relaxed ordering",
-                       Names(clocks))});
+                       Names(clocks)),
+       kRaces});
+  if (std::vector<ClockId> counted = CounterClocks(clocks); !counted.empty()) {
+    stages.push_back(NegativeMotionStage(counted, tsc_hz, seed));
+  }
   return stages;
 }
 

@@ -7,7 +7,9 @@
 // every interleaving of one call of each with the next two updates across a
 // second boundary (exhaustive, partial-order reduced), then two preempted
 // readers on two CPUs against a stalling writer with relaxed ordering
-// (the shape of scenarios/relaxed-ordering.toml, shorter).
+// (the shape of scenarios/relaxed-ordering.toml, shorter), then a reader on
+// a CPU whose counter is behind the timekeeping CPU's (negative motion,
+// the shape of scenarios/skewed-cpus.toml without migration).
 
 #ifndef VDSOLAB_CLI_DEFAULT_RACES_H_
 #define VDSOLAB_CLI_DEFAULT_RACES_H_
@@ -24,6 +26,10 @@ namespace vdsolab::cli {
 struct RaceStage {
   sim::Scenario scenario;
   std::string what;  // What it races, for the report's line.
+  // Where a property broke when it fails, for the verdict (a stage's own
+  // shape, not the defect's cause: a race can break a property anywhere):
+  // "the races with updates".
+  std::string where;
 };
 
 // The stages for `clocks` (those the oracle check saw the page answer), on

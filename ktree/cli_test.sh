@@ -36,7 +36,7 @@ patch=$("$make_patch" "$t612" no-seq-retry "$tmp")
 pushd "$tmp" >/dev/null || exit 1
 rm -f default-*.replay.toml
 expect default_job_races_find_a_missing_retry 1 \
-  "but a race with an update broke a property" -- \
+  "but the races with updates" -- \
   --kernel-tree="$t612" --patch="$patch" --duration=1s --reads_per_tick=5 \
   --accept=known
 race_replay=$(find . -maxdepth 1 -name 'default-*no-seq-retry*.replay.toml' | head -1)
@@ -211,6 +211,17 @@ patch=$("$make_patch" "$t61" no-negative-motion-clamp "$tmp")
 expect clamp_removed_61 1 "FAIL: " -- run "$scen/skewed-cpus.toml" \
   --kernel-tree="$t61" --patch="$patch" --replay-out="$tmp/clamp61.toml"
 expect clamp_removed_61_replays 1 "REPRODUCED" -- replay "$tmp/clamp61.toml"
+# The default job reads on such a CPU too, and writes a replay that
+# reproduces.
+pushd "$tmp" >/dev/null || exit 1
+rm -f default-*.replay.toml
+expect default_job_finds_a_removed_clamp 1 \
+  "but the reads on a CPU whose counter lags the timekeeping CPU's broke a property" -- \
+  --kernel-tree="$t61" --patch="$patch" --duration=1s --reads_per_tick=5 \
+  --accept=known
+clamp_replay=$(find . -maxdepth 1 -name 'default-negative-motion*.replay.toml' | head -1)
+expect default_job_clamp_replays 1 "REPRODUCED" -- replay "$tmp/${clamp_replay:-none}"
+popd >/dev/null || exit 1
 patch=$("$make_patch" "$t612" no-negative-motion-clamp "$tmp")
 expect clamp_removed_612 1 "FAIL: " -- run "$scen/skewed-cpus.toml" \
   --kernel-tree="$t612" --patch="$patch" --call-timeout=300ms \
