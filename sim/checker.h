@@ -283,6 +283,16 @@ class Checker {
   std::optional<std::pair<Verdict, std::string>> Explain(const Seen& a,
                                                          const Seen& b) const;
   std::optional<std::string> BrokenPrecondition(const Seen& s) const;
+  // How far `s`'s counter is ahead of (negative: behind) the timekeeping
+  // CPU's at the same true time, for a TSC read on another CPU; nullopt
+  // for a global counter, kvm-clock or a read on the timekeeping CPU.
+  std::optional<int64_t> CrossCpuSkew(const Seen& s) const;
+  // BrokenPrecondition()'s reason for that skew, if any.
+  std::optional<std::string> SkewReason(const Seen& s) const;
+  // Two reads on two CPUs, neither the timekeeping CPU, whose counters
+  // disagree: the skew between them, which is what orders their answers
+  // (each one's against the timekeeping CPU named the wrong pair).
+  std::optional<std::string> PairSkew(const Seen& a, const Seen& b) const;
   void MeasureDivergence(const CallRecord& call, const Seen& seen);
   void CheckVdsoError(const CallRecord& call);
   void CheckUnservedAnswer(const CallRecord& call);

@@ -9,6 +9,14 @@ namespace vdsolab::sim {
 
 using checker_internal::IsCoarse;
 
+namespace {
+
+uint64_t Magnitude(int64_t v) {
+  return v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
+}
+
+}  // namespace
+
 std::optional<std::string> Checker::BrokenPrecondition(const Seen& s) const {
   const int tk_cpu = scenario_.kernel.timekeeping_cpu;
   // A coarse read uses no counter of its own: only the timekeeper's.
@@ -85,23 +93,7 @@ std::optional<std::string> Checker::BrokenPrecondition(const Seen& s) const {
   }
   // The design needs every CPU's counter to agree with the one the
   // timekeeper reads (synchronised TSCs).
-  const uint64_t reference = sources.Read(s.source, tk_cpu, s.counter_ns);
-  if (s.source != CounterSource::kKvmClock && s.counter_cpu != tk_cpu &&
-      reference != s.counter) {
-    const uint64_t mask = hw;
-    const uint64_t ahead = (s.counter - reference) & mask;
-    const bool behind = ahead > (mask >> 1);
-    return absl::StrFormat(
-        "CPU %d's counter is %d cycles %s the timekeeping CPU %d's: "
-        "cross-CPU counter skew%s",
-        s.counter_cpu, behind ? ((reference - s.counter) & mask) : ahead,
-        behind ? "behind" : "ahead of", tk_cpu,
-        s.negative_motion ? (wide_ ? " (negative motion, clamped to the base "
-                                     "time)"
-                                   : " (negative motion, read as a near-wrap "
-                                     "forward jump)")
-                          : "");
-  }
+  if (std::optional<std::string> skew = SkewReason(s)) return skew;
   // ...and to run steadily: no steps, wobble or jitter.
   if (unsteady) {
     return absl::StrFormat(
@@ -122,6 +114,64 @@ std::optional<std::string> Checker::BrokenPrecondition(const Seen& s) const {
         Name(s.clock), scenario_.machine.width_bits, s.counter, boot_counter_);
   }
   return std::nullopt;
+}
+
+std::optional<int64_t> Checker::CrossCpuSkew(const Seen& s) const {
+  const int tk_cpu = scenario_.kernel.timekeeping_cpu;
+  if (!s.read_counter || IsGlobalCounter(s.source) ||
+      s.source == CounterSource::kKvmClock || s.counter_cpu == tk_cpu) {
+    return std::nullopt;
+  }
+  const CounterSources& sources = writer_->sources();
+  const uint64_t mask = sources.Mask(s.source);
+  const uint64_t ahead =
+      (s.counter - sources.Read(s.source, tk_cpu, s.counter_ns)) & mask;
+  // Past half the counter's range it is behind (as the kernel's
+  // clocksource_delta() reads it).
+  return ahead > (mask >> 1) ? -static_cast<int64_t>((0 - ahead) & mask)
+                             : static_cast<int64_t>(ahead);
+}
+
+std::optional<std::string> Checker::SkewReason(const Seen& s) const {
+  const std::optional<int64_t> skew = CrossCpuSkew(s);
+  if (!skew || *skew == 0) return std::nullopt;
+  return absl::StrFormat(
+      "CPU %d's counter is %d cycles %s the timekeeping CPU %d's: "
+      "cross-CPU counter skew%s",
+      s.counter_cpu, Magnitude(*skew), *skew < 0 ? "behind" : "ahead of",
+      scenario_.kernel.timekeeping_cpu,
+      s.negative_motion ? (wide_ ? " (negative motion, clamped to the base "
+                                   "time)"
+                                 : " (negative motion, read as a near-wrap "
+                                   "forward jump)")
+                        : "");
+}
+
+std::optional<std::string> Checker::PairSkew(const Seen& a,
+                                             const Seen& b) const {
+  if (a.counter_cpu == b.counter_cpu || a.source != b.source) {
+    return std::nullopt;
+  }
+  const std::optional<int64_t> skew_a = CrossCpuSkew(a);
+  const std::optional<int64_t> skew_b = CrossCpuSkew(b);
+  if (!skew_a || !skew_b || *skew_a == *skew_b) return std::nullopt;
+  // a is the earlier read: its CPU ahead of b's is what lets b's answer
+  // fall below a's.
+  const int64_t ahead = *skew_a - *skew_b;
+  std::string motion;
+  for (const Seen* s : {&a, &b}) {
+    if (!s->negative_motion) continue;
+    absl::StrAppendFormat(&motion, "; CPU %d's read: negative motion, %s",
+                          s->counter_cpu,
+                          wide_ ? "clamped to the base time"
+                                : "read as a near-wrap forward jump");
+  }
+  return absl::StrFormat(
+      "CPU %d's counter is %d cycles %s CPU %d's (%+d and %+d against the "
+      "timekeeping CPU %d's%s): cross-CPU counter skew",
+      a.counter_cpu, Magnitude(ahead), ahead < 0 ? "behind" : "ahead of",
+      b.counter_cpu, *skew_a, *skew_b, scenario_.kernel.timekeeping_cpu,
+      motion);
 }
 
 std::optional<std::pair<Verdict, std::string>> Checker::Explain(
@@ -153,6 +203,11 @@ std::optional<std::pair<Verdict, std::string>> Checker::Explain(
   }
   for (const Seen* s : {&b, &a}) {
     if (auto why = BrokenPrecondition(*s)) {
+      // Where the reason is a read's skew against the timekeeping CPU,
+      // name the two CPUs whose counters ordered the pair instead.
+      if (why == SkewReason(*s)) {
+        if (auto pair = PairSkew(a, b)) why = std::move(pair);
+      }
       return std::pair{Verdict::kPrecondition, *why};
     }
   }

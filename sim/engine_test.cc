@@ -316,6 +316,34 @@ TEST(Engine, CrossCpuSkewIsAPreconditionNotADefect) {
   EXPECT_EQ(r->coverage.counter_wrapped, 0u);
 }
 
+// Two readers on two CPUs, both ahead of the timekeeping CPU by different
+// amounts: what orders their answers is the skew between the two, and the
+// precondition names that pair, not either one against the timekeeping CPU.
+TEST(Engine, CausalSkewNamesTheTwoCpusThatOrderedTheReads) {
+  Scenario s = Basic();
+  s.machine.cpus = {CpuCounterSpec{}, CpuCounterSpec{}, CpuCounterSpec{}};
+  s.machine.cpus[1].offset_cycles = 52000;  // 20 us ahead of CPU 0.
+  s.machine.cpus[2].offset_cycles = 2600;   // 1 us ahead.
+  s.readers[0].cpu = 1;
+  s.readers[1].cpu = 2;
+  auto r = RunRandom(s, Upstream());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(r->failed) << Summary(*r);
+  int causal = 0;
+  for (const Violation& v : r->violations) {
+    if (v.property != Property::kCausal) continue;
+    ++causal;
+    EXPECT_EQ(v.verdict, Verdict::kPrecondition) << v.why;
+    // The earlier call's CPU (1) was ahead of the later one's (2).
+    EXPECT_TRUE(absl::StrContains(
+        v.why,
+        "CPU 1's counter is 49400 cycles ahead of CPU 2's (+52000 and +2600 "
+        "against the timekeeping CPU 0's)"))
+        << v.why;
+  }
+  EXPECT_GT(causal, 0) << Summary(*r);
+}
+
 // An early (unordered) counter read can precede the cycle_last of the page
 // state the reader then validates: negative motion on a single CPU. The
 // upstream reader clamps it to the base time, as the syscall does, so every
