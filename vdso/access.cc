@@ -6,9 +6,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <string_view>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "vdso/datapage.h"
 
 namespace vdsolab::vdso {
 
@@ -28,8 +30,17 @@ std::string SignalName(int signal) {
 std::string FaultPlace(const CallFault& fault) {
   if (!fault.has_address) return "";
   if (fault.object != nullptr) {
-    return absl::StrFormat("%s%c%#x", fault.object,
-                           fault.address_below ? '-' : '+', fault.address);
+    std::string place =
+        absl::StrFormat("%s%c%#x", fault.object,
+                        fault.address_below ? '-' : '+', fault.address);
+    // A page of the vvar area the kernel leaves unmapped: say which, as the
+    // kernel's answer there is SIGBUS rather than this process's SIGSEGV.
+    if (std::string_view(fault.object) == "vvar" && !fault.address_below) {
+      if (const char* what = VvarUnreadablePage(fault.address)) {
+        absl::StrAppendFormat(&place, ", %s (the kernel: SIGBUS)", what);
+      }
+    }
+    return place;
   }
   return absl::StrFormat("%#x", fault.address);
 }

@@ -119,6 +119,27 @@ inline constexpr uint32_t kPvclockPageOffset =
 inline constexpr uint32_t kHvclockPageOffset =
     static_cast<uint32_t>((kVvarDataPages + 1) * kPageSize);
 
+// The pages of that area a task outside a time namespace cannot read: the
+// kernel's fault handlers (lib/vdso/datastore.c vvar_fault(), x86
+// vvar_vclock_fault()) answer SIGBUS for the time namespace page, the arch
+// page (x86 has no arch data) and the Hyper-V page off Hyper-V. Seen on the
+// project's 6.18 host: pages 1 and 3 and the Hyper-V page SIGBUS, pages 0
+// and 2 and the pvclock page (kvm-clock in use since boot) readable. What
+// each is, for a report; nullptr for a readable page or past the area.
+constexpr const char* VvarUnreadablePage(uint64_t offset) {
+  switch (offset / kPageSize) {
+    case 1:
+      return "the time namespace page, which the kernel maps only for a task "
+             "in a time namespace";
+    case 3:
+      return "the arch data page, which the kernel does not map on x86";
+    case kVvarDataPages + 1:
+      return "the Hyper-V TSC page, which the kernel maps only on Hyper-V";
+    default:
+      return nullptr;
+  }
+}
+
 // struct pvclock_vcpu_time_info (arch/x86/include/asm/pvclock-abi.h): the
 // hypervisor's per-vCPU clock parameters, at the start of the pvclock page
 // (vCPU 0's, which the vDSO reads).

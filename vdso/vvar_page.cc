@@ -54,6 +54,21 @@ bool MapAt(uint8_t* at, int fd, size_t from, size_t pages) {
               static_cast<off_t>(from * kPageSize)) == at;
 }
 
+// Makes the pages of the readers' mapping at `at` that the kernel does not
+// map (VvarUnreadablePage()) inaccessible, so that a reader's load there
+// faults as it would (SIGBUS there, SIGSEGV here). In a namespace view
+// (`view`), page 1 is the real time page, which stays readable.
+bool ProtectUnreadable(uint8_t* at, bool view) {
+  for (size_t page = 0; page < VvarPage::kPages; ++page) {
+    if (VvarUnreadablePage(page * kPageSize) == nullptr) continue;
+    if (view && page == 1) continue;
+    if (mprotect(at + page * kPageSize, kPageSize, PROT_NONE) != 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<VvarPage>> VvarPage::Create() {
@@ -84,7 +99,8 @@ absl::StatusOr<std::unique_ptr<VvarPage>> VvarPage::Create() {
         absl::StrFormat("mmap of the vvar area failed: %s", strerror(err)));
   }
   uint8_t* ro = ReserveGuarded(bytes);
-  if (ro == nullptr || !MapAt(ro, fd, 0, kPages)) {
+  if (ro == nullptr || !MapAt(ro, fd, 0, kPages) ||
+      !ProtectUnreadable(ro, false)) {
     const int err = errno;
     if (ro != nullptr) ReleaseGuarded(ro, bytes);
     munmap(mem, bytes);
@@ -136,7 +152,9 @@ absl::StatusOr<std::unique_ptr<VvarPage>> VvarPage::CreateWithTimensView() {
   // arch pages and the vclock pages where they always are.
   const bool mapped = MapAt(base, fd, 0, kPages) && MapAt(view, ns_fd, 0, 1) &&
                       MapAt(view + kPageSize, fd, 0, 1) &&
-                      MapAt(view + 2 * kPageSize, fd, 2, kPages - 2);
+                      MapAt(view + 2 * kPageSize, fd, 2, kPages - 2) &&
+                      ProtectUnreadable(base, false) &&
+                      ProtectUnreadable(view, true);
   if (!mapped) {
     ReleaseGuarded(base, 2 * kPages * kPageSize);
     return fail("mmap");
@@ -259,7 +277,9 @@ void VvarPage::Apply(const VvarUpdate& update) {
 }
 
 uint64_t VvarPage::Load(uint32_t offset, uint8_t size) const {
-  return LoadSized(base_ + offset, size);
+  // The writer's mapping: the readers' leaves the pages the kernel does not
+  // map unreadable.
+  return LoadSized(write_ + offset, size);
 }
 
 namespace {

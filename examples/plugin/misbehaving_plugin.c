@@ -92,6 +92,9 @@
  *      plain load (no callback): it read whatever vdsolab had mapped there
  *      and passed; the area's guards make it fault, as past the kernel's
  *      vvar and vDSO mappings
+ *   64 loads one page past the start of the vvar area: the time namespace
+ *      page, which the kernel maps only for a task in a time namespace
+ *      (SIGBUS there); it read zeros and passed
  *   48 starts a thread that sets SIGSEGV back to SIG_DFL outside any call
  *      (refused: no call to blame), waits for it, then dereferences a wild
  *      pointer: still a finding, not vdsolab's end
@@ -115,7 +118,7 @@
 #include "vdsolab_plugin.h"
 
 #if !defined(MISBEHAVE) || !defined(MISBEHAVE_NAME)
-#error "build with -DMISBEHAVE=1..31 or 40..63 -DMISBEHAVE_NAME=\"misbehaving-...\""
+#error "build with -DMISBEHAVE=1..31 or 40..64 -DMISBEHAVE_NAME=\"misbehaving-...\""
 #endif
 
 /* 22: a name no command line, report or replay file could carry. */
@@ -353,6 +356,9 @@ static int32_t Misbehave(const struct vdsolab_ops* ops, const uint8_t* page,
 #endif
     case 63:
       sink += *(const volatile uint32_t*)(page + 65536);
+      return ops->fallback(ops->ctx, clock, ts);
+    case 64:
+      sink += *(const volatile uint32_t*)(page + 4096);
       return ops->fallback(ops->ctx, clock, ts);
     case 43: {
       signal(SIGSEGV, SIG_DFL);

@@ -304,6 +304,13 @@ INSTANTIATE_TEST_SUITE_P(
         // offset every run prints the same.
         Case{"past_the_area", sim::Property::kCrash, "crashed (SIGSEGV)", 0.2,
              false, true, "died of SIGSEGV at address vvar+0x10000"},
+        // A page inside the area the kernel does not map (SIGBUS there)
+        // read zeros and passed.
+        Case{"unmapped_vvar_page", sim::Property::kCrash, "crashed (SIGSEGV)",
+             0.2, false, true,
+             "died of SIGSEGV at address vvar+0x1000, the time namespace "
+             "page, which the kernel maps only for a task in a time "
+             "namespace (the kernel: SIGBUS)"},
         Case{"raw_stop", sim::Property::kCrash,
              "did what a vDSO call cannot (kill(SIGSTOP))", 0.2, false, false},
         // The ABI's callee-saved registers and the caller's frame: rbp
