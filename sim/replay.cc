@@ -23,9 +23,11 @@ std::string NoAnswer(const vdso::CallFault& f) {
                       vdso::DescribeFault(f));
 }
 
+// `other` (both): the variant is not the file's (another name, or its code
+// changed since), whose calls may take other times and paths.
 absl::StatusOr<std::string> ReplayRandom(const Scenario& scenario,
                                          const variants::Variant& variant,
-                                         ReplayOutcome* out) {
+                                         bool other, ReplayOutcome* out) {
   bool* reproduced = &out->reproduced;
   RandomOptions options;
   options.trace_call = std::pair{scenario.replay.reader, scenario.replay.call};
@@ -81,7 +83,6 @@ absl::StatusOr<std::string> ReplayRandom(const Scenario& scenario,
         absl::StrFormat("event %d, %s at %s s: %s", e.event, e.what,
                         Seconds(e.at_ns), e.mismatches.front());
   }
-  const bool other = variant.name != scenario.run.reader;
   if (!r->traced && !r->stopped_early && !other) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "replay.call = %d: reader %d makes no such call in this run (it "
@@ -155,12 +156,11 @@ absl::StatusOr<std::string> ReplayRandom(const Scenario& scenario,
 // An exhaustive run's failing interleaving, run again with a trace.
 absl::StatusOr<std::string> ReplayExhaustive(const Scenario& s,
                                              const variants::Variant& variant,
-                                             ReplayOutcome* out) {
+                                             bool other, ReplayOutcome* out) {
   bool* reproduced = &out->reproduced;
   absl::StatusOr<Interleaving> e =
       RunInterleaving(s, variant, s.replay.decisions);
   if (!e.ok()) return e.status();
-  const bool other = variant.name != s.run.reader;
   if (!e->script_problem.empty() && !other) {
     return absl::InvalidArgumentError(
         absl::StrFormat("replay.decisions: %s", e->script_problem));
@@ -267,16 +267,16 @@ absl::StatusOr<ReplayOutcome> Replay(const Scenario& scenario,
       }
     }
   }
-  ReplayOutcome out;
-  absl::StatusOr<std::string> text =
-      scenario.run.strategy == Strategy::kExhaustive
-          ? ReplayExhaustive(scenario, variant, &out)
-          : ReplayRandom(scenario, variant, &out);
-  if (!text.ok()) return text.status();
-  out.text = *std::move(text);
   // Against another variant than the one that failed (or its code,
   // changed), a replay that does not recur says the fix works.
   const bool other = variant.name != scenario.run.reader || code_changed;
+  ReplayOutcome out;
+  absl::StatusOr<std::string> text =
+      scenario.run.strategy == Strategy::kExhaustive
+          ? ReplayExhaustive(scenario, variant, other, &out)
+          : ReplayRandom(scenario, variant, other, &out);
+  if (!text.ok()) return text.status();
+  out.text = *std::move(text);
   out.other_variant = other;
   // "X", or for the file's own name "X (its code changed since)".
   std::string now(variant.name);

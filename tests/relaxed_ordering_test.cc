@@ -112,5 +112,31 @@ TEST(RelaxedOrdering, TheFailureReplaysWithTheReorderedLoad) {
   }
 }
 
+// A replay whose call its own variant never makes is a bad file; for the
+// same variant with its code changed since (a plugin rebuilt with a fix
+// under the same name) it is a schedule that diverged: not comparable, not
+// bad input (a new user's fixed plugin got exit 2 and a blamed file).
+TEST(RelaxedOrdering, ACallNeverMadeIsBadInputUnlessTheCodeChanged) {
+  const variants::Variant& broken = testing::NoRetryBarrierVariant();
+  absl::StatusOr<Outcome> out = sim::Run(Racing(kSeeds[0], true), broken);
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_FALSE(out->replays.empty());
+  ASSERT_TRUE(out->replays[0].scenario.has_value()) << out->replays[0].error;
+  Scenario past = *out->replays[0].scenario;
+  past.replay.call = uint64_t{1} << 40;
+  // The fix under the file's name (a plugin rebuilt in place).
+  variants::Variant fixed = variants::UpstreamVariant();
+  fixed.name = broken.name;
+  absl::StatusOr<ReplayOutcome> same = sim::Replay(past, fixed, false);
+  EXPECT_EQ(same.status().code(), absl::StatusCode::kInvalidArgument)
+      << same.status();
+  absl::StatusOr<ReplayOutcome> changed = sim::Replay(past, fixed, true);
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_TRUE(changed->diverged) << changed->text;
+  EXPECT_FALSE(changed->reproduced) << changed->text;
+  EXPECT_NE(changed->text.find("NOT COMPARABLE"), std::string::npos)
+      << changed->text;
+}
+
 }  // namespace
 }  // namespace vdsolab::sim
