@@ -298,6 +298,29 @@ void Checker::CheckFallbackAnswer(const CallRecord& call) {
 
 // Property 8 for a call that looped past its budget or gave no answer;
 // whether it answered (the other properties judge the answer then).
+std::string Checker::UnusualDelta(const CallRecord& call) {
+  if (!call.read_counter || call.fell_back) return "";
+  const UpdateRecord* state = StateOf(call.begin_seq / 2);
+  if (state == nullptr) return "";
+  const uint64_t mask = state->tk.tkr_mono.mask;
+  const uint64_t last = state->tk.tkr_mono.cycle_last;
+  const uint64_t delta = (call.counter - last) & mask;
+  if (delta > (mask >> 1)) {
+    return absl::StrFormat(
+        "; its counter read (%#x) was %d cycles behind the page's "
+        "cycle_last (%#x): negative motion, which the x86 vDSO clamps to "
+        "the base time",
+        call.counter, (last - call.counter) & mask, last);
+  }
+  if (delta > state->tk.tkr_mono.clock->max_cycles) {
+    return absl::StrFormat(
+        "; its counter read (%#x) was %d cycles past the page's cycle_last, "
+        "beyond max_cycles (%d), where delta * mult may pass 64 bits",
+        call.counter, delta, state->tk.tkr_mono.clock->max_cycles);
+  }
+  return "";
+}
+
 bool Checker::CheckLoops(const CallRecord& call) {
   // A reader that goes on after may_retry() said stop (the budget spent)
   // is livelocked as much as one that returns VDSOLAB_ABANDONED: the
@@ -333,8 +356,19 @@ bool Checker::CheckLoops(const CallRecord& call) {
     Report(Property::kLivelock, Verdict::kDefect,
            spent ? "the reader kept looping"
                  : "the reader gave up without an answer",
-           spent ? absl::StrFormat("%s abandoned after %d loop iterations",
-                                   Name(call.clock), call.iterations)
+           spent ? absl::StrFormat(
+                       "%s abandoned after %d loop iterations%s",
+                       Name(call.clock), call.iterations,
+                       // The namespace page's seq never turns even: a
+                       // reader that spins on it without lib/vdso's
+                       // namespace path never reads the counter.
+                       call.timens && !call.read_counter
+                           ? "; the reader is in a time namespace, whose "
+                             "page's seq stays odd (clock_mode "
+                             "VDSO_CLOCKMODE_TIMENS): without "
+                             "do_hres_timens()'s path to the time page it "
+                             "spins there for ever (docs/plugins.md)"
+                           : "")
                  : absl::StrFormat(
                        "%s gave up (VDSOLAB_ABANDONED) after %d retr%s, "
                        "before may_retry() said stop (it says so after %d)",
@@ -429,10 +463,10 @@ void Checker::OnCall(const CallRecord& call) {
     Report(Property::kCrash, Verdict::kDefect,
            absl::StrFormat("the call crashed (%s)",
                            SignalName(call.fault->signal)),
-           absl::StrFormat("%s died of %s%s after %d loop iteration(s)",
+           absl::StrFormat("%s died of %s%s after %d loop iteration(s)%s",
                            Name(call.clock), SignalName(call.fault->signal),
                            place.empty() ? "" : " at address " + place,
-                           call.iterations),
+                           call.iterations, UnusualDelta(call)),
            call);
     return;
   }
@@ -480,14 +514,14 @@ void Checker::OnCall(const CallRecord& call) {
              call);
       return;
     }
-    Report(
-        Property::kLivelock, Verdict::kDefect,
-        absl::StrFormat("the call spun for %.1f s without returning",
-                        call.fault->seconds),
-        absl::StrFormat("%s stopped by the watchdog after %.1f s "
-                        "(%d loop iteration(s) seen)",
-                        Name(call.clock), call.fault->seconds, call.iterations),
-        call);
+    Report(Property::kLivelock, Verdict::kDefect,
+           absl::StrFormat("the call spun for %.1f s without returning",
+                           call.fault->seconds),
+           absl::StrFormat("%s stopped by the watchdog after %.1f s "
+                           "(%d loop iteration(s) seen)%s",
+                           Name(call.clock), call.fault->seconds,
+                           call.iterations, UnusualDelta(call)),
+           call);
     return;
   }
   // 8: loops past the budget, or no answer. Out of line: a call that

@@ -283,6 +283,10 @@ class Checker {
   std::optional<std::pair<Verdict, std::string>> Explain(const Seen& a,
                                                          const Seen& b) const;
   std::optional<std::string> BrokenPrecondition(const Seen& s) const;
+  // For a call that crashed or spun: "; its counter read ... was N cycles
+  // behind the page's cycle_last ..." (negative motion), or past
+  // max_cycles, which explain the unusual arithmetic; else "".
+  std::string UnusualDelta(const CallRecord& call);
   // How far `s`'s counter is ahead of (negative: behind) the timekeeping
   // CPU's at the same true time, for a TSC read on another CPU; nullopt
   // for a global counter, kvm-clock or a read on the timekeeping CPU.

@@ -64,6 +64,37 @@ std::optional<ClockResult> SkipsTheNamespacePage(vdso::HookedAccess& access,
       access, in_namespace ? page + vdso::kPageSize : page, clock);
 }
 
+// A reader without lib/vdso's namespace path: it waits for an even seq,
+// as for a writer, which the namespace page never gives (a plugin written
+// from the do_hres() excerpt of docs/plugins.md).
+std::optional<ClockResult> WaitsForAnEvenSeq(vdso::HookedAccess& access,
+                                             const uint8_t* page,
+                                             ClockId clock) {
+  while (access.Load<uint32_t>(page + vdso::kVcSeq) & 1) {
+    if (!access.MayRetry()) return std::nullopt;
+  }
+  return vdso::upstream::ClockGettime(access, page, clock);
+}
+
+// Its livelock says where it spun: the message was only "abandoned after
+// 10001 loop iterations".
+TEST(Timens, ALivelockOnTheNamespacePageSaysSo) {
+  variants::Variant broken = variants::UpstreamVariant();
+  broken.make_sim_reader = variants::MakeStateless<WaitsForAnEvenSeq>;
+  auto r = RunRandom(InNamespace(), broken);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->failed);
+  int livelocks = 0;
+  for (const Violation& v : r->violations) {
+    if (v.property != Property::kLivelock) continue;
+    ++livelocks;
+    EXPECT_EQ(v.reader, 0) << v.detail;  // The namespace's reader.
+    EXPECT_TRUE(absl::StrContains(v.detail, "in a time namespace"))
+        << v.detail;
+  }
+  EXPECT_GT(livelocks, 0);
+}
+
 TEST(Timens, AReaderThatDropsTheOffsetsIsCaught) {
   variants::Variant broken = variants::UpstreamVariant();
   broken.make_sim_reader = variants::MakeStateless<SkipsTheNamespacePage>;
