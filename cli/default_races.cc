@@ -71,6 +71,55 @@ RaceStage NegativeMotionStage(const std::vector<ClockId>& clocks,
           "the reads on a CPU whose counter lags the timekeeping CPU's"};
 }
 
+// Reads at the exact nanosecond a clock turns a second. The normalisation
+// of nanoseconds into a timespec (__iter_div_u64_rem()) has one value a
+// `> NSEC_PER_SEC` test instead of `>=` gets wrong, 10^9 itself, which a
+// read converts to only at exactly that nanosecond: on the oracle check's
+// machine, about once in 10^9 reads. Here a 1 GHz counter converts
+// exactly (mult = 2^shift), and at true time 1 s every kernel clock turns
+// a second (RAW counts from 0 at boot, MONOTONIC and BOOTTIME from 1 s,
+// REALTIME and TAI from a whole second). A VM pause (no ticks, no calls)
+// carries the run to 1.5 us before it; then each clock's own reader reads
+// every nanosecond at no cost (whatever the seed's stagger of its first
+// call: drawn modulo the period), across the turn.
+RaceStage SecondBoundaryStage(const std::vector<ClockId>& clocks,
+                              uint64_t seed) {
+  constexpr uint64_t kBefore = 1500;
+  sim::Scenario s = OnTheMachine(1000000000, seed);
+  s.name = "default-second-boundary";
+  s.description =
+      "The default job's second boundaries: a 1 GHz counter (one cycle, one "
+      "ns) and the clocks at whole seconds at boot, a VM pause to 1.5 us "
+      "before true time 1 s, where every clock turns a second, then one "
+      "reader per clock reading every nanosecond at no cost until 1.5 us "
+      "after it.";
+  s.kernel.hz = 250;
+  s.kernel.boot_offset = Timespec64{1, 0};
+  s.kernel.boot_realtime = Timespec64{1764460800, 0};
+  s.timing.load_ns = 0;
+  s.timing.counter_read_ns = 0;
+  sim::EventSpec pause;
+  pause.kind = sim::EventKind::kPause;
+  pause.at_ns = kBefore;
+  pause.duration_ns = kNsecPerSec - 2 * kBefore;
+  s.events = {pause};
+  s.machine.cpus.assign(clocks.size(), sim::CpuCounterSpec{});
+  s.readers.clear();
+  for (size_t i = 0; i < clocks.size(); ++i) {
+    sim::ReaderSpec reader;
+    reader.cpu = static_cast<int>(i);
+    reader.clocks = {clocks[i]};
+    reader.period_ns = 1;
+    s.readers.push_back(reader);
+  }
+  s.run.duration_ns = kNsecPerSec + kBefore;
+  return {std::move(s),
+          absl::StrFormat("%s, a read every nanosecond across the turn of a "
+                          "second (1 GHz counter)",
+                          Names(clocks)),
+          "the reads at the turn of a second"};
+}
+
 }  // namespace
 
 std::vector<RaceStage> DefaultRaceStages(const std::vector<ClockId>& clocks,
@@ -116,7 +165,8 @@ std::vector<RaceStage> DefaultRaceStages(const std::vector<ClockId>& clocks,
       "two hooks in ten, against a writer that stalls before two stores "
       "in ten, with relaxed ordering (three loads in five may see the page "
       "as it was before the stores since the reader's last barrier), HZ "
-      "1000 and an NTP frequency change at 50 ms.";
+      "1000, a TAI offset of 37 s from 20 ms, an NTP frequency change at "
+      "50 ms and a suspend of 30 ms at 120 ms.";
   s.machine.cpus = {sim::CpuCounterSpec{}, sim::CpuCounterSpec{}};
   s.kernel.hz = 1000;
   s.timing.preempt_ppm = 200000;
@@ -124,11 +174,25 @@ std::vector<RaceStage> DefaultRaceStages(const std::vector<ClockId>& clocks,
   s.timing.writer_stall_ppm = 200000;
   s.timing.writer_stall_max_ns = 5000;
   s.faults.reorder_ppm = 600000;
+  sim::EventSpec tai;
+  tai.kind = sim::EventKind::kSetTai;
+  tai.at_ns = 20000000;
+  tai.tai = 37;
   sim::EventSpec ntp;
   ntp.kind = sim::EventKind::kAdjtimexFrequency;
   ntp.at_ns = 50000000;
   ntp.freq_scaled_ppm = int64_t{180} << 16;
-  s.events = {ntp};
+  sim::EventSpec suspend;
+  suspend.kind = sim::EventKind::kSuspend;
+  suspend.at_ns = 120000000;
+  suspend.duration_ns = 30000000;
+  // The TAI offset and a suspend make TAI and BOOTTIME differ from
+  // REALTIME and MONOTONIC, which the oracle check's machine never does: a
+  // reader that took one clock's base for the other passed there. The TSC
+  // keeps counting in suspend, so resume injects the whole 30 ms (the RTC
+  // alone would inject only whole seconds it saw pass: none).
+  s.kernel.tsc_nonstop = true;
+  s.events = {tai, ntp, suspend};
   sim::ReaderSpec fast;
   fast.cpu = 0;
   fast.clocks = clocks;
@@ -143,11 +207,13 @@ std::vector<RaceStage> DefaultRaceStages(const std::vector<ClockId>& clocks,
   stages.push_back(
       {std::move(s),
        absl::StrFormat("%s, 200 ms of two preempted readers on two CPUs "
-                       "against a stalling writer, relaxed ordering",
+                       "against a stalling writer, relaxed ordering, a TAI "
+                       "offset and a suspend",
                        Names(clocks)),
        kRaces});
   if (std::vector<ClockId> counted = CounterClocks(clocks); !counted.empty()) {
     stages.push_back(NegativeMotionStage(counted, tsc_hz, seed));
+    stages.push_back(SecondBoundaryStage(counted, seed));
   }
   return stages;
 }

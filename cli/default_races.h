@@ -6,10 +6,13 @@
 // clocks passed it. These race the variant's page clocks against updates:
 // every interleaving of one call of each with the next two updates across a
 // second boundary (exhaustive, partial-order reduced), then two preempted
-// readers on two CPUs against a stalling writer with relaxed ordering
-// (the shape of scenarios/relaxed-ordering.toml, shorter), then a reader on
-// a CPU whose counter is behind the timekeeping CPU's (negative motion,
-// the shape of scenarios/skewed-cpus.toml without migration).
+// readers on two CPUs against a stalling writer with relaxed ordering, a
+// TAI offset and a suspend (the shape of scenarios/relaxed-ordering.toml,
+// shorter), then a reader on a CPU whose counter is behind the timekeeping
+// CPU's (negative motion, the shape of scenarios/skewed-cpus.toml without
+// migration), then reads
+// every nanosecond across the turn of a second on a 1 GHz counter (the one
+// value a normalisation off by one gets wrong).
 
 #ifndef VDSOLAB_CLI_DEFAULT_RACES_H_
 #define VDSOLAB_CLI_DEFAULT_RACES_H_

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "common/clock_result.h"
+#include "common/math64.h"
 #include "variants/upstream.h"
 #include "variants/variant.h"
 #include "vdso/access.h"
@@ -64,6 +65,67 @@ inline const variants::Variant& NoSeqRetryVariant() {
       "the upstream reader without its seq retry (tests only)",
       variants::MakeStateless<NoSeqRetryClockGettime<vdso::HookedAccess>,
                               NoSeqRetryClockGettime<vdso::QuietAccess>>);
+  return *variant;
+}
+
+// The upstream reader answering CLOCK_BOOTTIME from CLOCK_MONOTONIC's base
+// (a patch that indexes basetime[] with the wrong clock): right until a
+// suspend moves BOOTTIME off MONOTONIC.
+template <vdso::VdsoAccess A>
+std::optional<ClockResult> BoottimeFromMonotonicClockGettime(A& acc,
+                                                             const uint8_t* vd,
+                                                             ClockId clock) {
+  return vdso::upstream::ClockGettime(
+      acc, vd, clock == kClockBoottime ? kClockMonotonic : clock);
+}
+
+inline const variants::Variant& BoottimeFromMonotonicVariant() {
+  static const variants::Variant* variant = BrokenUpstream(
+      "test-boottime-from-monotonic",
+      "the upstream reader answering BOOTTIME from MONOTONIC's base (tests "
+      "only)",
+      variants::MakeStateless<
+          BoottimeFromMonotonicClockGettime<vdso::HookedAccess>,
+          BoottimeFromMonotonicClockGettime<vdso::QuietAccess>>);
+  return *variant;
+}
+
+// The upstream reader's do_hres() whose timespec normalisation tests `ns >
+// NSEC_PER_SEC` instead of `>=`: a nanosecond sum of exactly 10^9 is left
+// as tv_nsec = 10^9 (the other clocks as upstream).
+template <vdso::VdsoAccess A>
+std::optional<ClockResult> NsecNotNormalisedClockGettime(A& acc,
+                                                         const uint8_t* vd,
+                                                         ClockId clock) {
+  namespace internal = vdso::upstream::upstream_internal;
+  const uint8_t* vc = HresRecord(vd, clock);
+  if (vc == nullptr) return vdso::upstream::ClockGettime(acc, vd, clock);
+  uint64_t sec = 0, ns = 0;
+  for (;;) {
+    const std::optional<uint32_t> seq = internal::ReadBegin(acc, vc);
+    if (!seq) return std::nullopt;
+    const std::optional<bool> ok =
+        internal::GetTimestamp(acc, vd, vc, clock, &sec, &ns);
+    if (!ok) return std::nullopt;
+    if (!*ok) return acc.Fallback(clock);
+    if (!internal::ReadRetry(acc, vc, *seq)) break;
+    if (!acc.MayRetry()) return std::nullopt;
+  }
+  while (ns > kNsecPerSec) {
+    ns -= kNsecPerSec;
+    ++sec;
+  }
+  return ClockResult::Ok(
+      Timespec64{static_cast<int64_t>(sec), static_cast<int64_t>(ns)});
+}
+
+inline const variants::Variant& NsecNotNormalisedVariant() {
+  static const variants::Variant* variant = BrokenUpstream(
+      "test-nsec-not-normalised",
+      "the upstream reader normalising with ns > NSEC_PER_SEC (tests only)",
+      variants::MakeStateless<
+          NsecNotNormalisedClockGettime<vdso::HookedAccess>,
+          NsecNotNormalisedClockGettime<vdso::QuietAccess>>);
   return *variant;
 }
 
@@ -135,6 +197,43 @@ inline const variants::Variant& MonotonicStoppedByTheWatchdogVariant() {
       variants::MakeStateless<
           MonotonicStoppedByTheWatchdogClockGettime<vdso::HookedAccess>,
           MonotonicStoppedByTheWatchdogClockGettime<vdso::QuietAccess>>);
+  return *variant;
+}
+
+// A reader without the negative-motion clamp whose conversion of a counter
+// behind cycle_last spins (6.12's __iter_div_u64_rem() over a ~2^63-cycle
+// delta), stopped by the watchdog; from a counter at or past cycle_last,
+// the upstream reader.
+template <vdso::VdsoAccess A>
+std::optional<ClockResult> SpinsBehindCycleLastClockGettime(A& acc,
+                                                            const uint8_t* vd,
+                                                            ClockId clock) {
+  namespace internal = vdso::upstream::upstream_internal;
+  const uint8_t* vc = HresRecord(vd, clock);
+  if (vc == nullptr) return vdso::upstream::ClockGettime(acc, vd, clock);
+  if (!internal::ReadBegin(acc, vc)) return std::nullopt;
+  const int32_t mode = static_cast<int32_t>(
+      acc.template Load<uint32_t>(vc + vdso::kVcClockMode));
+  const std::optional<uint64_t> counter =
+      internal::ArchGetHwCounter(acc, mode, vd);
+  if (!counter) return std::nullopt;
+  if (*counter < acc.template Load<uint64_t>(vc + vdso::kVcCycleLast)) {
+    vdso::CallFault spun;
+    spun.kind = vdso::CallFault::Kind::kSpin;
+    spun.seconds = 1.0;
+    acc.Fault(spun);
+    return std::nullopt;
+  }
+  return vdso::upstream::ClockGettime(acc, vd, clock);
+}
+
+inline const variants::Variant& SpinsBehindCycleLastVariant() {
+  static const variants::Variant* variant = BrokenUpstream(
+      "test-spins-behind-cycle-last",
+      "a reader that spins on a counter behind cycle_last (tests only)",
+      variants::MakeStateless<
+          SpinsBehindCycleLastClockGettime<vdso::HookedAccess>,
+          SpinsBehindCycleLastClockGettime<vdso::QuietAccess>>);
   return *variant;
 }
 

@@ -1,0 +1,115 @@
+// The default job's stages after its oracle check (cli/default_races.h):
+// the upstream reader holds every one, and each stage finds the kind of
+// reader defect it is there for, which the oracle check's reads between
+// updates on one CPU cannot see.
+
+#include "cli/default_races.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "sim/run.h"
+#include "tests/broken_readers.h"
+#include "variants/upstream.h"
+
+namespace vdsolab {
+namespace {
+
+constexpr uint64_t kTscHz = 2600000000;
+constexpr uint64_t kSeed = 1;
+
+std::vector<cli::RaceStage> Stages() {
+  return cli::DefaultRaceStages(
+      std::vector<ClockId>(std::begin(kVdsoServedClocks),
+                           std::end(kVdsoServedClocks)),
+      kTscHz, kSeed);
+}
+
+// The outcome of the stage named `name` for `variant`.
+sim::Outcome RunStage(const std::string& name,
+                      const variants::Variant& variant) {
+  for (const cli::RaceStage& stage : Stages()) {
+    if (stage.scenario.name != name) continue;
+    absl::StatusOr<sim::Outcome> out = sim::Run(stage.scenario, variant);
+    EXPECT_TRUE(out.ok()) << out.status();
+    return out.ok() ? *out : sim::Outcome{};
+  }
+  ADD_FAILURE() << "no stage " << name;
+  return sim::Outcome{};
+}
+
+TEST(DefaultRaces, TheUpstreamReaderHoldsEveryStage) {
+  for (const cli::RaceStage& stage : Stages()) {
+    absl::StatusOr<sim::Outcome> out =
+        sim::Run(stage.scenario, variants::UpstreamVariant());
+    ASSERT_TRUE(out.ok()) << stage.scenario.name << ": " << out.status();
+    EXPECT_FALSE(out->failed) << stage.scenario.name;
+    EXPECT_TRUE(out->complete) << stage.scenario.name;
+  }
+}
+
+TEST(DefaultRaces, TheLaggingCpuReadsACounterBehindCycleLast) {
+  const sim::Outcome out =
+      RunStage("default-negative-motion", variants::UpstreamVariant());
+  ASSERT_TRUE(out.random.has_value());
+  EXPECT_GT(out.random->coverage.negative_motion, 100u);
+}
+
+// Without a suspend BOOTTIME is MONOTONIC: only the races' suspend tells a
+// reader that answers one from the other's base.
+TEST(DefaultRaces, TheSuspendFindsBoottimeFromMonotonicsBase) {
+  const sim::Outcome out =
+      RunStage("default-races", testing::BoottimeFromMonotonicVariant());
+  EXPECT_TRUE(out.failed);
+  ASSERT_TRUE(out.random.has_value());
+  bool boottime = false;
+  for (const sim::Violation& v : out.random->violations) {
+    boottime |= v.property == sim::Property::kExact &&
+                absl::StrContains(v.detail, "CLOCK_BOOTTIME");
+  }
+  EXPECT_TRUE(boottime);
+}
+
+// Every clock turns a second on a read: each one's normalisation is seen
+// at exactly 10^9 ns.
+TEST(DefaultRaces, TheSecondBoundaryFindsANormalisationOffByOne) {
+  const sim::Outcome out =
+      RunStage("default-second-boundary", testing::NsecNotNormalisedVariant());
+  EXPECT_TRUE(out.failed);
+  ASSERT_TRUE(out.random.has_value());
+  const uint64_t sane =
+      out.random->stats[static_cast<int>(sim::Property::kSane) - 1].defects;
+  // One call per clock that reads the counter: REALTIME, MONOTONIC,
+  // MONOTONIC_RAW, BOOTTIME, TAI.
+  EXPECT_EQ(sane, 5u);
+}
+
+// A spin on a counter behind cycle_last says so: the watchdog's "spun for
+// 1.0 s" alone did not point at the missing clamp.
+TEST(DefaultRaces, ASpinBehindCycleLastIsNamedNegativeMotion) {
+  const sim::Outcome out = RunStage("default-negative-motion",
+                                    testing::SpinsBehindCycleLastVariant());
+  EXPECT_TRUE(out.failed);
+  ASSERT_TRUE(out.random.has_value());
+  bool named = false;
+  for (const sim::Violation& v : out.random->violations) {
+    if (v.property != sim::Property::kLivelock) continue;
+    named = true;
+    EXPECT_TRUE(
+        absl::StrContains(v.detail, "cycles behind the page's cycle_last"))
+        << v.detail;
+  }
+  EXPECT_TRUE(named);
+}
+
+TEST(DefaultRaces, TheExhaustiveRaceFindsAMissingSeqRetry) {
+  const sim::Outcome out =
+      RunStage("default-exhaustive-monotonic", testing::NoSeqRetryVariant());
+  EXPECT_TRUE(out.failed);
+}
+
+}  // namespace
+}  // namespace vdsolab
