@@ -95,6 +95,8 @@
  *   64 loads one page past the start of the vvar area: the time namespace
  *      page, which the kernel maps only for a task in a time namespace
  *      (SIGBUS there); it read zeros and passed
+ *   65 answers CLOCK_MONOTONIC with 0 without writing the timespec: it read
+ *      as 0.000000000, a wrong time blamed on the reader's arithmetic
  *   48 starts a thread that sets SIGSEGV back to SIG_DFL outside any call
  *      (refused: no call to blame), waits for it, then dereferences a wild
  *      pointer: still a finding, not vdsolab's end
@@ -118,7 +120,7 @@
 #include "vdsolab_plugin.h"
 
 #if !defined(MISBEHAVE) || !defined(MISBEHAVE_NAME)
-#error "build with -DMISBEHAVE=1..31 or 40..64 -DMISBEHAVE_NAME=\"misbehaving-...\""
+#error "build with -DMISBEHAVE=1..31 or 40..65 -DMISBEHAVE_NAME=\"misbehaving-...\""
 #endif
 
 /* 22: a name no command line, report or replay file could carry. */
@@ -360,6 +362,8 @@ static int32_t Misbehave(const struct vdsolab_ops* ops, const uint8_t* page,
     case 64:
       sink += *(const volatile uint32_t*)(page + 4096);
       return ops->fallback(ops->ctx, clock, ts);
+    case 65:
+      return (int32_t)(seq & 0u);
     case 43: {
       signal(SIGSEGV, SIG_DFL);
       return (int32_t) * (volatile uint32_t*)(uintptr_t)(16 + (seq & 1));

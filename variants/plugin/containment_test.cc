@@ -311,6 +311,12 @@ INSTANTIATE_TEST_SUITE_P(
              "died of SIGSEGV at address vvar+0x1000, the time namespace "
              "page, which the kernel maps only for a task in a time "
              "namespace (the kernel: SIGBUS)"},
+        // A success without the time stored read as 0.000000000, blamed
+        // on the reader's arithmetic.
+        Case{"unwritten_answer", sim::Property::kCrash,
+             "did what a vDSO call cannot (returned 0 without writing the "
+             "timespec it was given)",
+             0.2, false, false},
         Case{"raw_stop", sim::Property::kCrash,
              "did what a vDSO call cannot (kill(SIGSTOP))", 0.2, false, false},
         // The ABI's callee-saved registers and the caller's frame: rbp

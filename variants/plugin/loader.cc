@@ -440,6 +440,27 @@ constexpr uint64_t kGuardWord = 0x5a3cc35a5a3cc35aull;
   return f;
 }
 
+// What the answer's words hold before the call: no timespec has it (a
+// tv_sec of -6.5e18 s), so a success that left a word unwritten is told
+// from a wrong time (it read as 0.000000000, "the reader's arithmetic").
+constexpr int64_t kUnwritten = static_cast<int64_t>(0xa5c3a5c3a5c3a5c3ull);
+// The finding for that. Out of line: rare.
+[[gnu::noinline]] vdso::CallFault Unwritten(bool sec, bool nsec) {
+  vdso::CallFault f;
+  f.kind = vdso::CallFault::Kind::kCrash;
+  f.called = sec && nsec
+                 ? "returned 0 without writing the timespec it was given"
+             : sec ? "returned 0 without writing the tv_sec of the "
+                     "timespec it was given"
+                   : "returned 0 without writing the tv_nsec of the "
+                     "timespec it was given";
+  f.returned = true;
+  f.why =
+      "clock_gettime() answers 0 only with the time stored; the caller "
+      "would have read whatever its timespec held";
+  return f;
+}
+
 template <int I, vdso::VdsoAccess A>
 std::optional<ClockResult> CallPlugin(ClockGettimeFn clock_gettime, A& access,
                                       const uint8_t* page, ClockId clock,
@@ -453,7 +474,7 @@ std::optional<ClockResult> CallPlugin(ClockGettimeFn clock_gettime, A& access,
       counted = &quiet;
     }
   }
-  GuardedTimespec answer{{0, 0}, {kGuardWord, kGuardWord}};
+  GuardedTimespec answer{{kUnwritten, kUnwritten}, {kGuardWord, kGuardWord}};
   vdsolab_timespec& ts = answer.ts;
   int32_t ret = 0;
   bool out_of_bounds = false;
@@ -478,9 +499,16 @@ std::optional<ClockResult> CallPlugin(ClockGettimeFn clock_gettime, A& access,
   // 16-byte load the compiler would merge these into cannot be forwarded
   // from those stores (a stall of ~10 ns on every call). Relaxed atomic
   // loads are not merged.
-  return ClockResult::Ok(Timespec64{
+  const Timespec64 t{
       std::atomic_ref<int64_t>(ts.tv_sec).load(std::memory_order_relaxed),
-      std::atomic_ref<int64_t>(ts.tv_nsec).load(std::memory_order_relaxed)});
+      std::atomic_ref<int64_t>(ts.tv_nsec).load(std::memory_order_relaxed)};
+  if constexpr (!std::is_same_v<A, vdso::NativeAccess>) {
+    if (t.tv_sec == kUnwritten || t.tv_nsec == kUnwritten) [[unlikely]] {
+      access.Fault(Unwritten(t.tv_sec == kUnwritten, t.tv_nsec == kUnwritten));
+      return std::nullopt;
+    }
+  }
+  return ClockResult::Ok(t);
 }
 
 // A v3 plugin's other entry points (nullptr where it has none).
