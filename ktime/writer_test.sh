@@ -81,6 +81,10 @@ cd "$tmp" || exit 1
 expect late_end_caught 1 "replay it: vdsolab replay" -- \
   run "$scen/exhaustive-monotonic.toml" --kernel-time="$t612" \
   --patch="$tmp/late-end.diff"
+# The reader is not the only suspect when the tree writes the page.
+expect late_end_blames_the_writer_too 1 "or the tree writer's" -- \
+  run "$scen/exhaustive-monotonic.toml" --kernel-time="$t612" \
+  --patch="$tmp/late-end.diff"
 expect late_end_replay 1 "REPRODUCED" -- \
   replay "$tmp/exhaustive-monotonic-6.10-ktime-$v612+late-end-seed1.replay.toml"
 expect late_end_fixed 0 "FIXED" -- \

@@ -283,6 +283,24 @@ class Checker {
   std::optional<std::pair<Verdict, std::string>> Explain(const Seen& a,
                                                          const Seen& b) const;
   std::optional<std::string> BrokenPrecondition(const Seen& s) const;
+  // The verdict's reason for a wrong value no precondition or era
+  // explains. With a kernel tree's kernel/time publishing the page
+  // (--kernel-time) the tree's writer is as much in question as the
+  // reader: its stores and barriers made the page the reader read.
+  const char* ArithmeticWhy() const {
+    return variant_->timekeeping == nullptr
+               ? "the reader's arithmetic or protocol"
+               : "the reader's arithmetic or protocol, or the tree writer's "
+                 "stores (--kernel-time: the page is the tree's "
+                 "update_vsyscall()'s)";
+  }
+  const char* TornWhy() const {
+    return variant_->timekeeping == nullptr
+               ? "mixed fields of different page states"
+               : "mixed fields of different page states (--kernel-time: "
+                 "the reader's protocol, or the tree writer's store order "
+                 "and barriers)";
+  }
   // For a call that crashed or spun: "; its counter read ... was N cycles
   // behind the page's cycle_last ..." (negative motion), or past
   // max_cycles, which explain the unusual arithmetic; else "".

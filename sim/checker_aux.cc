@@ -40,7 +40,7 @@ const AuxRecord* Checker::CheckAuxExactAndTorn(const CallRecord& call) {
       Report(Property::kExact,
              got == vdso ? Verdict::kKnownKernel : Verdict::kDefect,
              got == vdso ? kAuxTruncationWhy
-                         : "the reader's arithmetic or protocol",
+                         : ArithmeticWhy(),
              absl::StrFormat("%s: vDSO %s, syscall %s at counter %#x (aux "
                              "record publication %d, seq %d)",
                              Name(call.clock), FormatClockResult(got),

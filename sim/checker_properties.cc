@@ -250,7 +250,7 @@ void Checker::ReportInexact(const CallRecord& call, const UpdateRecord& state,
                      : Verdict::kDefect,
          width_issue ? absl::StrFormat(kWidthWhy, scenario_.machine.width_bits)
          : era       ? *era
-                     : "the reader's arithmetic or protocol",
+                     : ArithmeticWhy(),
          absl::StrFormat("%s: vDSO %s, %s at counter %#x "
                          "(page state of update %d, seq %d)",
                          Name(call.clock), FormatClockResult(got), expected,
@@ -279,7 +279,7 @@ void Checker::CheckExactAmong(const CallRecord& call, bool width_issue) {
   Report(Property::kExact,
          width_issue ? Verdict::kPrecondition : Verdict::kDefect,
          width_issue ? absl::StrFormat(kWidthWhy, scenario_.machine.width_bits)
-                     : "the reader's arithmetic or protocol",
+                     : ArithmeticWhy(),
          absl::StrFormat("%s: vDSO %s, syscall %s at counter %#x (no page "
                          "state of updates %d..%d gives the vDSO's)",
                          Name(call.clock), FormatClockResult(got),
@@ -306,11 +306,19 @@ void Checker::CheckTornAmong(const CallRecord& call, uint32_t lo, uint32_t last,
            width_issue ? Verdict::kPrecondition : Verdict::kDefect,
            width_issue
                ? absl::StrFormat(kWidthWhy, scenario_.machine.width_bits)
-               : "mixed fields of different page states",
-           absl::StrFormat("%s returned %s at counter %#x; no page state of "
-                           "updates %d..%d gives that",
-                           Name(call.clock), FormatClockResult(got),
-                           call.counter, lo, last),
+               : TornWhy(),
+           absl::StrFormat(
+               "%s returned %s at counter %#x; no page state of updates "
+               "%d..%d gives that%s",
+               Name(call.clock), FormatClockResult(got), call.counter, lo, last,
+               // An odd seq validated: the reader read during an update
+               // without waiting for it to end (no odd check).
+               (call.begin_seq & 1) != 0
+                   ? absl::StrFormat("; the seq it validated was odd (%d): "
+                                     "an update was in progress and the "
+                                     "reader did not wait for it to end",
+                                     call.begin_seq)
+                   : std::string()),
            call);
   }
 }

@@ -64,5 +64,26 @@ TEST(TornVsExact, AReaderWithoutItsSeqRetryIsStillTorn) {
   EXPECT_GT(Stats(*r, Property::kTorn).defects, 0u);
 }
 
+// A torn call that validated an odd seq says so (it read during an update,
+// which takes long here: 20 us between stores): "torn" alone did not point
+// at a missing odd check.
+TEST(TornVsExact, ATornCallOnAnOddSeqSaysItDidNotWait) {
+  Scenario s;
+  s.run.duration_ns = 200000000;
+  s.readers[0].clocks = {kClockMonotonic};
+  s.readers[0].period_ns = 300;
+  s.timing.store_ns = 20000;
+  absl::StatusOr<RunResult> r = RunRandom(s, testing::NoSeqRetryVariant());
+  ASSERT_TRUE(r.ok()) << r.status();
+  int odd = 0;
+  for (const Violation& v : r->violations) {
+    if (v.property == Property::kTorn &&
+        v.detail.find("the seq it validated was odd") != std::string::npos) {
+      ++odd;
+    }
+  }
+  EXPECT_GT(odd, 0);
+}
+
 }  // namespace
 }  // namespace vdsolab::sim
