@@ -332,10 +332,14 @@ absl::Status ValidateScenario(const Scenario& s) {
   }
   // A start the counter cannot hold would be silently masked.
   if (m.width_bits < 64 && (m.counter_start >> m.width_bits) != 0) {
+    // The default (2^36) is no value the user wrote: say what to set.
+    const bool by_default = m.counter_start == MachineSpec{}.counter_start;
     return Bad(absl::StrFormat(
-        "machine.counter_start = %d: more than a %d-bit counter holds (at "
-        "most %#x)",
-        m.counter_start, m.width_bits, (uint64_t{1} << m.width_bits) - 1));
+        "machine.counter_start = %d%s: more than a %d-bit counter holds (at "
+        "most %#x)%s",
+        m.counter_start, by_default ? " (the default)" : "", m.width_bits,
+        (uint64_t{1} << m.width_bits) - 1,
+        by_default ? "; set machine.counter_start for a narrow counter" : ""));
   }
   // Named by the first CPU too many, where the file says it.
   if (m.cpus.empty() || m.cpus.size() > 64) {
