@@ -42,18 +42,24 @@ int ConformModel(const ParsedFlags& flags) {
   }
   if (flags.Bool("verbose")) std::fputs(built->build_log.c_str(), stderr);
   NoteUncompiledFiles(*built);
+  NoteUntestedKernelTimePatch(options, *built);
   absl::StatusOr<ktime::KernelTime> kt =
       ktime::KernelTime::Load(built->so_path);
   if (!kt.ok()) {
     Fail(std::string(kt.status().message()));
     return kExitBadInput;
   }
+  std::string profile_note;
   absl::StatusOr<ktime::TreeProfile> tree_profile =
-      ktime::ProfileForKernelTime(*kt, built->version);
+      ktime::ProfileForBuild(options, *kt, built->version, &profile_note);
   if (!tree_profile.ok()) {
     Fail(FlagError("kernel-tree", flags.String("kernel-tree"),
                    std::string(tree_profile.status().message())));
     return kExitBadInput;
+  }
+  if (!profile_note.empty()) {
+    std::fprintf(stderr, "vdsolab: note: %s: %s\n", built->name.c_str(),
+                 profile_note.c_str());
   }
   if (!tree_profile->probe_fault.empty()) {
     std::fprintf(stderr,
@@ -95,7 +101,7 @@ int ConformModel(const ParsedFlags& flags) {
   std::printf(
       "Linux %s (%s) against the timekeeper model (era %s%s), seed %llu\n"
       "  %llu operations in %llu sequences compared\n"
-      "  model %.0f ops/s, tree %.0f ops/s\n",
+      "%s",
       built->version.c_str(), built->from_cache ? "cached build" : "built",
       profile->era.c_str(),
       tree_profile->backports.empty()
@@ -103,8 +109,13 @@ int ConformModel(const ParsedFlags& flags) {
           : (" + " + absl::StrJoin(tree_profile->backports, ", ")).c_str(),
       static_cast<unsigned long long>(o.seed),
       static_cast<unsigned long long>(r->ops_compared),
-      static_cast<unsigned long long>(r->sequences), r->model_ops_per_s,
-      r->tree_ops_per_s);
+      static_cast<unsigned long long>(r->sequences),
+      r->model_ops_per_s == 0 && r->tree_ops_per_s == 0
+          // Timed on sequences that agreed: none did.
+          ? ""
+          : absl::StrFormat("  model %.0f ops/s, tree %.0f ops/s\n",
+                            r->model_ops_per_s, r->tree_ops_per_s)
+                .c_str());
   for (const std::string& c : r->op_counts) std::printf("    %s\n", c.c_str());
   if (r->tree_warns != 0) {
     // Not a difference: the model takes the same way out (and logs it).

@@ -42,6 +42,37 @@ void NoteUncompiledFiles(const ktime::BuiltKernelTime& built) {
                built.name.c_str(), built.uncompiled_files.c_str());
 }
 
+void NoteUntestedKernelTimePatch(const ktime::BuildOptions& options,
+                                 const ktime::BuiltKernelTime& built) {
+  if (options.patches.empty() || built.functions.empty()) return;
+  ktime::BuildOptions plain = options;
+  plain.patches.clear();
+  absl::StatusOr<ktime::BuiltKernelTime> base = ktime::BuildKernelTime(plain);
+  if (!base.ok()) return;
+  const std::optional<ktree::PatchReach> reach =
+      ktime::ComparePatchedCode(*base, built);
+  if (!reach) return;
+  if (reach->reached.empty() && reach->unreached.empty()) {
+    std::fprintf(stderr,
+                 "vdsolab: note: %s compiles to exactly the code of the "
+                 "unpatched tree (%s): the patch changes nothing the compiler "
+                 "emits for x86-64 (a comment, or code an #ifdef leaves out), "
+                 "so every result is the unpatched tree's\n",
+                 built.name.c_str(), base->name.c_str());
+    return;
+  }
+  if (!reach->reached.empty()) return;
+  std::fprintf(stderr,
+               "vdsolab: note: %s changes only %s() of the tree's kernel/time "
+               "code, which vdsolab never runs (it calls the tree through "
+               "timekeeping_init(), update_wall_time(), do_adjtimex(), "
+               "settimeofday, offset and sleep-time injection, suspend and "
+               "resume, a clocksource change and the syscall readers): no "
+               "check here tests the change\n",
+               built.name.c_str(),
+               absl::StrJoin(reach->unreached, "(), ").c_str());
+}
+
 absl::Status LoadKernelTime(const std::string& tree,
                             const std::vector<std::string>& patches,
                             const std::string& cc) {
@@ -66,6 +97,11 @@ absl::Status LoadKernelTime(const std::string& tree,
         "--kernel-time=%s: %s", tree, source.status().message()));
   }
   NoteUncompiledFiles(built);
+  NoteUntestedKernelTimePatch(options, built);
+  if (!source->note.empty()) {
+    std::fprintf(stderr, "vdsolab: note: %s: %s\n", built.name.c_str(),
+                 source->note.c_str());
+  }
   auto loaded = std::make_unique<Loaded>();
   loaded->tree = options.tree;
   loaded->patches = options.patches;
@@ -74,9 +110,12 @@ absl::Status LoadKernelTime(const std::string& tree,
       stderr,
       "vdsolab: kernel tree %s: %s publishes the page (update_vsyscall() "
       "store by store, layout of variant %s); the model judges it "
-      "in era %s%s\n",
+      "in era %s%s%s\n",
       tree.c_str(), built.name.c_str(), loaded->source.layout_variant.c_str(),
       loaded->source.era.c_str(),
+      loaded->source.backports.empty()
+          ? ""
+          : (" + " + absl::StrJoin(loaded->source.backports, ", ")).c_str(),
       built.from_cache ? " (built before: from the cache)" : "");
   State() = loaded.release();  // Lives as long as the variants naming it.
   return absl::OkStatus();

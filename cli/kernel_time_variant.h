@@ -32,6 +32,14 @@ absl::Status LoadKernelTime(const std::string& tree,
 // hunks applied with fuzz, if any.
 void NoteUncompiledFiles(const ktime::BuiltKernelTime& built);
 
+// On stderr, for a patched build of `options`: that it compiles to exactly
+// the unpatched tree's code (a comment), or that every function it changes
+// is one vdsolab never runs (nothing the glue's API reaches:
+// ktime_get_boot_fast_ns(), ktime_get_update_offsets_now(), ...), from the
+// unpatched tree's build (cached after the first time). Nothing else.
+void NoteUntestedKernelTimePatch(const ktime::BuildOptions& options,
+                                 const ktime::BuiltKernelTime& built);
+
 // Whether LoadKernelTime() ran; its tree and patches as given resolved.
 bool KernelTimeLoaded();
 const std::string& KernelTimeTree();

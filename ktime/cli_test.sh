@@ -126,7 +126,39 @@ leap_warn=$(kt_patch "$t612" ntp.c leap-warn \
 expect leap_notice_warn_differs 1 \
   "fired; the model warns of nothing in this operation" -- \
   conform-model --kernel-tree="$t612" --patch="$leap_warn"
-for p in "$unchunked" "$leap_sign" "$leap_warn" "$leap_oop"; do
+# clocksource_delta() without its check (6.12.118: `ret > max_delta`), and
+# with the pre-6.13 MSB check in place of the max-raw-delta backport: the
+# generator's TSC steps back and its stalls past a narrow counter's MSB
+# find both; the second also says the patch moved the profile probe (which
+# judged it by the older profile, silently, before).
+no_clamp=$(kt_patch "$t612" timekeeping_internal.h no-clamp \
+  's/^\treturn ret > max_delta ? 0 : ret;$/\treturn ret;/')
+expect negative_motion_caught 1 "(the counter steps back)" -- \
+  conform-model --kernel-tree="$t612" --patch="$no_clamp"
+msb=$(kt_patch "$t612" timekeeping_internal.h msb \
+  's/^\treturn ret > max_delta ? 0 : ret;$/\treturn (ret \& ~(mask >> 1)) ? 0 : ret;/')
+expect backport_reverted_caught 1 "DIFFERENCE (shrunk to" -- \
+  conform-model --kernel-tree="$t612" --patch="$msb"
+expect backport_reverted_noted 1 "judged by the unpatched tree's profile" -- \
+  conform-model --kernel-tree="$t612" --patch="$msb"
+# A patch that changes no code, or only code vdsolab never runs, says so.
+comment=$(kt_patch "$t612" timekeeping.c comment \
+  's/^ \* ktime_get_boot_fast_ns - NMI safe/ * ktime_get_boot_fast_ns - NMI-safe/')
+expect comment_noted 0 "compiles to exactly the code of the unpatched tree" -- \
+  conform-model --kernel-tree="$t612" --patch="$comment" --ops=500
+dead=$(kt_patch "$t612" timekeeping.c dead \
+  's/^\treturn (ktime_get_mono_fast_ns() + ktime_to_ns(data_race(tk->offs_boot)));$/\treturn (ktime_get_mono_fast_ns() - ktime_to_ns(data_race(tk->offs_boot)));/')
+expect unrun_code_noted 0 "changes only ktime_get_boot_fast_ns() of the tree's kernel/time code, which vdsolab never runs" -- \
+  conform-model --kernel-tree="$t612" --patch="$dead" --ops=500
+# ...and one that changes code vdsolab runs does not.
+if "$bin" conform-model --kernel-tree="$t612" --patch="$no_clamp" --ops=10 2>&1 |
+    grep -q -e "compiles to exactly" -e "which vdsolab never runs"; then
+  echo "FAIL run_code_not_noted"; failures=$((failures + 1))
+else
+  echo "ok   run_code_not_noted"
+fi
+for p in "$unchunked" "$leap_sign" "$leap_warn" "$leap_oop" "$no_clamp" \
+  "$msb" "$comment" "$dead"; do
   if [ ! -s "$p" ]; then
     echo "FAIL $p: the patch could not be made from the tree"
     failures=$((failures + 1))

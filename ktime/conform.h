@@ -19,6 +19,7 @@
 #include "absl/status/statusor.h"
 #include "common/timespec.h"
 #include "ktime/kernel_time.h"
+#include "ktime/ktime.h"
 #include "timekeeper/profile.h"
 #include "timekeeper/timex.h"
 
@@ -115,6 +116,18 @@ struct TreeProfile {
 };
 absl::StatusOr<TreeProfile> ProfileForKernelTime(const KernelTime& kt,
                                                  const std::string& version);
+
+// The profile to judge the build of `options` by, `kt` loaded from it:
+// with patches, the unpatched tree's (built or found in the cache), whose
+// probe a patch cannot move. A patch that reverts a backport is then a
+// difference from the model, not silently judged by the older profile it
+// made the probe find. `note`: what the patched build's own probe found
+// instead, when it differs ("" otherwise); the patched probe's fault, if
+// any, is kept.
+absl::StatusOr<TreeProfile> ProfileForBuild(const BuildOptions& options,
+                                            const KernelTime& kt,
+                                            const std::string& version,
+                                            std::string* note);
 
 absl::StatusOr<ConformResult> RunConform(
     const KernelTime& kt, const timekeeper::TimekeeperProfile& profile,

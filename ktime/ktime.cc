@@ -5,6 +5,7 @@
 #include <set>
 
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -13,6 +14,7 @@
 #include "absl/strings/str_split.h"
 #include "common/sha256.h"
 #include "ktime/internal/embedded.h"
+#include "ktree/internal/code_map.h"
 #include "ktree/internal/diagnostics.h"
 #include "ktree/internal/fs.h"
 #include "ktree/internal/patches.h"
@@ -27,7 +29,8 @@ namespace {
 namespace ki = ::vdsolab::ktree::internal;
 using ki::JoinPath;
 
-constexpr char kCacheLayout[] = "ktime-v3";
+// v4: the meta file holds the code map (functions, reached_functions).
+constexpr char kCacheLayout[] = "ktime-v5";
 
 // What a tarball's extraction keeps: the vDSO build's subset (ResolveTree
 // checks it is an x86 tree with the generic vDSO) and kernel/time.
@@ -292,6 +295,39 @@ absl::StatusOr<std::string> UncompiledFiles(
   return absl::StrJoin(uncompiled, " ");
 }
 
+// `assembly` without the EXPORT_SYMBOL() tables (6.1's __ksymtab sections,
+// 6.5+'s .export_symbol, and __ADDRESSABLE()'s .discard.addressable): data
+// that names every exported function, which would make each one look
+// reached by vdsolab although only modules call them
+// (ktime_get_boot_fast_ns()...). Each table is a .section directive and
+// what follows until the next section switch.
+std::string WithoutExportTables(absl::string_view assembly) {
+  std::string out;
+  bool in_table = false;
+  for (absl::string_view line : absl::StrSplit(assembly, '\n')) {
+    const absl::string_view t = absl::StripLeadingAsciiWhitespace(line);
+    const bool section =
+        absl::StartsWith(t, ".section") ||
+        absl::StartsWith(t, ".pushsection") ||
+        absl::StartsWith(t, ".popsection") ||
+        absl::StartsWith(t, ".previous") || absl::StartsWith(t, ".text") ||
+        absl::StartsWith(t, ".data") || absl::StartsWith(t, ".bss");
+    if (section) {
+      const bool table = absl::StrContains(t, "ksymtab") ||
+                         absl::StrContains(t, "export_symbol") ||
+                         absl::StrContains(t, ".discard");
+      // 6.5+'s table is one line of inline asm (x86's ASM_NL is ';')
+      // that ends with its .previous.
+      if (table && absl::StrContains(t, ".previous")) continue;
+      in_table = table;
+    }
+    if (in_table) continue;
+    out.append(line.data(), line.size());
+    out += '\n';
+  }
+  return out;
+}
+
 absl::StatusOr<BuiltKernelTime> Build(const ki::TreeSource& tree,
                                       const std::vector<ki::Patch>& patches,
                                       const ki::Compiler& cc,
@@ -379,7 +415,16 @@ absl::StatusOr<BuiltKernelTime> Build(const ki::TreeSource& tree,
       {scratch.path(), "<vdsolab>"}};
   std::vector<std::string> flags = KernelFlags(cc, src, shim_dir, *version);
   flags.push_back("-I" + glue);
+  // __FILE__ (WARN()'s bug table) names files as the tree does, not by
+  // where this build put them: a patched build's code then compiles alike
+  // wherever its copy of the tree is (the code map below).
+  for (const auto& [dir, as] :
+       {std::pair{src, std::string()}, std::pair{glue, std::string("glue/")},
+        std::pair{shim_dir, std::string("shims/")}}) {
+    flags.push_back("-fmacro-prefix-map=" + dir + "/=" + as);
+  }
   std::vector<std::string> objects;
+  std::string assembly;  // Every unit's, for the code map.
   for (const char* unit :
        {"timekeeping", "ntp", "vsyscall", "time", "clocksource"}) {
     const std::string obj = JoinPath(scratch.path(), std::string(unit) + ".o");
@@ -397,11 +442,25 @@ absl::StatusOr<BuiltKernelTime> Build(const ki::TreeSource& tree,
                     {"--param", "tsan-instrument-func-entry-exit=0"});
       }
     }
+    argv.push_back(absl::StrFormat("-DKBUILD_BASENAME=\"%s\"", unit));
+    const std::string source =
+        JoinPath(glue, absl::StrFormat("glue_%s.c", unit));
+    // The assembly too (the same flags): which functions a patch changes.
+    {
+      std::vector<std::string> s_argv = argv;
+      const std::string s_file = obj + ".s";
+      s_argv.insert(s_argv.end(), {"-S", source, "-o", s_file});
+      if (absl::Status st = Run(s_argv, "compile error " + what, prefixes, log);
+          !st.ok()) {
+        return st;
+      }
+      absl::StatusOr<std::string> text = ki::ReadFile(s_file);
+      if (!text.ok()) return text.status();
+      assembly += WithoutExportTables(*text);
+    }
     // The files it read (-MD): what a patch must change to be tested.
-    argv.insert(argv.end(), {absl::StrFormat("-DKBUILD_BASENAME=\"%s\"", unit),
-                             "-MD", "-MF", obj + ".d", "-c",
-                             JoinPath(glue, absl::StrFormat("glue_%s.c", unit)),
-                             "-o", obj});
+    argv.insert(argv.end(),
+                {"-MD", "-MF", obj + ".d", "-c", source, "-o", obj});
     if (absl::Status s = Run(argv, "compile error " + what, prefixes, log);
         !s.ok()) {
       return s;
@@ -462,10 +521,15 @@ absl::StatusOr<BuiltKernelTime> Build(const ki::TreeSource& tree,
     }
   }
   b.fuzzy_hunks = absl::StrJoin(fuzzy, "; ");
-  if (absl::Status s = ki::WriteFileAtomic(JoinPath(out_dir, "meta"),
-                                           b.version + "\n" + b.name + "\n" +
-                                               b.uncompiled_files + "\n" +
-                                               b.fuzzy_hunks + "\n");
+  // vdsolab calls the tree only through the glue's API table.
+  const ki::CodeMap map = ki::MapCode(assembly, "vdsolab_ktime_api");
+  b.functions = ki::FormatFunctions(map);
+  b.reached_functions = ki::FormatReached(map);
+  if (absl::Status s = ki::WriteFileAtomic(
+          JoinPath(out_dir, "meta"), b.version + "\n" + b.name + "\n" +
+                                         b.uncompiled_files + "\n" +
+                                         b.fuzzy_hunks + "\n" + b.functions +
+                                         "\n" + b.reached_functions + "\n");
       !s.ok()) {
     return s;
   }
@@ -473,6 +537,21 @@ absl::StatusOr<BuiltKernelTime> Build(const ki::TreeSource& tree,
 }
 
 }  // namespace
+
+std::optional<ktree::PatchReach> ComparePatchedCode(
+    const BuiltKernelTime& base, const BuiltKernelTime& patched) {
+  if (base.functions.empty() || patched.functions.empty()) return std::nullopt;
+  const ki::CodeMap a =
+      ki::ParseCodeMap(base.functions, base.reached_functions);
+  const ki::CodeMap b =
+      ki::ParseCodeMap(patched.functions, patched.reached_functions);
+  ktree::PatchReach out;
+  for (const std::string& f : ki::ChangedFunctions(a, b)) {
+    const bool reached = a.reached.count(f) != 0 || b.reached.count(f) != 0;
+    (reached ? out.reached : out.unreached).push_back(f);
+  }
+  return out;
+}
 
 absl::StatusOr<BuiltKernelTime> BuildKernelTime(const BuildOptions& options) {
   if (options.hz < 1 || options.hz > 100000) {
@@ -518,6 +597,8 @@ absl::StatusOr<BuiltKernelTime> BuildKernelTime(const BuildOptions& options) {
       b.name = lines.size() > 1 ? lines[1] : "";
       b.uncompiled_files = lines.size() > 2 ? lines[2] : "";
       b.fuzzy_hunks = lines.size() > 3 ? lines[3] : "";
+      b.functions = lines.size() > 4 ? lines[4] : "";
+      b.reached_functions = lines.size() > 5 ? lines[5] : "";
       b.from_cache = true;
       b.build_log = log + "cache hit: " + dir + "\n";
       return b;

@@ -15,10 +15,12 @@
 #ifndef VDSOLAB_KTIME_KTIME_H_
 #define VDSOLAB_KTIME_KTIME_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "ktree/ktree.h"
 
 namespace vdsolab::ktime {
 
@@ -42,11 +44,23 @@ struct BuiltKernelTime {
   // Hunks the patches applied with fuzz ("PATCH: hunk #N of FILE at line
   // L, fuzz F", "; "-separated): for a note.
   std::string fuzzy_hunks;
+  // The code map of the compiled tree (ktree/internal/code_map.h: each
+  // function's fingerprint, and those the glue's API reaches), as the
+  // cache's meta holds it: a patched build's map against the unpatched
+  // tree's says what the patch changed and whether vdsolab runs it.
+  std::string functions;
+  std::string reached_functions;
 };
 
 // Builds (or finds in the cache) the tree's timekeeping object. Errors a
 // user can act on are InvalidArgument with one line naming the file.
 absl::StatusOr<BuiltKernelTime> BuildKernelTime(const BuildOptions& options);
+
+// The functions a patched build's code differs from the unpatched tree's
+// in, split by whether the glue's API reaches them: both empty when it
+// compiles to the same code. nullopt when either build has no code map.
+std::optional<ktree::PatchReach> ComparePatchedCode(
+    const BuiltKernelTime& base, const BuiltKernelTime& patched);
 
 }  // namespace vdsolab::ktime
 

@@ -168,8 +168,9 @@ absl::StatusOr<variants::ForeignTimekeepingSource> TreeTimekeepingSource(
   if (!b.ok()) return b.status();
   absl::StatusOr<KernelTime> kt = KernelTime::Load(b->so_path);
   if (!kt.ok()) return kt.status();
+  std::string profile_note;
   absl::StatusOr<TreeProfile> tree_profile =
-      ProfileForKernelTime(*kt, b->version);
+      ProfileForBuild(options, *kt, b->version, &profile_note);
   if (!tree_profile.ok()) return tree_profile.status();
   const tk::TimekeeperProfile* profile = &tree_profile->profile;
   if (profile->era != "5.3" && profile->era != "6.1" &&
@@ -193,6 +194,7 @@ absl::StatusOr<variants::ForeignTimekeepingSource> TreeTimekeepingSource(
   source.name = b->name;
   source.era = profile->era;
   source.backports = tree_profile->backports;
+  source.note = profile_note;
   source.layout_variant = internal::WriterEra(*profile);
   source.make = [builds](int hz)
       -> absl::StatusOr<std::unique_ptr<variants::ForeignTimekeeping>> {

@@ -74,6 +74,9 @@ struct ForeignTimekeepingSource {
   std::string era;   // The model profile's era it is judged against...
   // ...with these later changes the tree carries (kernel.backports).
   std::vector<std::string> backports;
+  // Said once when the source is made (ktime::ProfileForBuild()'s note: a
+  // patch that moved what the profile probe finds); "" for none.
+  std::string note;
   // The built-in variant whose page layout it writes: a reader must read
   // that layout.
   std::string layout_variant;
