@@ -280,9 +280,12 @@ int Run(const ParsedFlags& flags) {
       // and the seed's, so the run itself reproduces the difference.
       std::fprintf(stderr,
                    "vdsolab: the kernel tree's timekeeper differs from the "
-                   "model with no reader call failing: running the scenario "
-                   "again with the same --kernel-time, patches and seed "
-                   "reproduces it\n");
+                   "model with no reader call failing (no replay file: no "
+                   "call to trace); the run itself reproduces it:\n"
+                   "rerun it: vdsolab run %s%s --seed=%llu\n",
+                   ShellQuotePath(AbsoluteInputPath(file)).c_str(),
+                   FlagsToLoad(&variant).c_str(),
+                   static_cast<unsigned long long>(scenario->run.seed));
     } else if (outcome->replays.empty() || !outcome->replays.front().scenario) {
       Fail(outcome->replays.empty() ? "no replay could be made"
                                     : outcome->replays.front().error);

@@ -101,6 +101,9 @@ sed 's/\ttk->tkr_raw.xtime_nsec += tk->raw_interval << shift;/\ttk->tkr_raw.xtim
   > "$tmp/raw-fast.diff"
 expect raw_fast_differs 1 "first difference: tick at" -- \
   run "$scen/baseline.toml" --kernel-time="$t612" --patch="$tmp/raw-fast.diff"
+# No reader call failed, so no replay file: the command that reruns it.
+expect raw_fast_rerun 1 "rerun it: vdsolab run " -- \
+  run "$scen/baseline.toml" --kernel-time="$t612" --patch="$tmp/raw-fast.diff"
 expect raw_fast_field 1 "tkr_raw.xtime_nsec" -- \
   run "$scen/baseline.toml" --kernel-time="$t612" --patch="$tmp/raw-fast.diff"
 

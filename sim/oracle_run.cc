@@ -534,13 +534,16 @@ std::string FormatOracleRunReport(const OracleRunReport& r, bool verdict) {
       r.max_cycles, r.cycle_interval, static_cast<double>(c.ntp_freq) / 65536.0,
       static_cast<double>(c.ntp_at_ns) / 1e9, r.mult, r.final_mult, r.updates,
       r.reads);
-  absl::StrAppendFormat(&out, "%-26s %8s %8s %8s %10s %14s %9s\n", "clock",
-                        "reads", "vdso", "syscall", "mismatches",
+  // errors: answers of -errno (counted in mismatches where the syscall
+  // answered a time: max|vdso-sys| is then over the times alone).
+  absl::StrAppendFormat(&out, "%-26s %8s %8s %8s %8s %10s %14s %9s\n", "clock",
+                        "reads", "vdso", "syscall", "errors", "mismatches",
                         "max|vdso-sys|", "backwards");
   for (const ClockStats& s : r.clocks) {
-    absl::StrAppendFormat(&out, "%-26s %8d %8d %8d %10d %11d ns %9d\n", s.name,
-                          s.reads, s.reads - s.fallbacks, s.fallbacks,
-                          s.mismatches, s.max_abs_diff_ns, s.backwards);
+    absl::StrAppendFormat(&out, "%-26s %8d %8d %8d %8d %10d %11d ns %9d\n",
+                          s.name, s.reads, s.reads - s.fallbacks, s.fallbacks,
+                          s.errors, s.mismatches, s.max_abs_diff_ns,
+                          s.backwards);
   }
   for (const std::string& f : r.failures) {
     absl::StrAppendFormat(&out, "FAIL: %s\n", f);
