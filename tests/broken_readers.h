@@ -42,6 +42,16 @@ inline variants::Variant* BrokenUpstream(
   return v;
 }
 
+// The upstream variant with the reader `Fn` (and `QuietFn`, the same
+// through vdso::QuietAccess): made once per pair, for the process's life.
+template <auto Fn, auto QuietFn>
+const variants::Variant& BrokenVariant(std::string_view name,
+                                       std::string_view summary) {
+  static const variants::Variant* variant =
+      BrokenUpstream(name, summary, variants::MakeStateless<Fn, QuietFn>);
+  return *variant;
+}
+
 // The upstream reader without the seq retry: one pass over the data, no
 // matter what the writer did meanwhile (and no wait on an odd seq).
 template <vdso::VdsoAccess A>
@@ -60,12 +70,10 @@ std::optional<ClockResult> NoSeqRetryClockGettime(A& acc, const uint8_t* vd,
 }
 
 inline const variants::Variant& NoSeqRetryVariant() {
-  static const variants::Variant* variant = BrokenUpstream(
+  return BrokenVariant<NoSeqRetryClockGettime<vdso::HookedAccess>,
+                       NoSeqRetryClockGettime<vdso::QuietAccess>>(
       "test-no-seq-retry",
-      "the upstream reader without its seq retry (tests only)",
-      variants::MakeStateless<NoSeqRetryClockGettime<vdso::HookedAccess>,
-                              NoSeqRetryClockGettime<vdso::QuietAccess>>);
-  return *variant;
+      "the upstream reader without its seq retry (tests only)");
 }
 
 // The upstream reader answering CLOCK_BOOTTIME from CLOCK_MONOTONIC's base
@@ -80,14 +88,11 @@ std::optional<ClockResult> BoottimeFromMonotonicClockGettime(A& acc,
 }
 
 inline const variants::Variant& BoottimeFromMonotonicVariant() {
-  static const variants::Variant* variant = BrokenUpstream(
+  return BrokenVariant<BoottimeFromMonotonicClockGettime<vdso::HookedAccess>,
+                       BoottimeFromMonotonicClockGettime<vdso::QuietAccess>>(
       "test-boottime-from-monotonic",
       "the upstream reader answering BOOTTIME from MONOTONIC's base (tests "
-      "only)",
-      variants::MakeStateless<
-          BoottimeFromMonotonicClockGettime<vdso::HookedAccess>,
-          BoottimeFromMonotonicClockGettime<vdso::QuietAccess>>);
-  return *variant;
+      "only)");
 }
 
 // The upstream reader's do_hres() whose timespec normalisation tests `ns >
@@ -120,13 +125,10 @@ std::optional<ClockResult> NsecNotNormalisedClockGettime(A& acc,
 }
 
 inline const variants::Variant& NsecNotNormalisedVariant() {
-  static const variants::Variant* variant = BrokenUpstream(
+  return BrokenVariant<NsecNotNormalisedClockGettime<vdso::HookedAccess>,
+                       NsecNotNormalisedClockGettime<vdso::QuietAccess>>(
       "test-nsec-not-normalised",
-      "the upstream reader normalising with ns > NSEC_PER_SEC (tests only)",
-      variants::MakeStateless<
-          NsecNotNormalisedClockGettime<vdso::HookedAccess>,
-          NsecNotNormalisedClockGettime<vdso::QuietAccess>>);
-  return *variant;
+      "the upstream reader normalising with ns > NSEC_PER_SEC (tests only)");
 }
 
 // A reader whose seq re-check never passes (a patched vdso_read_retry()
@@ -143,13 +145,10 @@ std::optional<ClockResult> NeverPastTheRetryClockGettime(A& acc,
 }
 
 inline const variants::Variant& NeverPastTheRetryVariant() {
-  static const variants::Variant* variant =
-      BrokenUpstream("test-never-past-the-retry",
-                     "a reader whose seq re-check never passes (tests only)",
-                     variants::MakeStateless<
-                         NeverPastTheRetryClockGettime<vdso::HookedAccess>,
-                         NeverPastTheRetryClockGettime<vdso::QuietAccess>>);
-  return *variant;
+  return BrokenVariant<NeverPastTheRetryClockGettime<vdso::HookedAccess>,
+                       NeverPastTheRetryClockGettime<vdso::QuietAccess>>(
+      "test-never-past-the-retry",
+      "a reader whose seq re-check never passes (tests only)");
 }
 
 // The upstream reader, but CLOCK_REALTIME_COARSE never gets past its
@@ -165,13 +164,10 @@ std::optional<ClockResult> CoarseNeverPastTheRetryClockGettime(
 }
 
 inline const variants::Variant& CoarseNeverPastTheRetryVariant() {
-  static const variants::Variant* variant = BrokenUpstream(
+  return BrokenVariant<CoarseNeverPastTheRetryClockGettime<vdso::HookedAccess>,
+                       CoarseNeverPastTheRetryClockGettime<vdso::QuietAccess>>(
       "test-coarse-never-past-the-retry",
-      "a reader whose REALTIME_COARSE re-check never passes (tests only)",
-      variants::MakeStateless<
-          CoarseNeverPastTheRetryClockGettime<vdso::HookedAccess>,
-          CoarseNeverPastTheRetryClockGettime<vdso::QuietAccess>>);
-  return *variant;
+      "a reader whose REALTIME_COARSE re-check never passes (tests only)");
 }
 
 // The upstream reader, but its CLOCK_MONOTONIC calls end as foreign code
@@ -191,13 +187,11 @@ std::optional<ClockResult> MonotonicStoppedByTheWatchdogClockGettime(
 }
 
 inline const variants::Variant& MonotonicStoppedByTheWatchdogVariant() {
-  static const variants::Variant* variant = BrokenUpstream(
+  return BrokenVariant<
+      MonotonicStoppedByTheWatchdogClockGettime<vdso::HookedAccess>,
+      MonotonicStoppedByTheWatchdogClockGettime<vdso::QuietAccess>>(
       "test-monotonic-stopped-by-the-watchdog",
-      "a reader whose MONOTONIC calls the watchdog stops (tests only)",
-      variants::MakeStateless<
-          MonotonicStoppedByTheWatchdogClockGettime<vdso::HookedAccess>,
-          MonotonicStoppedByTheWatchdogClockGettime<vdso::QuietAccess>>);
-  return *variant;
+      "a reader whose MONOTONIC calls the watchdog stops (tests only)");
 }
 
 // A reader without the negative-motion clamp whose conversion of a counter
@@ -228,13 +222,10 @@ std::optional<ClockResult> SpinsBehindCycleLastClockGettime(A& acc,
 }
 
 inline const variants::Variant& SpinsBehindCycleLastVariant() {
-  static const variants::Variant* variant = BrokenUpstream(
+  return BrokenVariant<SpinsBehindCycleLastClockGettime<vdso::HookedAccess>,
+                       SpinsBehindCycleLastClockGettime<vdso::QuietAccess>>(
       "test-spins-behind-cycle-last",
-      "a reader that spins on a counter behind cycle_last (tests only)",
-      variants::MakeStateless<
-          SpinsBehindCycleLastClockGettime<vdso::HookedAccess>,
-          SpinsBehindCycleLastClockGettime<vdso::QuietAccess>>);
-  return *variant;
+      "a reader that spins on a counter behind cycle_last (tests only)");
 }
 
 // The upstream reader, but CLOCK_MONOTONIC goes to the syscall fallback
@@ -250,13 +241,10 @@ std::optional<ClockResult> WrongClockFallbackClockGettime(A& acc,
 }
 
 inline const variants::Variant& WrongClockFallbackVariant() {
-  static const variants::Variant* variant = BrokenUpstream(
+  return BrokenVariant<WrongClockFallbackClockGettime<vdso::HookedAccess>,
+                       WrongClockFallbackClockGettime<vdso::QuietAccess>>(
       "test-wrong-clock-fallback",
-      "the upstream reader falling back with another clock (tests only)",
-      variants::MakeStateless<
-          WrongClockFallbackClockGettime<vdso::HookedAccess>,
-          WrongClockFallbackClockGettime<vdso::QuietAccess>>);
-  return *variant;
+      "the upstream reader falling back with another clock (tests only)");
 }
 
 // The upstream reader's hres loop with vdso_read_retry() missing its
@@ -284,12 +272,10 @@ std::optional<ClockResult> NoRetryBarrierClockGettime(A& acc, const uint8_t* vd,
 }
 
 inline const variants::Variant& NoRetryBarrierVariant() {
-  static const variants::Variant* variant = BrokenUpstream(
+  return BrokenVariant<NoRetryBarrierClockGettime<vdso::HookedAccess>,
+                       NoRetryBarrierClockGettime<vdso::QuietAccess>>(
       "test-no-retry-barrier",
-      "the upstream reader without vdso_read_retry()'s smp_rmb() (tests only)",
-      variants::MakeStateless<NoRetryBarrierClockGettime<vdso::HookedAccess>,
-                              NoRetryBarrierClockGettime<vdso::QuietAccess>>);
-  return *variant;
+      "the upstream reader without vdso_read_retry()'s smp_rmb() (tests only)");
 }
 
 // The upstream reader with basetime sec loaded after the seq loop (the
@@ -317,13 +303,11 @@ std::optional<ClockResult> SecAfterLoopClockGettime(A& acc, const uint8_t* vd,
 }
 
 inline const variants::Variant& SecAfterLoopVariant() {
-  static const variants::Variant* variant = BrokenUpstream(
+  return BrokenVariant<SecAfterLoopClockGettime<vdso::HookedAccess>,
+                       SecAfterLoopClockGettime<vdso::QuietAccess>>(
       "test-sec-after-loop",
       "the upstream reader loading basetime sec after its seq loop (tests "
-      "only)",
-      variants::MakeStateless<SecAfterLoopClockGettime<vdso::HookedAccess>,
-                              SecAfterLoopClockGettime<vdso::QuietAccess>>);
-  return *variant;
+      "only)");
 }
 
 // The upstream reader whose do_aux() makes one pass over the aux record
@@ -349,12 +333,10 @@ std::optional<ClockResult> NoAuxRetryClockGettime(A& acc, const uint8_t* vd,
 }
 
 inline const variants::Variant& NoAuxRetryVariant() {
-  static const variants::Variant* variant = BrokenUpstream(
+  return BrokenVariant<NoAuxRetryClockGettime<vdso::HookedAccess>,
+                       NoAuxRetryClockGettime<vdso::QuietAccess>>(
       "test-no-aux-retry",
-      "the upstream reader without do_aux()'s seq retry (tests only)",
-      variants::MakeStateless<NoAuxRetryClockGettime<vdso::HookedAccess>,
-                              NoAuxRetryClockGettime<vdso::QuietAccess>>);
-  return *variant;
+      "the upstream reader without do_aux()'s seq retry (tests only)");
 }
 
 // How a broken vread_pvclock() departs from the kernel's.
@@ -440,12 +422,9 @@ std::optional<ClockResult> FlawedPvclockClockGettime(A& acc, const uint8_t* vd,
 template <PvclockFlaw kFlaw>
 const variants::Variant& FlawedPvclockVariant(std::string_view name,
                                               std::string_view summary) {
-  static const variants::Variant* variant =
-      BrokenUpstream(name, summary,
-                     variants::MakeStateless<
-                         FlawedPvclockClockGettime<kFlaw, vdso::HookedAccess>,
-                         FlawedPvclockClockGettime<kFlaw, vdso::QuietAccess>>);
-  return *variant;
+  return BrokenVariant<FlawedPvclockClockGettime<kFlaw, vdso::HookedAccess>,
+                       FlawedPvclockClockGettime<kFlaw, vdso::QuietAccess>>(
+      name, summary);
 }
 
 inline const variants::Variant& NoPvclockRecheckVariant() {
