@@ -68,7 +68,8 @@ struct VariantResult {
   uint64_t syscalls = 0;
   uint64_t page_errors = 0;  // Errors the page path returned itself.
   bool run_error = false;
-  bool writer_difference = false;  // --kernel-time: the tree's differed.
+  bool writer_difference = false;  // --kernel-time: the tree's differed...
+  std::vector<std::string> writer_differs_in;  // ...in these scenarios.
   double wall_seconds = 0;  // Its runs' wall time, for the slow-call note.
   std::map<ClockId, std::array<uint64_t, 3>> per_clock;
   // The same over the scenarios on a TSC machine only, what the seeds'
@@ -294,6 +295,7 @@ void RunInto(const sim::Scenario& s, const std::string& scenario_name,
                     "the kernel tree's timekeeper differs from the model",
                     run->random->timekeeping_difference, ""});
     r.writer_difference = true;
+    r.writer_differs_in.push_back(scenario_name);
   } else if (!run->complete) {
     r.incomplete.push_back(scenario_name);
   }
@@ -448,6 +450,17 @@ std::string FormatTable(const std::vector<VariantResult>& results,
                           sim::PropertyName(static_cast<sim::Property>(i + 1)));
     rule += "---|";
   }
+  // With a kernel tree's timekeeper (--kernel-time) its lockstep against
+  // the model is a column of its own: a difference stops the run, so the
+  // properties' cells alone read "pass" for a run that failed.
+  bool tree_writer = false;
+  for (const VariantResult& r : results) {
+    tree_writer |= r.variant->timekeeping != nullptr;
+  }
+  if (tree_writer) {
+    header += " writer |";
+    rule += "---|";
+  }
   header += " page / syscall / page errors |";
   rule += "---|";
   absl::StrAppendFormat(&o, "%s\n%s\n", header, rule);
@@ -455,6 +468,15 @@ std::string FormatTable(const std::vector<VariantResult>& results,
     absl::StrAppendFormat(&o, "| %s |", r.variant->name);
     for (const Cell& c : r.cells)
       absl::StrAppendFormat(&o, " %s |", CellText(c));
+    if (tree_writer) {
+      absl::StrAppendFormat(
+          &o, " %s |",
+          r.variant->timekeeping == nullptr ? "model"
+          : r.writer_differs_in.empty()
+              ? "pass"
+              : absl::StrFormat("DIFFERS %d (%s)", r.writer_differs_in.size(),
+                                absl::StrJoin(r.writer_differs_in, ", ")));
+    }
     absl::StrAppendFormat(&o, " %d / %d / %d |\n", r.vdso_answers, r.syscalls,
                           r.page_errors);
   }

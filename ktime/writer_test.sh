@@ -136,8 +136,13 @@ else
   echo "FAIL writer_difference_stops_the_run: $(grep -e stopped -e defect <<<"$out" | head -3)"
   failures=$((failures + 1))
 fi
-# ...and compare lists it under the variant, and fails.
+# ...and compare lists it under the variant, and fails, with a column that
+# says so (the properties' cells read "pass": the difference stopped the
+# run).
 mkdir -p "$tmp/one" && cp "$scen/baseline.toml" "$tmp/one/"
+expect compare_writer_column 1 "| DIFFERS 1 (baseline) |" -- \
+  compare --scenarios="$tmp/one" --kernel-time="$t612" \
+  --kernel-time-patch="$tmp/ntp-error.diff" --out="$tmp/cmp-out-col"
 expect compare_writer_difference 1 "writer, scenario baseline: [difference]" -- \
   compare --scenarios="$tmp/one" --kernel-time="$t612" \
   --patch="$tmp/ntp-error.diff" --out="$tmp/cmp-ntp"
