@@ -471,11 +471,12 @@ std::string FormatTable(const std::vector<VariantResult>& results,
     if (tree_writer) {
       absl::StrAppendFormat(
           &o, " %s |",
-          r.variant->timekeeping == nullptr ? "model"
-          : r.writer_differs_in.empty()
-              ? "pass"
-              : absl::StrFormat("DIFFERS %d (%s)", r.writer_differs_in.size(),
-                                absl::StrJoin(r.writer_differs_in, ", ")));
+          r.variant->timekeeping == nullptr ? std::string("model")
+          : !r.writer_differs_in.empty()
+              ? absl::StrFormat("DIFFERS %d (%s)", r.writer_differs_in.size(),
+                                absl::StrJoin(r.writer_differs_in, ", "))
+          : r.run_error ? std::string("error")
+                        : std::string("pass"));
     }
     absl::StrAppendFormat(&o, " %d / %d / %d |\n", r.vdso_answers, r.syscalls,
                           r.page_errors);

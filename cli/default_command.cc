@@ -222,14 +222,19 @@ std::string FormatRaces(const std::vector<RaceRun>& runs) {
   return out;
 }
 
-// The verdict when the oracle check held and a stage after it did not.
+// The verdict when the oracle check held and a stage after it did not:
+// where a property broke, else that a stage could not run or complete.
 std::string RacesVerdict(const std::vector<RaceRun>& runs) {
   std::vector<std::string> where;
   for (const RaceRun& r : runs) {
-    if (!r.held() &&
+    if (r.outcome.ok() && r.outcome->failed &&
         std::find(where.begin(), where.end(), r.stage->where) == where.end()) {
       where.push_back(r.stage->where);
     }
+  }
+  if (where.empty()) {
+    return "FAIL: every read between updates matched the syscall bit for "
+           "bit, but a stage after it could not run or complete (above).";
   }
   return absl::StrFormat(
       "FAIL: every read between updates matched the syscall bit for bit, but "

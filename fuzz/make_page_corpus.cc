@@ -74,7 +74,11 @@ int main(int argc, char** argv) {
     page->Store(pv + vdso::kPvtiShift, 1, 0xff);
     page->Store(pv + vdso::kPvtiFlags, 1, vdso::kPvclockTscStableBit);
     std::string pvclock(reinterpret_cast<const char*>(&counter), 8);
-    pvclock.append(reinterpret_cast<const char*>(page->data()), pv + 32);
+    // Through the writer's mapping: the readers' leaves the pages between
+    // (1 and 3) unreadable, as the kernel does.
+    for (uint32_t i = 0; i < pv + 32; ++i) {
+      pvclock.push_back(static_cast<char>(page->Load(i, 1)));
+    }
     if (!Write(dir + "/upstream-pvclock.bin", pvclock)) return 1;
   }
   return 0;

@@ -950,8 +950,14 @@ absl::StatusOr<TreeProfile> ProfileForBuild(const BuildOptions& options,
     return t.backports.empty() ? std::string("none")
                                : absl::StrJoin(t.backports, ", ");
   };
-  if (patched->probe_fault.empty() &&
-      patched->backports != unpatched->backports) {
+  if (!patched->probe_fault.empty()) {
+    // The patch's bug, which the comparison then finds; the profile is
+    // the unpatched tree's whatever the patched probe did.
+    *note = absl::StrFormat(
+        "probing the patched tree for later changes: %s; judged by the "
+        "unpatched tree's profile (era %s + %s)",
+        patched->probe_fault, unpatched->profile.era, named(*unpatched));
+  } else if (patched->backports != unpatched->backports) {
     *note = absl::StrFormat(
         "the patch changes what the tree does where vdsolab probes it for "
         "later changes (backports: %s in the unpatched tree, %s with the "
@@ -960,7 +966,6 @@ absl::StatusOr<TreeProfile> ProfileForBuild(const BuildOptions& options,
         named(*unpatched), named(*patched), unpatched->profile.era,
         named(*unpatched));
   }
-  unpatched->probe_fault = patched->probe_fault;
   return unpatched;
 }
 

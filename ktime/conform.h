@@ -122,8 +122,7 @@ absl::StatusOr<TreeProfile> ProfileForKernelTime(const KernelTime& kt,
 // probe a patch cannot move. A patch that reverts a backport is then a
 // difference from the model, not silently judged by the older profile it
 // made the probe find. `note`: what the patched build's own probe found
-// instead, when it differs ("" otherwise); the patched probe's fault, if
-// any, is kept.
+// instead (other backports, or a fault) when it differs; "" otherwise.
 absl::StatusOr<TreeProfile> ProfileForBuild(const BuildOptions& options,
                                             const KernelTime& kt,
                                             const std::string& version,

@@ -23,6 +23,11 @@ namespace {
 std::string RelativeSource(const char* file) {
   if (file == nullptr) return "?";
   const std::string f = file;
+  // Already relative (the build maps the tree's path away: ktime.cc's
+  // -fmacro-prefix-map).
+  for (const char* top : {"kernel/", "lib/", "arch/", "include/"}) {
+    if (f.rfind(top, 0) == 0) return f;
+  }
   for (const char* top : {"/kernel/", "/lib/", "/arch/", "/include/"}) {
     const size_t at = f.rfind(top);
     if (at != std::string::npos) return f.substr(at + 1);

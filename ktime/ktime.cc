@@ -29,7 +29,7 @@ namespace {
 namespace ki = ::vdsolab::ktree::internal;
 using ki::JoinPath;
 
-// v4: the meta file holds the code map (functions, reached_functions).
+// v5: the meta file holds the code map (functions, reached_functions).
 constexpr char kCacheLayout[] = "ktime-v5";
 
 // What a tarball's extraction keeps: the vDSO build's subset (ResolveTree

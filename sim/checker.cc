@@ -300,6 +300,10 @@ void Checker::CheckFallbackAnswer(const CallRecord& call) {
 // whether it answered (the other properties judge the answer then).
 std::string Checker::UnusualDelta(const CallRecord& call) {
   if (!call.read_counter || call.fell_back) return "";
+  // The timekeeper's hres clocks only: an aux clock's seq names its own
+  // record's publications, not an update of this state.
+  const ClockFacts& facts = Facts(call.clock);
+  if (!facts.hres || facts.aux_kernel) return "";
   const UpdateRecord* state = StateOf(call.begin_seq / 2);
   if (state == nullptr) return "";
   const uint64_t mask = state->tk.tkr_mono.mask;

@@ -128,7 +128,9 @@ std::optional<int64_t> Checker::CrossCpuSkew(const Seen& s) const {
       (s.counter - sources.Read(s.source, tk_cpu, s.counter_ns)) & mask;
   // Past half the counter's range it is behind (as the kernel's
   // clocksource_delta() reads it).
-  return ahead > (mask >> 1) ? -static_cast<int64_t>((0 - ahead) & mask)
+  // Two's complement in the counter's width (C++20: the conversion is
+  // modular), so a skew of half the range is no negation overflow.
+  return ahead > (mask >> 1) ? static_cast<int64_t>(ahead - mask - 1)
                              : static_cast<int64_t>(ahead);
 }
 
@@ -156,8 +158,9 @@ std::optional<std::string> Checker::PairSkew(const Seen& a,
   const std::optional<int64_t> skew_b = CrossCpuSkew(b);
   if (!skew_a || !skew_b || *skew_a == *skew_b) return std::nullopt;
   // a is the earlier read: its CPU ahead of b's is what lets b's answer
-  // fall below a's.
-  const int64_t ahead = *skew_a - *skew_b;
+  // fall below a's. Skews past 2^62 of opposite signs: each read's own.
+  int64_t ahead = 0;
+  if (__builtin_sub_overflow(*skew_a, *skew_b, &ahead)) return std::nullopt;
   std::string motion;
   for (const Seen* s : {&a, &b}) {
     if (!s->negative_motion) continue;

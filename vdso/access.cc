@@ -37,7 +37,8 @@ std::string FaultPlace(const CallFault& fault) {
     // kernel's answer there is SIGBUS rather than this process's SIGSEGV.
     if (std::string_view(fault.object) == "vvar" && !fault.address_below) {
       if (const char* what = VvarUnreadablePage(fault.address)) {
-        absl::StrAppendFormat(&place, ", %s (the kernel: SIGBUS)", what);
+        absl::StrAppendFormat(&place, ", %s (the kernel: SIGBUS on a load)",
+                              what);
       }
     }
     return place;

@@ -126,6 +126,11 @@ inline constexpr uint32_t kHvclockPageOffset =
 // project's 6.18 host: pages 1 and 3 and the Hyper-V page SIGBUS, pages 0
 // and 2 and the pvclock page (kvm-clock in use since boot) readable. What
 // each is, for a report; nullptr for a readable page or past the area.
+constexpr const char* VvarUnreadablePage(uint64_t offset);
+// They are the odd pages of the area (1, 3, 5): a hot path tests a bit.
+constexpr bool VvarPageIsOdd(uint64_t offset) {
+  return ((offset / kPageSize) & 1) != 0;
+}
 constexpr const char* VvarUnreadablePage(uint64_t offset) {
   switch (offset / kPageSize) {
     case 1:
@@ -139,6 +144,15 @@ constexpr const char* VvarUnreadablePage(uint64_t offset) {
       return nullptr;
   }
 }
+static_assert([] {
+  for (uint64_t page = 0; page < kVvarDataPages + kVvarVclockPages; ++page) {
+    if (VvarPageIsOdd(page * kPageSize) !=
+        (VvarUnreadablePage(page * kPageSize) != nullptr)) {
+      return false;
+    }
+  }
+  return true;
+}());
 
 // struct pvclock_vcpu_time_info (arch/x86/include/asm/pvclock-abi.h): the
 // hypervisor's per-vCPU clock parameters, at the start of the pvclock page

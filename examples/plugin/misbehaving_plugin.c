@@ -97,6 +97,9 @@
  *      (SIGBUS there); it read zeros and passed
  *   65 answers CLOCK_MONOTONIC with 0 without writing the timespec: it read
  *      as 0.000000000, a wrong time blamed on the reader's arithmetic
+ *   66 loads one page past the area's start through load32(): a page the
+ *      kernel does not map, refused like a load outside the area (-EFAULT);
+ *      vdsolab's hook read it on its own side and died of the SIGSEGV
  *   48 starts a thread that sets SIGSEGV back to SIG_DFL outside any call
  *      (refused: no call to blame), waits for it, then dereferences a wild
  *      pointer: still a finding, not vdsolab's end
@@ -120,7 +123,7 @@
 #include "vdsolab_plugin.h"
 
 #if !defined(MISBEHAVE) || !defined(MISBEHAVE_NAME)
-#error "build with -DMISBEHAVE=1..31 or 40..65 -DMISBEHAVE_NAME=\"misbehaving-...\""
+#error "build with -DMISBEHAVE=1..31 or 40..66 -DMISBEHAVE_NAME=\"misbehaving-...\""
 #endif
 
 /* 22: a name no command line, report or replay file could carry. */
@@ -364,6 +367,9 @@ static int32_t Misbehave(const struct vdsolab_ops* ops, const uint8_t* page,
       return ops->fallback(ops->ctx, clock, ts);
     case 65:
       return (int32_t)(seq & 0u);
+    case 66:
+      sink += ops->load32(ops->ctx, page + 4096);
+      return ops->fallback(ops->ctx, clock, ts);
     case 43: {
       signal(SIGSEGV, SIG_DFL);
       return (int32_t) * (volatile uint32_t*)(uintptr_t)(16 + (seq & 1));

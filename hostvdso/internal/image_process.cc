@@ -22,6 +22,7 @@
 #include "hostvdso/internal/mailbox.h"
 #include "hostvdso/internal/retry_points.h"
 #include "variants/plugin/call_guard.h"
+#include "vdso/datapage.h"
 #include "vdso/vvar_page.h"
 
 namespace vdsolab::hostvdso::internal {
@@ -303,6 +304,19 @@ std::optional<ClockResult> ImageProcess::Call(vdso::HookedAccess& access,
         if (!go_on) {
           mb_->cmd = Cmd::kAbandon;
           break;
+        }
+        // A page the kernel does not map (vdso/datapage.h): the task's
+        // SIGBUS there, not vdsolab's SIGSEGV reading it on its side.
+        if (vdso::VvarUnreadablePage(offset) != nullptr ||
+            vdso::VvarUnreadablePage(offset + size - 1) != nullptr) {
+          Kill();
+          vdso::CallFault fault;
+          fault.signal = SIGBUS;
+          fault.has_address = true;
+          fault.object = "vvar";
+          fault.address = offset;
+          access.Fault(fault);
+          return std::nullopt;
         }
         access.BeforeLoad(page + offset, size);
         uint32_t value = 0;

@@ -37,6 +37,8 @@ struct Ctx {
   A* access;
   const uint8_t* page;
   bool out_of_bounds = false;
+  // `page` is a time namespace's view (its page 1 is the time page).
+  bool view = false;
   // read_counter() was given a kind not in enum vdsolab_counter_read.
   bool bad_counter_kind = false;
   // This thread's containment state (the simulation only), looked up once
@@ -162,7 +164,8 @@ struct HostScopeFor<vdso::NativeAccess> {
   explicit HostScopeFor(void*) {}
 };
 // A quiet attempt's callbacks only count time and note seq words over
-// bytes InPage() checked: nothing in them can fault or block.
+// bytes InPage() checked (readable pages of the area): nothing in them can
+// fault or block.
 template <>
 struct HostScopeFor<vdso::QuietAccess> {
   explicit HostScopeFor(void*) {}
@@ -204,9 +207,26 @@ struct OpsFor {
     constexpr uintptr_t kArea = vdso::VvarPage::kPages * 4096;
     const uintptr_t offset = reinterpret_cast<uintptr_t>(p) -
                              reinterpret_cast<uintptr_t>(C(ctx).page);
-    if (n <= kArea && offset <= kArea - n) return true;
+    if (n <= kArea && offset <= kArea - n) [[likely]] {
+      // The pages the kernel does not map (vdso/datapage.h, the odd ones)
+      // are outside too: vdsolab's hooks would read them on its own side
+      // and die of the SIGSEGV their PROT_NONE gives.
+      if (!vdso::VvarPageIsOdd(offset) && !vdso::VvarPageIsOdd(offset + n - 1))
+          [[likely]] {
+        return true;
+      }
+      if (!Unmapped(ctx, offset) && !Unmapped(ctx, offset + n - 1)) {
+        return true;
+      }
+    }
     C(ctx).out_of_bounds = true;
     return false;
+  }
+  // Whether the byte at `offset` is on a page the kernel does not map for
+  // this call (a namespace view's page 1 is the time page).
+  [[gnu::cold]] static bool Unmapped(void* ctx, uintptr_t offset) {
+    if (C(ctx).view && offset / vdso::kPageSize == 1) return false;
+    return vdso::VvarUnreadablePage(offset) != nullptr;
   }
   static uint32_t Load32(void* ctx, const uint8_t* p) {
     if (Stray<A, I>(ctx)) return 0;
@@ -359,6 +379,7 @@ template <int I, vdso::VdsoAccess A, class Call>
   if constexpr (std::is_same_v<A, vdso::HookedAccess>) {
     if (page != nullptr && page == access.timens_view()) {
       time_page_offset = vdso::kPageSize;
+      ctx.view = true;
     }
   }
   const vdsolab_ops ops = OpsFor<A, I>::Make(&ctx, time_page_offset);
