@@ -541,16 +541,9 @@ absl::StatusOr<BuiltKernelTime> Build(const ki::TreeSource& tree,
 std::optional<ktree::PatchReach> ComparePatchedCode(
     const BuiltKernelTime& base, const BuiltKernelTime& patched) {
   if (base.functions.empty() || patched.functions.empty()) return std::nullopt;
-  const ki::CodeMap a =
-      ki::ParseCodeMap(base.functions, base.reached_functions);
-  const ki::CodeMap b =
-      ki::ParseCodeMap(patched.functions, patched.reached_functions);
-  ktree::PatchReach out;
-  for (const std::string& f : ki::ChangedFunctions(a, b)) {
-    const bool reached = a.reached.count(f) != 0 || b.reached.count(f) != 0;
-    (reached ? out.reached : out.unreached).push_back(f);
-  }
-  return out;
+  return ktree::ComparePatchedCode(base.functions, base.reached_functions,
+                                   patched.functions,
+                                   patched.reached_functions);
 }
 
 absl::StatusOr<BuiltKernelTime> BuildKernelTime(const BuildOptions& options) {

@@ -420,12 +420,20 @@ absl::StatusOr<std::string> DefaultCacheDir() {
 
 PatchReach ComparePatchedCode(const BuiltVariant& base,
                               const BuiltVariant& patched) {
+  return ComparePatchedCode(base.functions, base.reached_functions,
+                            patched.functions, patched.reached_functions);
+}
+
+PatchReach ComparePatchedCode(std::string_view base_functions,
+                              std::string_view base_reached,
+                              std::string_view patched_functions,
+                              std::string_view patched_reached) {
   PatchReach out;
-  if (base.functions.empty() || patched.functions.empty()) return out;
+  if (base_functions.empty() || patched_functions.empty()) return out;
   const internal::CodeMap a =
-      internal::ParseCodeMap(base.functions, base.reached_functions);
+      internal::ParseCodeMap(base_functions, base_reached);
   const internal::CodeMap b =
-      internal::ParseCodeMap(patched.functions, patched.reached_functions);
+      internal::ParseCodeMap(patched_functions, patched_reached);
   for (const std::string& f : internal::ChangedFunctions(a, b)) {
     const bool reached = a.reached.count(f) != 0 || b.reached.count(f) != 0;
     (reached ? out.reached : out.unreached).push_back(f);

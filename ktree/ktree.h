@@ -28,6 +28,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -102,6 +103,12 @@ struct PatchReach {
 };
 PatchReach ComparePatchedCode(const BuiltVariant& base,
                               const BuiltVariant& patched);
+// The same over two code maps as a cache's meta keeps them (the
+// functions' and the reached lines): ktime's builds keep theirs so too.
+PatchReach ComparePatchedCode(std::string_view base_functions,
+                              std::string_view base_reached,
+                              std::string_view patched_functions,
+                              std::string_view patched_reached);
 
 // Builds (or finds in the cache) the variant of `options`.
 absl::StatusOr<BuiltVariant> BuildTreeVariant(const BuildOptions& options);

@@ -42,6 +42,24 @@ inline variants::Variant* BrokenUpstream(
   return v;
 }
 
+// do_hres()'s seq loop, of the upstream reader's pieces: true with `sec`
+// and `ns` read under one even seq; false: the syscall; nullopt:
+// abandoned. What a broken reader does after it is its own.
+template <vdso::VdsoAccess A>
+std::optional<bool> HresSeqLoop(A& acc, const uint8_t* vd, const uint8_t* vc,
+                                ClockId clock, uint64_t* sec, uint64_t* ns) {
+  namespace internal = vdso::upstream::upstream_internal;
+  for (;;) {
+    const std::optional<uint32_t> seq = internal::ReadBegin(acc, vc);
+    if (!seq) return std::nullopt;
+    const std::optional<bool> ok =
+        internal::GetTimestamp(acc, vd, vc, clock, sec, ns);
+    if (!ok || !*ok) return ok;
+    if (!internal::ReadRetry(acc, vc, *seq)) return true;
+    if (!acc.MayRetry()) return std::nullopt;
+  }
+}
+
 // The upstream variant with the reader `Fn` (and `QuietFn`, the same
 // through vdso::QuietAccess): made once per pair, for the process's life.
 template <auto Fn, auto QuietFn>
@@ -102,20 +120,12 @@ template <vdso::VdsoAccess A>
 std::optional<ClockResult> NsecNotNormalisedClockGettime(A& acc,
                                                          const uint8_t* vd,
                                                          ClockId clock) {
-  namespace internal = vdso::upstream::upstream_internal;
   const uint8_t* vc = HresRecord(vd, clock);
   if (vc == nullptr) return vdso::upstream::ClockGettime(acc, vd, clock);
   uint64_t sec = 0, ns = 0;
-  for (;;) {
-    const std::optional<uint32_t> seq = internal::ReadBegin(acc, vc);
-    if (!seq) return std::nullopt;
-    const std::optional<bool> ok =
-        internal::GetTimestamp(acc, vd, vc, clock, &sec, &ns);
-    if (!ok) return std::nullopt;
-    if (!*ok) return acc.Fallback(clock);
-    if (!internal::ReadRetry(acc, vc, *seq)) break;
-    if (!acc.MayRetry()) return std::nullopt;
-  }
+  const std::optional<bool> ok = HresSeqLoop(acc, vd, vc, clock, &sec, &ns);
+  if (!ok) return std::nullopt;
+  if (!*ok) return acc.Fallback(clock);
   while (ns > kNsecPerSec) {
     ns -= kNsecPerSec;
     ++sec;
@@ -288,16 +298,9 @@ std::optional<ClockResult> SecAfterLoopClockGettime(A& acc, const uint8_t* vd,
   const uint8_t* vc = HresRecord(vd, clock);
   if (vc == nullptr) return vdso::upstream::ClockGettime(acc, vd, clock);
   uint64_t sec = 0, ns = 0;
-  for (;;) {
-    const std::optional<uint32_t> seq = internal::ReadBegin(acc, vc);
-    if (!seq) return std::nullopt;
-    const std::optional<bool> ok =
-        internal::GetTimestamp(acc, vd, vc, clock, &sec, &ns);
-    if (!ok) return std::nullopt;
-    if (!*ok) return acc.Fallback(clock);
-    if (!internal::ReadRetry(acc, vc, *seq)) break;
-    if (!acc.MayRetry()) return std::nullopt;
-  }
+  const std::optional<bool> ok = HresSeqLoop(acc, vd, vc, clock, &sec, &ns);
+  if (!ok) return std::nullopt;
+  if (!*ok) return acc.Fallback(clock);
   sec = acc.template Load<uint64_t>(vc + vdso::VcBasetimeSec(clock));
   return ClockResult::Ok(internal::SetTimespec(sec, ns));
 }
