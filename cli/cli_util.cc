@@ -190,7 +190,9 @@ void RememberStartDirectory() {
 std::string ResolveOutputPath(const std::string& path) {
   // A plugin's or tree's chdir() is undone before vdsolab writes (its own
   // code never changes directory). A failure leaves the directory as it is.
-  if (g_start_dir >= 0) (void)fchdir(g_start_dir);
+  if (g_start_dir >= 0 && fchdir(g_start_dir) != 0) {
+    // Stay where we are: the path is resolved as given.
+  }
   if (!path.empty() && path[0] == '/') return path;
   if (const char* wd = std::getenv("BUILD_WORKING_DIRECTORY")) {
     return std::string(wd) + "/" + path;
