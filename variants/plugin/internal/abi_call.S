@@ -99,9 +99,19 @@ vdsolab_abi_call:
         movq    24(%rsi), %r13
         movq    32(%rsi), %r14
         movq    40(%rsi), %r15
+        // Back through the return address's own slot and `ret`, not an
+        // indirect jmp: the `ret` pops the return-stack-buffer entry the
+        // caller's `call` pushed. A jmp left it there, and every return
+        // of the frames above then predicted the one below its own (a
+        // mispredicted return per frame, after every plugin call). The
+        // slot is the thunk's; the function under test may have written
+        // it, so it gets the saved address again.
         movq    56(%rsi), %rsp
+        subq    $8, %rsp
         .cfi_adjust_cfa_offset -264
-        jmp     *48(%rsi)
+        movq    48(%rsi), %r10
+        movq    %r10, (%rsp)
+        ret
         .cfi_endproc
         .size   vdsolab_abi_call, .-vdsolab_abi_call
 #endif
