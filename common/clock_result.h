@@ -23,7 +23,23 @@ struct ClockResult {
   int32_t ret = 0;  // 0 or -errno, as the syscall returns it.
   Timespec64 ts;    // Meaningful only when ret == 0.
 
-  static ClockResult Ok(const Timespec64& ts) { return ClockResult{0, ts}; }
+  // The two words one by one, each through a register: readers store
+  // their timespec word by word, and the one 16-byte load GCC merges a
+  // struct copy into cannot be forwarded from two 8-byte stores (a stall
+  // of ~6% of a simulated call in the upstream reader; perf annotate).
+  static ClockResult Ok(const Timespec64& ts) {
+    int64_t sec = ts.tv_sec;
+    int64_t nsec = ts.tv_nsec;
+    asm("" : "+r"(sec), "+r"(nsec));
+    return ClockResult{0, Timespec64{sec, nsec}};
+  }
+  // A copy made the same way, word by word: a field-by-field copy in the
+  // source is still merged into one 16-byte load.
+  static ClockResult CopyByWords(const ClockResult& r) {
+    ClockResult c = Ok(r.ts);
+    c.ret = r.ret;
+    return c;
+  }
   static ClockResult Error(int32_t negative_errno) {
     return ClockResult{negative_errno, Timespec64{}};
   }

@@ -513,13 +513,10 @@ struct Later {
   }
 };
 
-// Field by field: the callee stored the result in parts, and a whole copy's
-// wider loads would stall on store forwarding.
+// Word by word (ClockResult::CopyByWords()): the callee stored the result
+// in parts, and a whole copy's wider loads would stall on store forwarding.
 void SetResult(const std::optional<ClockResult>& answer, CallRecord* rec) {
-  if (answer) {
-    rec->result.emplace(ClockResult{
-        answer->ret, Timespec64{answer->ts.tv_sec, answer->ts.tv_nsec}});
-  }
+  if (answer) rec->result.emplace(ClockResult::CopyByWords(*answer));
 }
 
 // Tries `rec`'s call through vdso::QuietAccess: true if it completed (and

@@ -218,10 +218,9 @@ std::optional<ClockResult> SpinsBehindCycleLastClockGettime(A& acc,
   if (!internal::ReadBegin(acc, vc)) return std::nullopt;
   const int32_t mode = static_cast<int32_t>(
       acc.template Load<uint32_t>(vc + vdso::kVcClockMode));
-  const std::optional<uint64_t> counter =
-      internal::ArchGetHwCounter(acc, mode, vd);
-  if (!counter) return std::nullopt;
-  if (*counter < acc.template Load<uint64_t>(vc + vdso::kVcCycleLast)) {
+  uint64_t counter = 0;
+  if (!internal::ArchGetHwCounter(acc, mode, vd, &counter)) return std::nullopt;
+  if (counter < acc.template Load<uint64_t>(vc + vdso::kVcCycleLast)) {
     vdso::CallFault spun;
     spun.kind = vdso::CallFault::Kind::kSpin;
     spun.seconds = 1.0;
