@@ -12,20 +12,36 @@
 
 namespace vdsolab {
 
+namespace rng_internal {
+// SplitMix64's finaliser.
+inline uint64_t Fmix(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+}  // namespace rng_internal
+
+// MixHash()'s first three words, for the many hashes that share them (a
+// reader's per-call generators differ in the call number only): each word
+// is one more link of a chain of dependent multiplies, which the CPU
+// cannot overlap.
+inline uint64_t MixHashPrefix(uint64_t a, uint64_t b, uint64_t c = 0) {
+  using rng_internal::Fmix;
+  uint64_t h = Fmix(a + 0x9e3779b97f4a7c15ull);
+  h = Fmix(h ^ (b + 0x9e3779b97f4a7c15ull));
+  return Fmix(h ^ (c + 0x632be59bd9b4e019ull));
+}
+// MixHash(a, b, c, d) from MixHashPrefix(a, b, c).
+inline uint64_t MixHashFinish(uint64_t prefix, uint64_t d) {
+  return rng_internal::Fmix(prefix ^ (d + 0x85ebca77c2b2ae63ull));
+}
+
 // A stateless 64-bit mix of several words (SplitMix64 finaliser chain):
 // the simulation's per-event randomness, so that removing one event or
 // reader never changes the random draws of the others.
 inline uint64_t MixHash(uint64_t a, uint64_t b, uint64_t c = 0,
                         uint64_t d = 0) {
-  const auto fmix = [](uint64_t z) {
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  };
-  uint64_t h = fmix(a + 0x9e3779b97f4a7c15ull);
-  h = fmix(h ^ (b + 0x9e3779b97f4a7c15ull));
-  h = fmix(h ^ (c + 0x632be59bd9b4e019ull));
-  return fmix(h ^ (d + 0x85ebca77c2b2ae63ull));
+  return MixHashFinish(MixHashPrefix(a, b, c), d);
 }
 
 class Rng {
@@ -37,16 +53,27 @@ class Rng {
   // never drawn from, and hashing and seeding them was a sixth of the run.
   static Rng Deferred(uint64_t a, uint64_t b, uint64_t c = 0, uint64_t d = 0) {
     Rng r;
-    r.deferred_ = true;
+    r.deferred_ = Pending::kWords;
     r.state_[0] = a;
     r.state_[1] = b;
     r.state_[2] = c;
     r.state_[3] = d;
     return r;
   }
+  // The same from MixHashPrefix(a, b, c), which a caller making many such
+  // generators computes once: seeding at the first draw is then one link
+  // of the hash chain, not four (the per-call seeding was a seventh of a
+  // run with injection, most of it waiting on those multiplies).
+  static Rng DeferredFromPrefix(uint64_t prefix, uint64_t d) {
+    Rng r;
+    r.deferred_ = Pending::kPrefix;
+    r.state_[0] = prefix;
+    r.state_[1] = d;
+    return r;
+  }
 
   uint64_t Next() {
-    if (deferred_) [[unlikely]] {
+    if (deferred_ != Pending::kNone) [[unlikely]] {
       SeedDeferred();
     }
     const uint64_t result = Rotl(state_[1] * 5, 7) * 9;
@@ -81,8 +108,13 @@ class Rng {
   // Out of line: once per generator, and it kept Next() from inlining into
   // the simulation's per-step draws.
   [[gnu::noinline]] void SeedDeferred() {
-    deferred_ = false;
-    Seed(MixHash(state_[0], state_[1], state_[2], state_[3]));
+    const uint64_t prefix =
+        deferred_ == Pending::kPrefix
+            ? state_[0]
+            : MixHashPrefix(state_[0], state_[1], state_[2]);
+    const uint64_t d = deferred_ == Pending::kPrefix ? state_[1] : state_[3];
+    deferred_ = Pending::kNone;
+    Seed(MixHashFinish(prefix, d));
   }
   void Seed(uint64_t seed) {
     uint64_t x = seed;
@@ -96,8 +128,11 @@ class Rng {
     return z ^ (z >> 31);
   }
 
-  uint64_t state_[4] = {};  // The MixHash inputs while deferred_.
-  bool deferred_ = false;
+  // What the first draw seeds from: MixHash()'s four words, or a prefix
+  // and the last word (in state_ until then).
+  enum class Pending : uint8_t { kNone, kWords, kPrefix };
+  uint64_t state_[4] = {};
+  Pending deferred_ = Pending::kNone;
 };
 
 }  // namespace vdsolab

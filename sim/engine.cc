@@ -43,14 +43,14 @@ class RandomHooks : public vdso::AccessHooks {
  public:
   // The generator is seeded from (seed, reader id, reader call) and built in
   // place: a copy of one just built stalls on store forwarding.
+  // `rng_prefix`: MixHashPrefix(seed, 0xca11, reader id), the reader's.
   RandomHooks(const World& w, const ReaderSpec* spec, CallRecord* rec,
-              uint64_t reader_id, uint64_t reader_call, bool tracing, int cpu)
+              uint64_t rng_prefix, uint64_t reader_call, bool tracing, int cpu)
       : w_(w),
         spec_(spec),
         t_(w.scenario->timing),
         rec_(rec),
-        rng_(Rng::Deferred(w.scenario->run.seed, 0xca11, reader_id,
-                           reader_call)),
+        rng_(Rng::DeferredFromPrefix(rng_prefix, reader_call)),
         tracing_(tracing),
         preempt_(w.scenario->timing.preempt_ppm != 0),
         migrate_midcall_(spec->migrate_midcall_ppm != 0),
@@ -504,6 +504,10 @@ struct ReaderState {
   uint64_t last_end = 0;  // When its previous call ended.
   uint64_t calls = 0;
   size_t turn = 0;  // calls % (clocks it calls in turn).
+  // MixHashPrefix(seed, tag, id) of its per-call generators' seeds: the
+  // hooks' (0xca11) and the draws between calls (0xbe7).
+  uint64_t hooks_rng_prefix = 0;
+  uint64_t between_rng_prefix = 0;
 };
 
 struct Later {
@@ -654,6 +658,10 @@ absl::StatusOr<RunResult> RunRandom(const Scenario& scenario,
     // Stagger the first calls across one period.
     r.next_start = MixHash(seed, 0x57a6, static_cast<uint64_t>(r.id)) %
                    scenario.readers[i].period_ns;
+    r.hooks_rng_prefix =
+        MixHashPrefix(seed, 0xca11, static_cast<uint64_t>(r.id));
+    r.between_rng_prefix =
+        MixHashPrefix(seed, 0xbe7, static_cast<uint64_t>(r.id));
     queue.push(&r);
   }
 
@@ -703,8 +711,7 @@ absl::StatusOr<RunResult> RunRandom(const Scenario& scenario,
       break;
     }
 
-    Rng between =
-        Rng::Deferred(seed, 0xbe7, static_cast<uint64_t>(r->id), r->calls);
+    Rng between = Rng::DeferredFromPrefix(r->between_rng_prefix, r->calls);
     rec.Reset();
     if (spec.migrate_ppm != 0 && machine.cpus() > 1 &&
         between.Below(1000000) < spec.migrate_ppm) {
@@ -743,8 +750,8 @@ absl::StatusOr<RunResult> RunRandom(const Scenario& scenario,
       ++result.quiet_calls;
       internal::ResolveKvmClock(*writer, variant, &rec);
     } else {
-      RandomHooks hooks(world, &spec, &rec, static_cast<uint64_t>(r->id),
-                        r->calls, tracing, r->cpu);
+      RandomHooks hooks(world, &spec, &rec, r->hooks_rng_prefix, r->calls,
+                        tracing, r->cpu);
       hooks.set_counter_floor(r->last_end);
       vdso::HookedAccess access =
           spec.timens ? vdso::HookedAccess(page->data(), &hooks,
