@@ -288,16 +288,34 @@ class ScriptedHooks : public vdso::AccessHooks {
     // So must one re-reading an odd pvclock version (a rewrite in
     // progress), which vread_pvclock() retries rather than waits on.
     const bool pvti_version = offset == kPvtiVersionOffset;
-    const bool spinning =
-        (loads_.IsSeq(offset) && offset == loads_.last_seq_offset() &&
-         Applied() == applied_at_seq_ && (loads_.last_seq() & 1) != 0) ||
-        (pvti_version && Applied() == applied_at_odd_pvti_);
+    const bool seq = loads_.IsSeq(offset);
+    const bool again = seq && offset == loads_.last_seq_offset() &&
+                       Applied() == applied_at_seq_;
+    // And so must a loop that has read the same seq and the same loads
+    // between twice with no store landing (a reader waiting on the wrong
+    // bit: `seq & 2`): this load would repeat them. Without this the writer
+    // could stall at every turn of the loop, and each turn was a choice:
+    // interleavings without end (a hang). A correct reader never repeats
+    // a seq load with nothing new visible: it returns after a retry check
+    // that matched.
+    const bool repeats =
+        again && seq_repeated_ && iteration_.key() == last_iteration_;
+    const bool spinning = (again && (loads_.last_seq() & 1) != 0) || repeats ||
+                          (pvti_version && Applied() == applied_at_odd_pvti_);
     if (spinning && options.size() > 1) options.erase(options.begin());
     Decide(options);
+    const uint32_t seq_before = loads_.last_seq();
     const uint64_t value =
         loads_.OnLoad(w_->page->data(), offset, size, Now(), rec_);
     if (run_->cache != nullptr) history_.Add(offset).Add(size).Add(value);
-    if (loads_.IsSeq(offset)) applied_at_seq_ = Applied();
+    if (seq) {
+      seq_repeated_ = again && seq_before == static_cast<uint32_t>(value);
+      last_iteration_ = iteration_.key();
+      iteration_ = Fold{};
+      applied_at_seq_ = Applied();
+    } else {
+      iteration_.Add(offset).Add(size).Add(value);
+    }
     if (pvti_version) {
       applied_at_odd_pvti_ = (value & 1) != 0 ? Applied() : ~size_t{0};
     }
@@ -438,6 +456,10 @@ class ScriptedHooks : public vdso::AccessHooks {
     f.Add(applied_at_odd_pvti_);
     f.Add(loads_.last_seq()).Add(loads_.last_seq_ns());
     f.Add(loads_.last_seq_offset()).Add(rec_->iterations);
+    // What BeforeLoad()'s `repeats` looks at, only where it can hold: a
+    // correct reader's call has made its last load when it first does, so
+    // its states' keys are as they were.
+    if (seq_repeated_) f.Add(last_iteration_).Add(iteration_.key());
     return f.key();
   }
   void Decide(const std::vector<size_t>& options) {
@@ -495,6 +517,12 @@ class ScriptedHooks : public vdso::AccessHooks {
   internal::LoadObserver loads_;
   Fold history_;
   size_t applied_at_seq_ = ~size_t{0};
+  // The loads since the last seq load, and those between it and the one
+  // before; whether those two seq loads saw the same value with no store
+  // landing between them (BeforeLoad()'s `repeats`).
+  Fold iteration_;
+  StateKey last_iteration_;
+  bool seq_repeated_ = false;
   // Stores visible at the last load of an odd pvclock version, else ~0.
   size_t applied_at_odd_pvti_ = ~size_t{0};
   static constexpr uint32_t kPvtiVersionOffset =

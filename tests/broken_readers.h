@@ -141,6 +141,41 @@ inline const variants::Variant& NsecNotNormalisedVariant() {
       "the upstream reader normalising with ns > NSEC_PER_SEC (tests only)");
 }
 
+// The upstream reader waiting on the wrong bit of the seq (`seq & 2` for
+// `seq & 1` in do_hres()'s spin): on a page whose seq is even with bit 1
+// set it spins until an update moves the seq on, for good on a settled
+// page, and every turn of its loop is a load the writer may land a store
+// before.
+template <vdso::VdsoAccess A>
+std::optional<ClockResult> WaitsOnBitOneClockGettime(A& acc, const uint8_t* vd,
+                                                     ClockId clock) {
+  namespace internal = vdso::upstream::upstream_internal;
+  const uint8_t* vc = HresRecord(vd, clock);
+  if (vc == nullptr) return vdso::upstream::ClockGettime(acc, vd, clock);
+  uint64_t sec = 0, ns = 0;
+  for (;;) {
+    uint32_t seq;
+    while (((seq = acc.template Load<uint32_t>(vc + vdso::kVcSeq)) & 2) != 0) {
+      if (!acc.MayRetry()) return std::nullopt;
+    }
+    acc.Rmb();
+    const std::optional<bool> ok =
+        internal::GetTimestamp(acc, vd, vc, clock, &sec, &ns);
+    if (!ok) return std::nullopt;
+    if (!*ok) return acc.Fallback(clock);
+    if (!internal::ReadRetry(acc, vc, seq)) break;
+    if (!acc.MayRetry()) return std::nullopt;
+  }
+  return ClockResult::Ok(internal::SetTimespec(sec, ns));
+}
+
+inline const variants::Variant& WaitsOnBitOneVariant() {
+  return BrokenVariant<WaitsOnBitOneClockGettime<vdso::HookedAccess>,
+                       WaitsOnBitOneClockGettime<vdso::QuietAccess>>(
+      "test-waits-on-bit-one",
+      "the upstream reader spinning while seq & 2 (tests only)");
+}
+
 // A reader whose seq re-check never passes (a patched vdso_read_retry()
 // comparing with the wrong seq): it loads the seq until the livelock
 // budget is spent, on every call.

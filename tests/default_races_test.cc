@@ -105,6 +105,31 @@ TEST(DefaultRaces, ASpinBehindCycleLastIsNamedNegativeMotion) {
   EXPECT_TRUE(named);
 }
 
+// A reader that waits on the wrong seq bit spins on an even seq: every
+// turn of its loop was a point the writer could stall at once more, an
+// exploration without end (the default job hung on such a kernel patch).
+// The writer must progress under a loop that repeats itself, as under an
+// odd seq: the search ends, and finds the defect.
+TEST(DefaultRaces, TheExhaustiveRaceEndsOnASpinOnAnEvenSeq) {
+  for (const cli::RaceStage& stage : Stages()) {
+    if (stage.scenario.name != "default-exhaustive-monotonic") continue;
+    sim::RunOptions options;
+    options.max_interleavings = 100000;
+    absl::StatusOr<sim::Outcome> out =
+        sim::Run(stage.scenario, testing::WaitsOnBitOneVariant(), options);
+    ASSERT_TRUE(out.ok()) << out.status();
+    ASSERT_TRUE(out->exhaustive.has_value());
+    EXPECT_TRUE(out->failed);
+    EXPECT_LT(out->exhaustive->interleavings + out->exhaustive->cut, 20000u)
+        << out->exhaustive->stop_reason;
+    uint64_t defects = 0;
+    for (const sim::PropertyStats& p : out->stats) defects += p.defects;
+    EXPECT_GT(defects, 0u);
+    return;
+  }
+  ADD_FAILURE() << "no exhaustive MONOTONIC stage";
+}
+
 TEST(DefaultRaces, TheExhaustiveRaceFindsAMissingSeqRetry) {
   const sim::Outcome out =
       RunStage("default-exhaustive-monotonic", testing::NoSeqRetryVariant());
