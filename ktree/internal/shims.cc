@@ -20,6 +20,10 @@ constexpr char kAutoconf[] = R"(/* vdsolab: x86-64 config for the vDSO build */
 #define CONFIG_X86_64 1
 #define CONFIG_64BIT 1
 #define CONFIG_SMP 1
+/* x86-64 selects it with a compiler that has __int128 (arch/x86/Kconfig):
+ * include/vdso/math64.h's mul_u64_u32_add_u64_shr(), the slow path past
+ * max_cycles, is the __int128 one in the kernel's vDSO. */
+#define CONFIG_ARCH_SUPPORTS_INT128 1
 /* vdsolab: KCSAN's barrier instrumentation (include/linux/kcsan-checks.h)
  * without KCSAN: under -fsanitize=thread every smp_rmb() and smp_mb()
  * becomes a __tsan_atomic_signal_fence() call, which the glue reports to
