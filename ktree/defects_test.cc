@@ -335,5 +335,31 @@ TEST(TreeDefects, EachOtherEntryPointPatchFailsARunNamingItsEntryPoint) {
   }
 }
 
+// Code that reaches the namespace data outside a namespace (the tree's
+// timens__vdso_data, the glue's shadow) dies as the kernel's SIGBUS does,
+// naming the page: the shadow's zeros were read as a time ("vDSO 0").
+TEST(TreeDefects, NamespaceDataOutsideANamespaceIsACrash) {
+  sim::Scenario s;
+  s.run.duration_ns = 20000000;
+  s.readers[0].period_ns = 10000;
+  for (const Tree& t : kTrees) {
+    const CleanAndPatched b =
+        BuildBoth(t.tarball, Defect::kTimeTimensTestInverted);
+    ASSERT_NE(b.clean, nullptr);
+    const std::optional<sim::RunResult> ko = RunBoth(s, b);
+    ASSERT_TRUE(ko.has_value());
+    EXPECT_TRUE(ko->failed) << b.bad->name;
+    bool named = false;
+    for (const sim::Violation& v : ko->violations) {
+      if (v.property == sim::Property::kCrash &&
+          v.why.find("time()") != std::string::npos &&
+          v.why.find("the time namespace page") != std::string::npos) {
+        named = true;
+      }
+    }
+    EXPECT_TRUE(named) << b.bad->name;
+  }
+}
+
 }  // namespace
 }  // namespace vdsolab::ktree

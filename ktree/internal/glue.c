@@ -120,9 +120,9 @@ VDSOLAB_HIDDEN __attribute__((aligned(4096))) uint8_t hvclock_page[4096];
 /* Where the x86 vDSO before 6.13 finds the time page from a namespace's
  * page (x86 vdso-layout.lds.S: timens_page + the _vdso_data offset):
  * in a namespace call, loads here are the time page's bytes at
- * VDSOLAB_TREE_DATA_OFFSET + their offset (timens_load()); outside one it
- * stays as the kernel leaves it to a task in the initial namespace,
- * unreadable in effect (zeroed here). */
+ * VDSOLAB_TREE_DATA_OFFSET + their offset (timens_load()); outside one a
+ * load here dies as the kernel's SIGBUS does (timens_load()): the kernel
+ * maps no page there for a task in the initial namespace. */
 VDSOLAB_HIDDEN __attribute__((aligned(4096))) uint8_t timens__vdso_data[4096];
 /* Reached only by __cvdso_clock_gettime(), which the plugin never calls
  * (it passes the simulated page to __cvdso_clock_gettime_data()). */
@@ -285,8 +285,20 @@ static VDSOLAB_SLOW void pvclock_load(struct call* c, const uint8_t* p,
  * then reads. Per process, like the pvclock shadow. */
 static VDSOLAB_SLOW void timens_load(struct call* c, const uint8_t* p,
                                      size_t size) {
-  if (c->time_page == 0) return;
   const size_t off = (size_t)(p - timens__vdso_data);
+  if (c->time_page == 0) {
+    /* Outside a namespace the kernel maps nothing there, and the load is
+     * SIGBUS (arch/x86/entry/vdso/vma.c, vvar_fault()). The same load made
+     * of the area's own namespace slot (page 1, unmapped in the readers'
+     * view), so that the call dies as the kernel's would and the host
+     * names the page: a code path that strays into the namespace data
+     * would otherwise read the shadow's zeros as a time. */
+    const uint64_t slot = 4096 + VDSOLAB_TREE_DATA_OFFSET + off;
+    if (slot + size <= c->area_bytes) {
+      (void)*(volatile const uint8_t*)(c->page + slot);
+    }
+    return;
+  }
   if (off + size > sizeof(timens__vdso_data)) {
     size = sizeof(timens__vdso_data) - off;
   }

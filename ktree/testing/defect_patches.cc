@@ -180,6 +180,15 @@ absl::StatusOr<std::string> Edit(const std::string& tree_root, Defect d,
       }
       break;
     }
+    case Defect::kTimeTimensTestInverted: {
+      const size_t f = text.find("__cvdso_time_data(");
+      if (f == std::string::npos) return Missing(*rel, "__cvdso_time_data()");
+      if (!ReplaceAfter(text, f, "vd->clock_mode == VDSO_CLOCKMODE_TIMENS",
+                        "vd->clock_mode != VDSO_CLOCKMODE_TIMENS")) {
+        return Missing(*rel, "time()'s namespace test");
+      }
+      break;
+    }
     case Defect::kTimeNull: {
       const size_t f = text.find("__cvdso_time_data(");
       if (f == std::string::npos) return Missing(*rel, "__cvdso_time_data()");
@@ -307,6 +316,8 @@ const char* DefectName(Defect d) {
       return "gettimeofday-tv-null";
     case Defect::kMonotonicToSyscall:
       return "monotonic-to-syscall";
+    case Defect::kTimeTimensTestInverted:
+      return "time-timens-test-inverted";
   }
   return "?";
 }

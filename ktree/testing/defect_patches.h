@@ -83,6 +83,10 @@ enum class Defect {
   // (`if (likely(msk & VDSO_HRES) && clock != CLOCK_MONOTONIC)`): every
   // answer right, the vDSO's fast path for the commonest clock lost.
   kMonotonicToSyscall,
+  // __cvdso_time_data()'s namespace test inverted (`vd->clock_mode !=
+  // VDSO_CLOCKMODE_TIMENS`): a task in no namespace reads the namespace
+  // data, which the kernel does not map for it (SIGBUS).
+  kTimeTimensTestInverted,
 };
 
 // The defects of the initial namespace's paths.
