@@ -81,8 +81,14 @@ EntryPointVerdict NoAnswer(const std::string& call,
                             vdso::DescribeFault(*hooks.fault));
   } else if (hooks.retried) {
     v.property = Property::kLivelock;
+    // A kernel tree's glue asks may_retry() after a retry check that failed
+    // and for every load past its budget, so a loop that waits on the wrong
+    // condition (`seq & 2`) lands here too, though it never retried.
     v.why = absl::StrFormat(
-        "the vDSO's %s asked to retry on a page no writer was changing", call);
+        "the vDSO's %s did not finish on a page no writer was changing: "
+        "it asked to retry, or kept loading the page, with the seq even "
+        "and still (a loop that would not end)",
+        call);
   } else {
     v.why = absl::StrFormat(
         "the vDSO's %s answered VDSOLAB_ABANDONED, though no retry was "
