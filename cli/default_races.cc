@@ -2,9 +2,13 @@
 
 #include "cli/default_races.h"
 
+#include <optional>
+#include <utility>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "timekeeper/clocksource.h"
 
 namespace vdsolab::cli {
 namespace {
@@ -120,6 +124,60 @@ RaceStage SecondBoundaryStage(const std::vector<ClockId>& clocks,
           "the reads at the turn of a second"};
 }
 
+// Deltas past max_cycles. A VM pause longer than the TSC clocksource's
+// max_cycles, and past the point where delta * mult passes 2^64 (max_cycles
+// leaves the NTP headroom, ~11%, below it), then the timekeeping CPU idle
+// (NO_HZ) for 30 ms: until the next tick every read converts such a delta,
+// through the vDSO's overflow-safe multiply (6.10+:
+// mul_u64_u32_add_u64_shr(), the code no other stage reaches). Before 6.10
+// the product wraps, as the era documents. The shape of
+// scenarios/pause-past-max-cycles.toml, on the oracle check's TSC.
+std::optional<RaceStage> PastMaxCyclesStage(const std::vector<ClockId>& clocks,
+                                            uint64_t tsc_hz, uint64_t seed) {
+  absl::StatusOr<timekeeper::Clocksource> tsc =
+      timekeeper::MakeTscClocksource(static_cast<uint32_t>(tsc_hz / 1000));
+  if (!tsc.ok() || tsc->max_cycles == 0) return std::nullopt;
+  // In ns, a quarter past max_cycles; whole ms. tsc_hz is at least 1 MHz
+  // (ValidateOracleRunConfig()) and max_cycles a 64-bit count: in 128 bits.
+  const unsigned __int128 past =
+      static_cast<unsigned __int128>(tsc->max_cycles) * 5 * kNsecPerSec /
+      (4 * static_cast<unsigned __int128>(tsc_hz));
+  const uint64_t pause_ns =
+      (static_cast<uint64_t>(past) / 1000000 + 1) * 1000000;
+  constexpr uint64_t kPauseAt = 500000000;
+  constexpr uint64_t kIdleNs = 30000000;
+  sim::Scenario s = OnTheMachine(tsc_hz, seed);
+  s.name = "default-past-max-cycles";
+  s.description = absl::StrFormat(
+      "The default job's deltas past max_cycles: the VM pauses for %.1f "
+      "minutes, a quarter longer than the TSC clocksource's max_cycles, and "
+      "on resume the timekeeping CPU stays idle (NO_HZ) for 30 ms, so the "
+      "reads convert such deltas until the next tick.",
+      static_cast<double>(pause_ns) / 60e9);
+  s.kernel.hz = 250;
+  sim::EventSpec pause;
+  pause.kind = sim::EventKind::kPause;
+  pause.at_ns = kPauseAt;
+  pause.duration_ns = pause_ns;
+  sim::EventSpec idle;
+  idle.kind = sim::EventKind::kIdle;
+  idle.at_ns = kPauseAt + pause_ns;
+  idle.duration_ns = kIdleNs;
+  s.events = {pause, idle};
+  sim::ReaderSpec reader;
+  reader.cpu = 0;
+  reader.clocks = clocks;
+  reader.period_ns = 20000;
+  s.readers = {reader};
+  s.run.duration_ns = kPauseAt + pause_ns + kIdleNs + 70000000;
+  return RaceStage{
+      std::move(s),
+      absl::StrFormat("%s, reads after a VM pause past the TSC's max_cycles "
+                      "(%.1f minutes), with the timekeeping CPU idle",
+                      Names(clocks), static_cast<double>(pause_ns) / 60e9),
+      "the reads past max_cycles"};
+}
+
 }  // namespace
 
 std::vector<RaceStage> DefaultRaceStages(const std::vector<ClockId>& clocks,
@@ -214,6 +272,10 @@ std::vector<RaceStage> DefaultRaceStages(const std::vector<ClockId>& clocks,
   if (std::vector<ClockId> counted = CounterClocks(clocks); !counted.empty()) {
     stages.push_back(NegativeMotionStage(counted, tsc_hz, seed));
     stages.push_back(SecondBoundaryStage(counted, seed));
+    if (std::optional<RaceStage> past =
+            PastMaxCyclesStage(counted, tsc_hz, seed)) {
+      stages.push_back(std::move(*past));
+    }
   }
   return stages;
 }

@@ -12,7 +12,10 @@
 // CPU's (negative motion, the shape of scenarios/skewed-cpus.toml without
 // migration), then reads
 // every nanosecond across the turn of a second on a 1 GHz counter (the one
-// value a normalisation off by one gets wrong).
+// value a normalisation off by one gets wrong), then reads after a VM
+// pause past the TSC's max_cycles with the timekeeping CPU idle (the
+// overflow-safe multiply, which nothing else reaches; the shape of
+// scenarios/pause-past-max-cycles.toml).
 
 #ifndef VDSOLAB_CLI_DEFAULT_RACES_H_
 #define VDSOLAB_CLI_DEFAULT_RACES_H_

@@ -13,6 +13,7 @@
 #include "absl/strings/match.h"
 #include "sim/run.h"
 #include "tests/broken_readers.h"
+#include "variants/registry.h"
 #include "variants/upstream.h"
 
 namespace vdsolab {
@@ -103,6 +104,22 @@ TEST(DefaultRaces, ASpinBehindCycleLastIsNamedNegativeMotion) {
         << v.detail;
   }
   EXPECT_TRUE(named);
+}
+
+// Reads after the pause convert deltas past max_cycles: the overflow-safe
+// multiply of 6.10+ (no other stage reaches it), which a pre-6.10 reader
+// lacks (its product wraps, as its era documents: a failure unless known
+// behaviour is accepted).
+TEST(DefaultRaces, ThePauseReadsDeltasPastMaxCycles) {
+  const sim::Outcome out =
+      RunStage("default-past-max-cycles", variants::UpstreamVariant());
+  ASSERT_TRUE(out.random.has_value());
+  EXPECT_FALSE(out.failed);
+  EXPECT_GT(out.random->coverage.beyond_max_cycles, 100u);
+  absl::StatusOr<const variants::Variant*> pre610 =
+      variants::FindVariant("6.5");
+  ASSERT_TRUE(pre610.ok()) << pre610.status();
+  EXPECT_TRUE(RunStage("default-past-max-cycles", **pre610).failed);
 }
 
 // A reader that waits on the wrong seq bit spins on an even seq: every
