@@ -44,20 +44,36 @@ inline variants::Variant* BrokenUpstream(
 
 // do_hres()'s seq loop, of the upstream reader's pieces: true with `sec`
 // and `ns` read under one even seq; false: the syscall; nullopt:
-// abandoned. What a broken reader does after it is its own.
-template <vdso::VdsoAccess A>
-std::optional<bool> HresSeqLoop(A& acc, const uint8_t* vd, const uint8_t* vc,
-                                ClockId clock, uint64_t* sec, uint64_t* ns) {
+// abandoned. `begin(acc, vc)` and `retry(acc, vc, seq)` are
+// vdso_read_begin() and vdso_read_retry(), or a broken reader's own. What
+// a broken reader does after it is its own.
+template <vdso::VdsoAccess A, class Begin, class Retry>
+std::optional<bool> HresSeqLoopWith(A& acc, const uint8_t* vd,
+                                    const uint8_t* vc, ClockId clock,
+                                    uint64_t* sec, uint64_t* ns, Begin begin,
+                                    Retry retry) {
   namespace internal = vdso::upstream::upstream_internal;
   for (;;) {
-    const std::optional<uint32_t> seq = internal::ReadBegin(acc, vc);
+    const std::optional<uint32_t> seq = begin(acc, vc);
     if (!seq) return std::nullopt;
     const std::optional<bool> ok =
         internal::GetTimestamp(acc, vd, vc, clock, sec, ns);
     if (!ok || !*ok) return ok;
-    if (!internal::ReadRetry(acc, vc, *seq)) return true;
+    if (!retry(acc, vc, *seq)) return true;
     if (!acc.MayRetry()) return std::nullopt;
   }
+}
+
+template <vdso::VdsoAccess A>
+std::optional<bool> HresSeqLoop(A& acc, const uint8_t* vd, const uint8_t* vc,
+                                ClockId clock, uint64_t* sec, uint64_t* ns) {
+  namespace internal = vdso::upstream::upstream_internal;
+  return HresSeqLoopWith(
+      acc, vd, vc, clock, sec, ns,
+      [](A& a, const uint8_t* c) { return internal::ReadBegin(a, c); },
+      [](A& a, const uint8_t* c, uint32_t seq) {
+        return internal::ReadRetry(a, c, seq);
+      });
 }
 
 // The upstream variant with the reader `Fn` (and `QuietFn`, the same
@@ -153,19 +169,21 @@ std::optional<ClockResult> WaitsOnBitOneClockGettime(A& acc, const uint8_t* vd,
   const uint8_t* vc = HresRecord(vd, clock);
   if (vc == nullptr) return vdso::upstream::ClockGettime(acc, vd, clock);
   uint64_t sec = 0, ns = 0;
-  for (;;) {
-    uint32_t seq;
-    while (((seq = acc.template Load<uint32_t>(vc + vdso::kVcSeq)) & 2) != 0) {
-      if (!acc.MayRetry()) return std::nullopt;
-    }
-    acc.Rmb();
-    const std::optional<bool> ok =
-        internal::GetTimestamp(acc, vd, vc, clock, &sec, &ns);
-    if (!ok) return std::nullopt;
-    if (!*ok) return acc.Fallback(clock);
-    if (!internal::ReadRetry(acc, vc, seq)) break;
-    if (!acc.MayRetry()) return std::nullopt;
-  }
+  const std::optional<bool> ok = HresSeqLoopWith(
+      acc, vd, vc, clock, &sec, &ns,
+      [](A& a, const uint8_t* c) -> std::optional<uint32_t> {
+        uint32_t seq;
+        while (((seq = a.template Load<uint32_t>(c + vdso::kVcSeq)) & 2) != 0) {
+          if (!a.MayRetry()) return std::nullopt;
+        }
+        a.Rmb();
+        return seq;
+      },
+      [](A& a, const uint8_t* c, uint32_t seq) {
+        return internal::ReadRetry(a, c, seq);
+      });
+  if (!ok) return std::nullopt;
+  if (!*ok) return acc.Fallback(clock);
   return ClockResult::Ok(internal::SetTimespec(sec, ns));
 }
 
@@ -302,16 +320,14 @@ std::optional<ClockResult> NoRetryBarrierClockGettime(A& acc, const uint8_t* vd,
   const uint8_t* vc = HresRecord(vd, clock);
   if (vc == nullptr) return vdso::upstream::ClockGettime(acc, vd, clock);
   uint64_t sec = 0, ns = 0;
-  for (;;) {
-    const std::optional<uint32_t> seq = internal::ReadBegin(acc, vc);
-    if (!seq) return std::nullopt;
-    const std::optional<bool> ok =
-        internal::GetTimestamp(acc, vd, vc, clock, &sec, &ns);
-    if (!ok) return std::nullopt;
-    if (!*ok) return acc.Fallback(clock);
-    if (acc.template Load<uint32_t>(vc + vdso::kVcSeq) == *seq) break;
-    if (!acc.MayRetry()) return std::nullopt;
-  }
+  const std::optional<bool> ok = HresSeqLoopWith(
+      acc, vd, vc, clock, &sec, &ns,
+      [](A& a, const uint8_t* c) { return internal::ReadBegin(a, c); },
+      [](A& a, const uint8_t* c, uint32_t seq) {
+        return a.template Load<uint32_t>(c + vdso::kVcSeq) != seq;
+      });
+  if (!ok) return std::nullopt;
+  if (!*ok) return acc.Fallback(clock);
   return ClockResult::Ok(internal::SetTimespec(sec, ns));
 }
 
