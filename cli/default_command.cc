@@ -350,7 +350,7 @@ int DefaultMain(const ParsedFlags& flags) {
   std::fputs(sim::FormatOracleRunReport(*report, false).c_str(), stdout);
   std::fputs(FormatRaces(races).c_str(), stdout);
   std::printf("\n%s\n", !report->ok() || races_held
-                            ? sim::OracleVerdict(*report).c_str()
+                            ? sim::OracleVerdict(*report, races_held).c_str()
                             : RacesVerdict(races).c_str());
   if (!report->ok()) {
     std::printf("replay: %s\n", ReplayCommandLine(*config, flags).c_str());

@@ -86,8 +86,8 @@ EntryPointVerdict NoAnswer(const std::string& call,
     // condition (`seq & 2`) lands here too, though it never retried.
     v.why = absl::StrFormat(
         "the vDSO's %s did not finish on a page no writer was changing: "
-        "it asked to retry, or kept loading the page, with the seq even "
-        "and still (a loop that would not end)",
+        "it asked to retry, or kept loading the page, with nothing "
+        "changing it (a loop that would not end)",
         call);
   } else {
     v.why = absl::StrFormat(

@@ -456,10 +456,10 @@ class ScriptedHooks : public vdso::AccessHooks {
     f.Add(applied_at_odd_pvti_);
     f.Add(loads_.last_seq()).Add(loads_.last_seq_ns());
     f.Add(loads_.last_seq_offset()).Add(rec_->iterations);
-    // What BeforeLoad()'s `repeats` looks at, only where it can hold: a
-    // correct reader's call has made its last load when it first does, so
-    // its states' keys are as they were.
-    if (seq_repeated_) f.Add(last_iteration_).Add(iteration_.key());
+    // The one input of BeforeLoad()'s `repeats` the history does not
+    // determine (the loads between seq loads follow from it): added only
+    // when set, so every state without it keeps the key it had.
+    if (seq_repeated_) f.Add(uint64_t{1});
     return f.key();
   }
   void Decide(const std::vector<size_t>& options) {

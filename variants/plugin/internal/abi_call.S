@@ -105,12 +105,15 @@ vdsolab_abi_call:
         // of the frames above then predicted the one below its own (a
         // mispredicted return per frame, after every plugin call). The
         // slot is the thunk's; the function under test may have written
-        // it, so it gets the saved address again.
-        movq    56(%rsi), %rsp
-        subq    $8, %rsp
-        .cfi_adjust_cfa_offset -264
+        // it, so the saved address is pushed there again (one push: the
+        // unwind information stays right at every instruction).
         movq    48(%rsi), %r10
-        movq    %r10, (%rsp)
+        movq    56(%rsi), %rsp
+        .cfi_def_cfa_offset 0
+        .cfi_register %rip, %r10
+        pushq   %r10
+        .cfi_def_cfa_offset 8
+        .cfi_offset %rip, -8
         ret
         .cfi_endproc
         .size   vdsolab_abi_call, .-vdsolab_abi_call
