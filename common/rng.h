@@ -52,13 +52,7 @@ class Rng {
   // sequence: most per-call generators of a run without injection are
   // never drawn from, and hashing and seeding them was a sixth of the run.
   static Rng Deferred(uint64_t a, uint64_t b, uint64_t c = 0, uint64_t d = 0) {
-    Rng r;
-    r.deferred_ = Pending::kWords;
-    r.state_[0] = a;
-    r.state_[1] = b;
-    r.state_[2] = c;
-    r.state_[3] = d;
-    return r;
+    return DeferredFromPrefix(MixHashPrefix(a, b, c), d);
   }
   // The same from MixHashPrefix(a, b, c), which a caller making many such
   // generators computes once: seeding at the first draw is then one link
@@ -66,14 +60,14 @@ class Rng {
   // run with injection, most of it waiting on those multiplies).
   static Rng DeferredFromPrefix(uint64_t prefix, uint64_t d) {
     Rng r;
-    r.deferred_ = Pending::kPrefix;
+    r.deferred_ = true;
     r.state_[0] = prefix;
     r.state_[1] = d;
     return r;
   }
 
   uint64_t Next() {
-    if (deferred_ != Pending::kNone) [[unlikely]] {
+    if (deferred_) [[unlikely]] {
       SeedDeferred();
     }
     const uint64_t result = Rotl(state_[1] * 5, 7) * 9;
@@ -108,13 +102,8 @@ class Rng {
   // Out of line: once per generator, and it kept Next() from inlining into
   // the simulation's per-step draws.
   [[gnu::noinline]] void SeedDeferred() {
-    const uint64_t prefix =
-        deferred_ == Pending::kPrefix
-            ? state_[0]
-            : MixHashPrefix(state_[0], state_[1], state_[2]);
-    const uint64_t d = deferred_ == Pending::kPrefix ? state_[1] : state_[3];
-    deferred_ = Pending::kNone;
-    Seed(MixHashFinish(prefix, d));
+    deferred_ = false;
+    Seed(MixHashFinish(state_[0], state_[1]));
   }
   void Seed(uint64_t seed) {
     uint64_t x = seed;
@@ -128,11 +117,8 @@ class Rng {
     return z ^ (z >> 31);
   }
 
-  // What the first draw seeds from: MixHash()'s four words, or a prefix
-  // and the last word (in state_ until then).
-  enum class Pending : uint8_t { kNone, kWords, kPrefix };
-  uint64_t state_[4] = {};
-  Pending deferred_ = Pending::kNone;
+  uint64_t state_[4] = {};  // MixHashFinish()'s inputs while deferred_.
+  bool deferred_ = false;
 };
 
 }  // namespace vdsolab

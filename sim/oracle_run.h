@@ -93,7 +93,10 @@ struct OracleRunReport {
   // call bound, and a tree that spins on every call would take hours).
   std::string stop_reason;
 
-  bool ok() const;
+  bool ok() const { return ok_accepting(config.accept_known); }
+  // Whether it would be ok with the era's documented step backs accepted
+  // (--accept=known) or not.
+  bool ok_accepting(bool known) const;
 };
 
 absl::StatusOr<OracleRunReport> RunOracleCheck(

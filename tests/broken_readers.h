@@ -64,6 +64,19 @@ std::optional<bool> HresSeqLoopWith(A& acc, const uint8_t* vd,
   }
 }
 
+// What a reader answers after its seq loop: nullopt when abandoned, the
+// syscall's answer when the loop said so, else `sec` and `ns` as
+// vdso_set_timespec() makes them.
+template <vdso::VdsoAccess A>
+std::optional<ClockResult> SeqLoopAnswer(A& acc, ClockId clock,
+                                         std::optional<bool> ok, uint64_t sec,
+                                         uint64_t ns) {
+  if (!ok) return std::nullopt;
+  if (!*ok) return acc.Fallback(clock);
+  return ClockResult::Ok(
+      vdso::upstream::upstream_internal::SetTimespec(sec, ns));
+}
+
 template <vdso::VdsoAccess A>
 std::optional<bool> HresSeqLoop(A& acc, const uint8_t* vd, const uint8_t* vc,
                                 ClockId clock, uint64_t* sec, uint64_t* ns) {
@@ -98,9 +111,7 @@ std::optional<ClockResult> NoSeqRetryClockGettime(A& acc, const uint8_t* vd,
   uint64_t sec = 0, ns = 0;
   const std::optional<bool> ok =
       internal::GetTimestamp(acc, vd, vc, clock, &sec, &ns);
-  if (!ok) return std::nullopt;
-  if (!*ok) return acc.Fallback(clock);
-  return ClockResult::Ok(internal::SetTimespec(sec, ns));
+  return SeqLoopAnswer(acc, clock, ok, sec, ns);
 }
 
 inline const variants::Variant& NoSeqRetryVariant() {
@@ -182,9 +193,7 @@ std::optional<ClockResult> WaitsOnBitOneClockGettime(A& acc, const uint8_t* vd,
       [](A& a, const uint8_t* c, uint32_t seq) {
         return internal::ReadRetry(a, c, seq);
       });
-  if (!ok) return std::nullopt;
-  if (!*ok) return acc.Fallback(clock);
-  return ClockResult::Ok(internal::SetTimespec(sec, ns));
+  return SeqLoopAnswer(acc, clock, ok, sec, ns);
 }
 
 inline const variants::Variant& WaitsOnBitOneVariant() {
@@ -326,9 +335,7 @@ std::optional<ClockResult> NoRetryBarrierClockGettime(A& acc, const uint8_t* vd,
       [](A& a, const uint8_t* c, uint32_t seq) {
         return a.template Load<uint32_t>(c + vdso::kVcSeq) != seq;
       });
-  if (!ok) return std::nullopt;
-  if (!*ok) return acc.Fallback(clock);
-  return ClockResult::Ok(internal::SetTimespec(sec, ns));
+  return SeqLoopAnswer(acc, clock, ok, sec, ns);
 }
 
 inline const variants::Variant& NoRetryBarrierVariant() {
@@ -380,9 +387,7 @@ std::optional<ClockResult> NoAuxRetryClockGettime(A& acc, const uint8_t* vd,
   uint64_t sec = 0, ns = 0;
   const std::optional<bool> ok =
       internal::GetTimestamp(acc, vd, vc, vdso::kVdsoBaseAux, &sec, &ns);
-  if (!ok) return std::nullopt;
-  if (!*ok) return acc.Fallback(clock);
-  return ClockResult::Ok(internal::SetTimespec(sec, ns));
+  return SeqLoopAnswer(acc, clock, ok, sec, ns);
 }
 
 inline const variants::Variant& NoAuxRetryVariant() {
