@@ -87,6 +87,11 @@ struct CallRecord {
   // is kvm-clock, scaled from the TSC read: sim/kvm_counter.h), and how
   // many of the hypervisor's pvclock stores landed mid-call.
   bool pvclock_read = false;
+  // The reader's own counter read before its (last) fallback had bit 63
+  // set: before 6.5 the x86 vDSO's vdso_cycles_ok() sends that call to the
+  // syscall. Kept apart since `counter` then holds the syscall's read.
+  // (In pvclock_read's padding: the record's size stays.)
+  bool fell_back_on_bit63 = false;
   uint32_t pvclock_stores_during = 0;
   bool migrated_before = false;  // Moved to another CPU since last call.
   bool migrated_midcall = false;
@@ -123,7 +128,7 @@ struct CallRecord {
     fallback_result = ClockResult{};
     fallback_clock = 0;
     reordered_loads = 0;
-    pvclock_read = false;
+    pvclock_read = fell_back_on_bit63 = false;
     pvclock_stores_during = 0;
     migrated_before = migrated_midcall = preempted = timens = false;
     trace.clear();

@@ -56,6 +56,7 @@ Checker::ClockFacts Checker::MakeFacts(ClockId clock) const {
   f.unserved = f.own == nullptr && !f.hres &&
                !checker_internal::IsCoarse(clock) &&
                !checker_internal::IsAux(clock);
+  f.served = f.own == nullptr && variants::ServesFromPage(*variant_, clock);
   return f;
 }
 
@@ -393,7 +394,10 @@ void Checker::OnCall(const CallRecord& call) {
     timens_call_ = nullptr;
     return;
   }
-  if (call.fell_back) CheckFallbackAnswer(call);
+  if (call.fell_back) {
+    CheckFallbackAnswer(call);
+    CheckFallbackCause(call);
+  }
   ++coverage_.calls;
   if (call.iterations > 1) ++coverage_.retries;
   if (call.stores_during > 0) ++coverage_.raced;

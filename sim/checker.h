@@ -22,7 +22,13 @@
 //                 code, within the wall-time bound; the timekeeper's loops
 //                 ended within theirs (tk_internal::LoopGuard);
 //   9 crash       the call did not die of a signal (foreign code runs
-//                 contained: variants/plugin/call_guard.h).
+//                 contained: variants/plugin/call_guard.h);
+//  10 fast_path   a call of a clock the variant serves from the page went
+//                 to the syscall only where its era's reader does: a page
+//                 state in the call's window in clock mode NONE, kvm-clock
+//                 without the stable bit, an aux clock that is off, or
+//                 (before 6.5) a counter read with bit 63 set. Never for
+//                 a coarse clock: lib/vdso's do_coarse() has no fallback.
 //
 // Each violation carries a verdict: a defect (of the reader, or the kernel
 // model it reads), a violated precondition of the design (counters skewed
@@ -197,6 +203,8 @@ class Checker {
     // A kernel clock id the vDSO cannot answer from the page (CPU time,
     // alarms, an invalid id): only the syscall can.
     bool unserved = false;
+    // A kernel clock the variant answers from the page (vdso_clocks).
+    bool served = false;
   };
   static constexpr ClockId kFactIds = 64;
   ClockFacts MakeFacts(ClockId clock) const;
@@ -228,6 +236,10 @@ class Checker {
   void UnshiftResult(ClockId clock, ClockResult* r) const;
   // 1: a call that fell back returns what the syscall answered it.
   void CheckFallbackAnswer(const CallRecord& call);
+  // 10: whether the era's reader may fall back on this call (the causes
+  // CheckFallbackCause() accepts; true where a state is no longer known).
+  bool EraFallsBack(const CallRecord& call, const ClockFacts& facts);
+  [[gnu::cold, gnu::noinline]] void CheckFallbackCause(const CallRecord& call);
   void CheckExactAndTorn(const CallRecord& call, const ClockFacts& facts,
                          const UpdateRecord* state);
   // Returns where in reader.last it stored `seen` (-1: the check is off).

@@ -2,11 +2,14 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "sim/checker.h"
 #include "sim/checker_internal.h"
 #include "sim/hypervisor.h"
+#include "timekeeper/clocksource.h"
 #include "timekeeper/posix_clocks.h"
+#include "variants/semantics.h"
 
 namespace vdsolab::sim {
 
@@ -73,6 +76,91 @@ void Checker::CheckUnservedAnswer(const CallRecord& call) {
 bool Checker::AuxUnservedDuring(const CallRecord& call) const {
   return SyscallAtEnd(call).ret != 0 &&
          SyscallAtTime(call, call.start_ns, call.cpu_start).ret != 0;
+}
+
+bool Checker::EraFallsBack(const CallRecord& call, const ClockFacts& facts) {
+  // lib/vdso's do_coarse() (and the x86 vDSO's before it) reads the page
+  // without looking at the clock mode: it has no fallback.
+  if (IsCoarse(call.clock)) return false;
+  // vdso_cycles_ok() before 6.5: a TSC with bit 63 set (x86, 4.20 to 6.4;
+  // 6.5 masks the read to 63 bits instead).
+  if (call.fell_back_on_bit63 &&
+      oracle_.semantics().counter == variants::CounterSemantics::kClampToLast) {
+    return true;
+  }
+  // The clock mode of every state the call could have loaded: from the one
+  // in force when it began (one earlier after a reordered load) to the
+  // newest begun when it ended; vdso_clocksource_ok() and
+  // __arch_get_hw_counter() test it before the seq re-check, so a state
+  // still being written counts too.
+  uint32_t lo = writer_->LatestStartedAt(call.start_ns).id;
+  if ((call.begin_seq & 1) == 0 && call.begin_seq / 2 < lo) {
+    lo = call.begin_seq / 2;
+  }
+  lo = lo > 1 ? lo - 1 : lo;
+  if (call.reordered_loads != 0 && lo > 1) --lo;
+  const uint32_t hi = writer_->LatestStartedAt(call.end_ns).id;
+  const Hypervisor* hv = writer_->hypervisor();
+  for (uint32_t id = lo; id <= hi; ++id) {
+    const UpdateRecord* u = writer_->Update(id);
+    if (u == nullptr) return true;  // Unknown: not judged.
+    const int32_t mode = u->tk.tkr_mono.clock != nullptr
+                             ? u->tk.tkr_mono.clock->vdso_clock_mode
+                             : timekeeper::kVdsoClockmodeNone;
+    if (mode == timekeeper::kVdsoClockmodePvclock &&
+        (hv == nullptr || !hv->StableSince(call.start_ns))) {
+      return true;
+    }
+    if (mode != timekeeper::kVdsoClockmodeTsc &&
+        mode != timekeeper::kVdsoClockmodePvclock) {
+      return true;
+    }
+  }
+  // An aux clock that is off (its record's mode NONE), or was switched
+  // during the call.
+  if (facts.aux_kernel) {
+    if (SyscallAtTime(call, call.start_ns, call.cpu_start).ret != 0 ||
+        SyscallAtEnd(call).ret != 0) {
+      return true;
+    }
+    for (const AuxRecord& a : writer_->AuxUpdates(call.clock - kClockAux)) {
+      if (a.start_ns <= call.end_ns && a.end_ns >= call.start_ns) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+void Checker::CheckFallbackCause(const CallRecord& call) {
+  if (!call.result) return;
+  const ClockFacts& facts = Facts(call.clock);
+  if (!facts.served) return;
+  ++stats_[static_cast<int>(Property::kFastPath) - 1].checked;
+  if (EraFallsBack(call, facts)) return;
+  Report(
+      Property::kFastPath, Verdict::kDefect,
+      "the call went to the syscall where its era's reader answers from "
+      "the page",
+      absl::StrFormat(
+          "%s fell back to the syscall on CPU %d%s, yet variant %s serves it "
+          "from the page and %s: the vDSO's fast path is lost for this call",
+          Name(call.clock), call.cpu_end,
+          timens_call_ != nullptr ? " in a time namespace" : "", variant_->name,
+          IsCoarse(call.clock)
+              ? "lib/vdso's do_coarse() never falls back"
+              : absl::StrCat(
+                    "every page state the call could load had clock mode ",
+                    writer_->hypervisor() != nullptr
+                        ? "TSC or PVCLOCK with PVCLOCK_TSC_STABLE_BIT"
+                        : "TSC",
+                    facts.aux_kernel ? " and the aux clock was on" : "",
+                    oracle_.semantics().counter ==
+                            variants::CounterSemantics::kClampToLast
+                        ? " and its counter read had bit 63 clear"
+                        : " (bit 63 of the counter matters only before 6.5, "
+                          "which masks it)")),
+      call);
 }
 
 void Checker::CheckPvclockStable(const CallRecord& call) {

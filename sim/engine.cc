@@ -138,6 +138,8 @@ class RandomHooks : public vdso::AccessHooks {
   ClockResult Fallback(ClockId clock) override {
     if (reorder_ppm_ != 0) Reorderable();
     rec_->fell_back = true;
+    rec_->fell_back_on_bit63 =
+        rec_->read_counter && static_cast<int64_t>(rec_->counter) < 0;
     // Past the loop budget the call is a livelock finding (the checker):
     // its further system calls take no simulated time, so that a reader
     // calling the fallback in a loop cannot spend the run's duration in

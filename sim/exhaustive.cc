@@ -373,6 +373,8 @@ class ScriptedHooks : public vdso::AccessHooks {
 
   ClockResult Fallback(ClockId clock) override {
     rec_->fell_back = true;
+    rec_->fell_back_on_bit63 =
+        rec_->read_counter && static_cast<int64_t>(rec_->counter) < 0;
     ++rec_->fallbacks;
     // The syscall waits out an update in progress, then reads it.
     const size_t p = Applied();

@@ -154,6 +154,15 @@ const PvtiState& Hypervisor::StateAt(uint64_t t_ns) const {
   return states_.front();
 }
 
+bool Hypervisor::StableSince(uint64_t from_ns) const {
+  if (states_.front().visible_ns > from_ns) return false;
+  for (auto it = states_.rbegin(); it != states_.rend(); ++it) {
+    if ((it->flags & kPvclockTscStable) == 0) return false;
+    if (it->visible_ns <= from_ns) break;  // In force at `from`.
+  }
+  return true;
+}
+
 uint64_t Hypervisor::KernelRead(int cpu, uint64_t t_ns) const {
   PvtiState own = StateAt(t_ns);
   // KVM writes each vCPU's pvti with that vCPU's TSC at the master clock.

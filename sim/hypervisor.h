@@ -110,6 +110,11 @@ class Hypervisor {
   // every store due by then is applied; a rewrite in progress leaves the
   // previous one).
   const PvtiState& StateAt(uint64_t t_ns) const;
+  // Whether every state a read from `from` on may have loaded had the
+  // stable bit: the one in force at `from` and every later one made so far
+  // (a rewrite in progress counts: vread_pvclock() tests the flags before
+  // its version re-check). False where that state may have been retired.
+  bool StableSince(uint64_t from_ns) const;
 
   // kvm-clock as the guest kernel reads it on `cpu` at `t`: this vCPU's
   // pvti, whose tsc_timestamp is this vCPU's TSC at the master clock.

@@ -22,6 +22,8 @@ const char* PropertyName(Property p) {
       return "livelock";
     case Property::kCrash:
       return "crash";
+    case Property::kFastPath:
+      return "fast_path";
   }
   return "?";
 }

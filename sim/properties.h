@@ -21,8 +21,9 @@ enum class Property {
   kTorn,
   kLivelock,
   kCrash,
+  kFastPath,
 };
-inline constexpr int kNumProperties = 9;
+inline constexpr int kNumProperties = 10;
 const char* PropertyName(Property p);
 
 enum class Verdict { kDefect, kPrecondition, kKnownKernel };
