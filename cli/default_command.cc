@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -152,7 +153,9 @@ struct RaceRun {
     return outcome.ok() && !outcome->failed && outcome->complete;
   }
   // "1234 interleavings" or "812345 calls", with how many read a counter
-  // behind cycle_last where any did.
+  // behind cycle_last, read the pvclock page, were made in a time
+  // namespace or went to the syscall, where any did: what shows that a
+  // stage reached the path it is there for.
   std::string Size() const {
     if (!outcome.ok()) return "";
     if (outcome->exhaustive) {
@@ -160,9 +163,25 @@ struct RaceRun {
                              outcome->exhaustive->interleavings);
     }
     const sim::Coverage& c = outcome->random->coverage;
-    if (c.negative_motion == 0) return absl::StrFormat("%d calls", c.calls);
-    return absl::StrFormat("%d calls (%d with the counter behind cycle_last)",
-                           c.calls, c.negative_motion);
+    std::vector<std::string> parts;
+    if (c.negative_motion != 0) {
+      parts.push_back(absl::StrFormat("%d with the counter behind cycle_last",
+                                      c.negative_motion));
+    }
+    if (c.pvclock_reads != 0) {
+      parts.push_back(
+          absl::StrFormat("%d through the pvclock page", c.pvclock_reads));
+    }
+    if (c.timens_calls != 0) {
+      parts.push_back(
+          absl::StrFormat("%d in a time namespace", c.timens_calls));
+    }
+    if (c.fallbacks != 0) {
+      parts.push_back(absl::StrFormat("%d by the syscall", c.fallbacks));
+    }
+    if (parts.empty()) return absl::StrFormat("%d calls", c.calls);
+    return absl::StrFormat("%d calls (%s)", c.calls,
+                           absl::StrJoin(parts, ", "));
   }
 };
 
@@ -263,7 +282,8 @@ int DefaultMain(const ParsedFlags& flags) {
                : kExitFailed;
   }
   const std::vector<RaceStage> stages =
-      DefaultRaceStages(PageClocks(*report), config->tsc_hz, config->seed);
+      DefaultRaceStages(PageClocks(*report), config->tsc_hz, config->seed,
+                        chosen->front()->timens);
   const std::vector<RaceRun> races =
       RunRaces(stages, *chosen->front(), flags, config->accept_known);
   const bool races_held = std::all_of(

@@ -178,10 +178,148 @@ std::optional<RaceStage> PastMaxCyclesStage(const std::vector<ClockId>& clocks,
       "the reads past max_cycles"};
 }
 
+// The counter's top bit. A TSC 30 ms before it wraps past 2^64 (a large
+// TSC offset after a VM migration): bit 63 is set until the wrap, which
+// lands halfway between two ticks. 6.5+ masks the read to 63 bits and
+// answers from the page throughout; before, vdso_cycles_ok() sends each
+// read with bit 63 set to the syscall, and after the wrap time stands
+// still at the base until the next tick (both as the era documents). The
+// shape of scenarios/counter-wrap.toml.
+RaceStage CounterTopStage(const std::vector<ClockId>& clocks, uint64_t tsc_hz,
+                          uint64_t seed) {
+  constexpr uint64_t kWrapAtNs = 30000000;
+  sim::Scenario s = OnTheMachine(tsc_hz, seed);
+  s.name = "default-counter-top";
+  s.description =
+      "The default job's counter top: CPU 0's TSC starts 30 ms before it "
+      "wraps past 2^64 (bit 63 set until then), HZ 250, one reader every "
+      "2 us for 60 ms.";
+  // tsc_hz is at most 10 GHz (ValidateOracleRunConfig()): no overflow.
+  s.machine.counter_start = 0 - tsc_hz / 1000 * (kWrapAtNs / 1000000);
+  s.kernel.hz = 250;
+  sim::ReaderSpec reader;
+  reader.cpu = 0;
+  reader.clocks = clocks;
+  reader.period_ns = 2000;
+  reader.period_jitter_ns = 500;
+  s.readers = {reader};
+  s.run.duration_ns = 2 * kWrapAtNs;
+  return {std::move(s),
+          absl::StrFormat("%s, 60 ms of reads with the counter's bit 63 set, "
+                          "then across its wrap past 2^64",
+                          Names(clocks)),
+          "the reads with the counter's top bit set"};
+}
+
+// kvm-clock. The clocksource kvm-clock puts the page in PVCLOCK mode: the
+// vDSO scales the TSC with vCPU 0's pvclock page (vread_pvclock()) while
+// its stable bit is set, and falls back to the syscall while it is clear.
+// Here the hypervisor flips the bit every 1.1 ms while two preempted
+// readers race its rewrites: a reader that ignores the bit answers from a
+// page it must not use (exact), one that falls back while it is set loses
+// the fast path (fast_path). The shape of scenarios/kvm-stable-toggle.toml.
+RaceStage KvmClockStage(const std::vector<ClockId>& clocks, uint64_t tsc_hz,
+                        uint64_t seed) {
+  constexpr uint64_t kToggleNs = 1137000;
+  constexpr int kToggles = 17;
+  sim::Scenario s = OnTheMachine(tsc_hz, seed);
+  s.name = "default-kvm-clock";
+  s.description =
+      "The default job's kvm-clock: the clocksource kvm-clock (PVCLOCK "
+      "mode), a pvclock rewrite every 2 ms and PVCLOCK_TSC_STABLE_BIT "
+      "flipped every 1.137 ms, two readers on two CPUs preempted before "
+      "one hook in ten, HZ 1000, 20 ms.";
+  s.machine.clocksource = "kvm-clock";
+  s.machine.pvclock_period_ns = 2000000;
+  s.machine.cpus = {sim::CpuCounterSpec{}, sim::CpuCounterSpec{}};
+  s.kernel.hz = 1000;
+  s.timing.preempt_ppm = 100000;
+  s.timing.preempt_max_ns = 5000;
+  for (int i = 1; i <= kToggles; ++i) {
+    sim::EventSpec e;
+    e.kind = sim::EventKind::kPvclockUpdate;
+    e.at_ns = kToggleNs * static_cast<uint64_t>(i);
+    e.pvclock_stable = i % 2 == 0;
+    s.events.push_back(e);
+  }
+  sim::ReaderSpec fast;
+  fast.cpu = 1;
+  fast.clocks = clocks;
+  fast.period_ns = 1000;
+  sim::ReaderSpec slow;
+  slow.cpu = 0;
+  slow.clocks = clocks;
+  slow.period_ns = 3000;
+  s.readers = {fast, slow};
+  s.run.duration_ns = kToggleNs * (kToggles + 1);
+  return {std::move(s),
+          absl::StrFormat("%s, 20 ms of two preempted readers on kvm-clock, "
+                          "its pvclock page's stable bit flipping",
+                          Names(clocks)),
+          "the reads on kvm-clock"};
+}
+
+// A time namespace (CONFIG_TIME_NS). A task in one maps the namespace's
+// page where the vvar page was (seq 1, VDSO_CLOCKMODE_TIMENS); lib/vdso
+// follows it to do_hres_timens()/do_coarse_timens(), which read the real
+// page and add the offsets, and never fall back for it. Two readers in a
+// namespace (MONOTONIC 49.75 s behind, BOOTTIME an hour less 1 ns ahead),
+// one outside, a stalling writer, an NTP change and a settime. The shape of
+// scenarios/time-namespace.toml.
+RaceStage TimeNamespaceStage(const std::vector<ClockId>& clocks,
+                             uint64_t tsc_hz, uint64_t seed) {
+  sim::Scenario s = OnTheMachine(tsc_hz, seed);
+  s.name = "default-time-namespace";
+  s.description =
+      "The default job's time namespace: readers in a namespace whose "
+      "MONOTONIC is 49.75 s behind and BOOTTIME 3600.999999999 s ahead "
+      "and one outside, against a writer that stalls before one store in "
+      "twenty, preempted before one hook in two hundred, HZ 1000, an NTP "
+      "frequency change at 20 ms and a settime at 40 ms, 60 ms.";
+  s.machine.cpus = {sim::CpuCounterSpec{}, sim::CpuCounterSpec{}};
+  s.kernel.hz = 1000;
+  s.kernel.boot_offset = Timespec64{50, 0};
+  s.kernel.timens_monotonic = Timespec64{-50, 250000000};
+  s.kernel.timens_boottime = Timespec64{3600, 999999999};
+  s.timing.preempt_ppm = 5000;
+  s.timing.preempt_max_ns = 20000;
+  s.timing.writer_stall_ppm = 50000;
+  s.timing.writer_stall_max_ns = 5000;
+  sim::EventSpec ntp;
+  ntp.kind = sim::EventKind::kAdjtimexFrequency;
+  ntp.at_ns = 20000000;
+  ntp.freq_scaled_ppm = int64_t{180} << 16;
+  sim::EventSpec settime;
+  settime.kind = sim::EventKind::kSetTime;
+  settime.at_ns = 40000000;
+  settime.realtime = Timespec64{1764470000, 250000000};
+  s.events = {ntp, settime};
+  sim::ReaderSpec inside;
+  inside.cpu = 0;
+  inside.clocks = clocks;
+  inside.period_ns = 3000;
+  inside.timens = true;
+  sim::ReaderSpec inside_other = inside;
+  inside_other.cpu = 1;
+  inside_other.period_ns = 5000;
+  sim::ReaderSpec outside;
+  outside.cpu = 1;
+  outside.clocks = clocks;
+  outside.period_ns = 7000;
+  s.readers = {inside, inside_other, outside};
+  s.run.duration_ns = 60000000;
+  return {std::move(s),
+          absl::StrFormat("%s, 60 ms of readers in a time namespace and one "
+                          "outside, across an NTP change and a settime",
+                          Names(clocks)),
+          "the reads in a time namespace"};
+}
+
 }  // namespace
 
 std::vector<RaceStage> DefaultRaceStages(const std::vector<ClockId>& clocks,
-                                         uint64_t tsc_hz, uint64_t seed) {
+                                         uint64_t tsc_hz, uint64_t seed,
+                                         bool timens) {
   std::vector<RaceStage> stages;
   // One exhaustive search per clock: the strategy races the first
   // reader's first clock. Across a second boundary (rollover), where a
@@ -276,7 +414,10 @@ std::vector<RaceStage> DefaultRaceStages(const std::vector<ClockId>& clocks,
             PastMaxCyclesStage(counted, tsc_hz, seed)) {
       stages.push_back(std::move(*past));
     }
+    stages.push_back(CounterTopStage(counted, tsc_hz, seed));
+    stages.push_back(KvmClockStage(counted, tsc_hz, seed));
   }
+  if (timens) stages.push_back(TimeNamespaceStage(clocks, tsc_hz, seed));
   return stages;
 }
 

@@ -15,7 +15,14 @@
 // value a normalisation off by one gets wrong), then reads after a VM
 // pause past the TSC's max_cycles with the timekeeping CPU idle (the
 // overflow-safe multiply, which nothing else reaches; the shape of
-// scenarios/pause-past-max-cycles.toml).
+// scenarios/pause-past-max-cycles.toml), then reads with the counter's
+// bit 63 set and across its wrap past 2^64 (counter-wrap.toml's shape),
+// then two preempted readers on kvm-clock with the pvclock page's stable
+// bit flipping (kvm-stable-toggle.toml's), and, for a variant that follows
+// time namespaces, readers in one (time-namespace.toml's). Those three
+// are where lib/vdso takes its fallback or its namespace path: a patch
+// that loses the fast path there (fast_path) or misreads the namespace
+// page fails in them.
 
 #ifndef VDSOLAB_CLI_DEFAULT_RACES_H_
 #define VDSOLAB_CLI_DEFAULT_RACES_H_
@@ -39,9 +46,11 @@ struct RaceStage {
 };
 
 // The stages for `clocks` (those the oracle check saw the page answer), on
-// the oracle check's machine (TSC rate) and seed.
+// the oracle check's machine (TSC rate) and seed; the time namespace's
+// only for a variant that follows namespaces (`timens`: Variant::timens).
 std::vector<RaceStage> DefaultRaceStages(const std::vector<ClockId>& clocks,
-                                         uint64_t tsc_hz, uint64_t seed);
+                                         uint64_t tsc_hz, uint64_t seed,
+                                         bool timens);
 
 }  // namespace vdsolab::cli
 

@@ -520,6 +520,62 @@ inline const variants::Variant& NoPvclockStableCheckVariant() {
       "PVCLOCK_TSC_STABLE_BIT (tests only)");
 }
 
+// Where a broken reader goes to the syscall although lib/vdso answers from
+// the page (each a kernel-tree mutant that once passed every check).
+enum class FastPathLoss {
+  // The 6.5 masking fix reverted in a 6.5+ reader: a TSC with bit 63 set
+  // fails vdso_cycles_ok() (`rdtsc_ordered() & S64_MAX` -> `& U64_MAX`).
+  kBit63,
+  // PVCLOCK mode taken for a clocksource the vDSO cannot read
+  // (`clock_mode == VDSO_CLOCKMODE_PVCLOCK` inverted).
+  kPvclock,
+  // do_hres_timens()/do_coarse_timens() answering "use the syscall".
+  kTimens,
+};
+
+// The upstream reader, except that it falls back where `kLoss` says first
+// (a look at seq, the clock mode and, for kBit63, the counter; upstream's
+// own reads follow).
+template <FastPathLoss kLoss, vdso::VdsoAccess A>
+std::optional<ClockResult> FastPathLostClockGettime(A& acc, const uint8_t* vd,
+                                                    ClockId clock) {
+  const uint8_t* vc = HresRecord(vd, clock);
+  if (vc == nullptr && kLoss == FastPathLoss::kTimens &&
+      (clock == kClockRealtimeCoarse || clock == kClockMonotonicCoarse)) {
+    vc = vd + vdso::ClockDataOffset(vdso::kCsHresCoarse);
+  }
+  if (vc == nullptr) return vdso::upstream::ClockGettime(acc, vd, clock);
+  const uint32_t seq = acc.template Load<uint32_t>(vc + vdso::kVcSeq);
+  const int32_t mode = static_cast<int32_t>(
+      acc.template Load<uint32_t>(vc + vdso::kVcClockMode));
+  namespace up = vdso::upstream;
+  switch (kLoss) {
+    case FastPathLoss::kBit63:
+      if (mode == up::kClockModeTsc &&
+          static_cast<int64_t>(acc.ReadTsc()) < 0) {
+        return acc.Fallback(clock);
+      }
+      break;
+    case FastPathLoss::kPvclock:
+      if (mode == up::kClockModePvclock) return acc.Fallback(clock);
+      break;
+    case FastPathLoss::kTimens:
+      if ((seq & 1) != 0 && mode == up::kClockModeTimens) {
+        return acc.Fallback(clock);
+      }
+      break;
+  }
+  return up::ClockGettime(acc, vd, clock);
+}
+
+template <FastPathLoss kLoss>
+const variants::Variant& FastPathLostVariant(std::string_view name,
+                                             std::string_view summary) {
+  return BrokenVariant<FastPathLostClockGettime<kLoss, vdso::HookedAccess>,
+                       FastPathLostClockGettime<kLoss, vdso::QuietAccess>>(
+      name, summary);
+}
+
 }  // namespace vdsolab::testing
 
 #endif  // VDSOLAB_TESTS_BROKEN_READERS_H_

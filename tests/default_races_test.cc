@@ -22,11 +22,11 @@ namespace {
 constexpr uint64_t kTscHz = 2600000000;
 constexpr uint64_t kSeed = 1;
 
-std::vector<cli::RaceStage> Stages() {
+std::vector<cli::RaceStage> Stages(bool timens = true) {
   return cli::DefaultRaceStages(
       std::vector<ClockId>(std::begin(kVdsoServedClocks),
                            std::end(kVdsoServedClocks)),
-      kTscHz, kSeed);
+      kTscHz, kSeed, timens);
 }
 
 // The outcome of the stage named `name` for `variant`.
@@ -151,6 +151,92 @@ TEST(DefaultRaces, TheExhaustiveRaceFindsAMissingSeqRetry) {
   const sim::Outcome out =
       RunStage("default-exhaustive-monotonic", testing::NoSeqRetryVariant());
   EXPECT_TRUE(out.failed);
+}
+
+const sim::PropertyStats& FastPath(const sim::Outcome& out) {
+  return out.random->stats[static_cast<int>(sim::Property::kFastPath) - 1];
+}
+
+// The counter's bit 63: 6.5+ masks it off and answers from the page; a
+// reader that falls back on it (the masking fix reverted) loses the fast
+// path while the counter is near the top. Before 6.5 those fallbacks are
+// the era's own (vdso_cycles_ok()): checked, and no defect.
+TEST(DefaultRaces, TheCounterTopFindsAFallbackOnBit63) {
+  const sim::Outcome lost = RunStage(
+      "default-counter-top",
+      testing::FastPathLostVariant<testing::FastPathLoss::kBit63>(
+          "test-fallback-on-bit-63",
+          "the upstream reader falling back on a counter with bit 63 set "
+          "(tests only)"));
+  ASSERT_TRUE(lost.random.has_value());
+  EXPECT_TRUE(lost.failed);
+  EXPECT_GT(FastPath(lost).defects, 1000u);
+
+  const sim::Outcome upstream =
+      RunStage("default-counter-top", variants::UpstreamVariant());
+  ASSERT_TRUE(upstream.random.has_value());
+  EXPECT_FALSE(upstream.failed);
+  EXPECT_EQ(upstream.random->coverage.fallbacks, 0u);
+  EXPECT_GT(upstream.random->coverage.counter_wrapped, 1000u);
+
+  absl::StatusOr<const variants::Variant*> pre65 = variants::FindVariant("6.1");
+  ASSERT_TRUE(pre65.ok()) << pre65.status();
+  const sim::Outcome era = RunStage("default-counter-top", **pre65);
+  ASSERT_TRUE(era.random.has_value());
+  EXPECT_GT(FastPath(era).checked, 1000u);
+  EXPECT_EQ(FastPath(era).defects, 0u);
+}
+
+// kvm-clock: the fallback is right while the stable bit is clear and
+// wrong while it is set.
+TEST(DefaultRaces, KvmClockFindsAFallbackUnderTheStableBit) {
+  const sim::Outcome lost = RunStage(
+      "default-kvm-clock",
+      testing::FastPathLostVariant<testing::FastPathLoss::kPvclock>(
+          "test-pvclock-unread",
+          "the upstream reader falling back in PVCLOCK mode (tests only)"));
+  ASSERT_TRUE(lost.random.has_value());
+  EXPECT_TRUE(lost.failed);
+  EXPECT_GT(FastPath(lost).defects, 1000u);
+  EXPECT_LT(FastPath(lost).defects, FastPath(lost).checked);
+
+  const sim::Outcome upstream =
+      RunStage("default-kvm-clock", variants::UpstreamVariant());
+  ASSERT_TRUE(upstream.random.has_value());
+  EXPECT_FALSE(upstream.failed);
+  EXPECT_GT(upstream.random->coverage.pvclock_reads, 1000u);
+  EXPECT_GT(FastPath(upstream).checked, 1000u);
+  EXPECT_EQ(FastPath(upstream).defects, 0u);
+}
+
+// A time namespace: lib/vdso's namespace paths never fall back.
+TEST(DefaultRaces, TheNamespaceStageFindsAFallbackInANamespace) {
+  const sim::Outcome lost = RunStage(
+      "default-time-namespace",
+      testing::FastPathLostVariant<testing::FastPathLoss::kTimens>(
+          "test-timens-fallback",
+          "the upstream reader falling back in a time namespace (tests "
+          "only)"));
+  ASSERT_TRUE(lost.random.has_value());
+  EXPECT_TRUE(lost.failed);
+  EXPECT_GT(FastPath(lost).defects, 1000u);
+  bool named = false;
+  for (const sim::Violation& v : lost.random->violations) {
+    named |= v.property == sim::Property::kFastPath &&
+             absl::StrContains(v.detail, "in a time namespace");
+  }
+  EXPECT_TRUE(named);
+
+  const sim::Outcome upstream =
+      RunStage("default-time-namespace", variants::UpstreamVariant());
+  ASSERT_TRUE(upstream.random.has_value());
+  EXPECT_FALSE(upstream.failed);
+  EXPECT_GT(upstream.random->coverage.timens_calls, 1000u);
+
+  // A variant without the namespace path is not run there.
+  for (const cli::RaceStage& stage : Stages(/*timens=*/false)) {
+    EXPECT_NE(stage.scenario.name, "default-time-namespace");
+  }
 }
 
 }  // namespace
