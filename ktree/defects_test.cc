@@ -361,5 +361,41 @@ TEST(TreeDefects, NamespaceDataOutsideANamespaceIsACrash) {
   }
 }
 
+// A fallback the era's reader does not make: with the PVCLOCK test
+// inverted, kvm-clock is never read from the pvclock page and every hres
+// call goes to the syscall. Every answer is right; property fast_path
+// fails each call made while the stable bit was set. The clean tree,
+// whose fallbacks all fall in the unstable window, passes.
+TEST(TreeDefects, AnInvertedPvclockTestLosesTheFastPathOnKvmClock) {
+  sim::Scenario s;
+  s.machine.clocksource = "kvm-clock";
+  s.machine.pvclock_period_ns = 2000000;
+  sim::EventSpec unstable;
+  unstable.kind = sim::EventKind::kPvclockUpdate;
+  unstable.at_ns = 8000000;
+  unstable.pvclock_stable = false;
+  sim::EventSpec stable = unstable;
+  stable.at_ns = 12000000;
+  stable.pvclock_stable = true;
+  s.events = {unstable, stable};
+  s.run.duration_ns = 20000000;
+  s.readers[0].clocks = {kClockMonotonic, kClockRealtime, kClockMonotonicRaw};
+  s.readers[0].period_ns = 10000;
+  for (const Tree& t : kTrees) {
+    const CleanAndPatched b =
+        BuildBoth(t.tarball, Defect::kPvclockModeInverted);
+    ASSERT_NE(b.clean, nullptr);
+    const std::optional<sim::RunResult> ko = RunBoth(s, b);
+    ASSERT_TRUE(ko.has_value());
+    EXPECT_TRUE(ko->failed) << b.bad->name;
+    const sim::PropertyStats& fast =
+        ko->stats[static_cast<int>(sim::Property::kFastPath) - 1];
+    // About 16 of the 20 ms are stable: most of the ~2000 calls.
+    EXPECT_GT(fast.defects, 1000u) << b.bad->name;
+    EXPECT_LT(fast.defects, fast.checked) << b.bad->name;
+    EXPECT_EQ(ko->coverage.pvclock_reads, 0u) << b.bad->name;
+  }
+}
+
 }  // namespace
 }  // namespace vdsolab::ktree

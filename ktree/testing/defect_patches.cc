@@ -60,12 +60,13 @@ bool ReplaceAfter(std::string& text, size_t start, const std::string& from,
 
 absl::StatusOr<std::string> Edit(const std::string& tree_root, Defect d,
                                  std::string* rel) {
-  *rel =
-      d == Defect::kNoNegativeMotionClamp || d == Defect::kUnorderedCounterRead
-          ? kX86
-      : d == Defect::kTimensReadBeginNoRmb ? kHelpers
-      : d == Defect::kVdsoTimeWrapper      ? kVclock
-                                           : kGeneric;
+  *rel = d == Defect::kNoNegativeMotionClamp ||
+                 d == Defect::kUnorderedCounterRead ||
+                 d == Defect::kPvclockModeInverted
+             ? kX86
+         : d == Defect::kTimensReadBeginNoRmb ? kHelpers
+         : d == Defect::kVdsoTimeWrapper      ? kVclock
+                                              : kGeneric;
   absl::StatusOr<std::string> src =
       internal::ReadFile(JoinPath(tree_root, *rel));
   if (!src.ok()) return src.status();
@@ -249,6 +250,16 @@ absl::StatusOr<std::string> Edit(const std::string& tree_root, Defect d,
       }
       break;
     }
+    case Defect::kPvclockModeInverted: {
+      const size_t f = text.find("__arch_get_hw_counter(");
+      if (f == std::string::npos)
+        return Missing(*rel, "__arch_get_hw_counter()");
+      if (!ReplaceAfter(text, f, "if (clock_mode == VDSO_CLOCKMODE_PVCLOCK)",
+                        "if (clock_mode != VDSO_CLOCKMODE_PVCLOCK)")) {
+        return Missing(*rel, "__arch_get_hw_counter()'s PVCLOCK test");
+      }
+      break;
+    }
     case Defect::kTimensReadBeginNoRmb: {
       const size_t f = text.find("u32 vdso_read_begin(");
       if (f == std::string::npos) return Missing(*rel, "vdso_read_begin()");
@@ -318,6 +329,8 @@ const char* DefectName(Defect d) {
       return "monotonic-to-syscall";
     case Defect::kTimeTimensTestInverted:
       return "time-timens-test-inverted";
+    case Defect::kPvclockModeInverted:
+      return "pvclock-mode-inverted";
   }
   return "?";
 }

@@ -87,6 +87,11 @@ enum class Defect {
   // VDSO_CLOCKMODE_TIMENS`): a task in no namespace reads the namespace
   // data, which the kernel does not map for it (SIGBUS).
   kTimeTimensTestInverted,
+  // x86's __arch_get_hw_counter() with its PVCLOCK test inverted
+  // (`clock_mode != VDSO_CLOCKMODE_PVCLOCK`): on kvm-clock the pvclock page
+  // is never read and every hres call goes to the syscall, right but
+  // without the fast path (property fast_path).
+  kPvclockModeInverted,
 };
 
 // The defects of the initial namespace's paths.

@@ -68,8 +68,10 @@ int main(int argc, char** argv) {
   std::vector<Defect> defects = AllDefects();
   for (Defect d : TimensDefects()) defects.push_back(d);
   for (Defect d : OtherEntryPointDefects()) defects.push_back(d);
-  for (Defect d : {Defect::kUnorderedCounterRead, Defect::kSignedClockId,
-                   Defect::kVdsoTimeWrapper, Defect::kMonotonicToSyscall}) {
+  for (Defect d :
+       {Defect::kUnorderedCounterRead, Defect::kSignedClockId,
+        Defect::kVdsoTimeWrapper, Defect::kMonotonicToSyscall,
+        Defect::kTimeTimensTestInverted, Defect::kPvclockModeInverted}) {
     defects.push_back(d);
   }
   for (Defect d : defects) {
