@@ -73,6 +73,7 @@ std::string SemanticsWords(uint32_t counter, uint32_t flags) {
     s += ", coarse clocks from coarse_nsec";
   }
   if (flags & VDSOLAB_SEM_TIME_NAMESPACE) s += ", time namespaces";
+  if (flags & VDSOLAB_SEM_PVCLOCK) s += ", kvm-clock";
   return s;
 }
 

@@ -108,7 +108,8 @@ bool Checker::EraFallsBack(const CallRecord& call, const ClockFacts& facts) {
                              ? u->tk.tkr_mono.clock->vdso_clock_mode
                              : timekeeper::kVdsoClockmodeNone;
     if (mode == timekeeper::kVdsoClockmodePvclock &&
-        (hv == nullptr || !hv->StableSince(call.start_ns))) {
+        (!variant_->pvclock || hv == nullptr ||
+         !hv->StableSince(call.start_ns))) {
       return true;
     }
     if (mode != timekeeper::kVdsoClockmodeTsc &&

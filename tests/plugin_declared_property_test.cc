@@ -38,7 +38,8 @@ rc::Gen<uint32_t> GenField(std::vector<uint32_t> defined) {
 RC_GTEST_PROP(PluginDeclared, AcceptsExactlyWhatTheAbiDefines, ()) {
   DeclaredEra d;
   d.counter_semantics = *GenField({0, 1});
-  d.semantics_flags = *GenField({0, 1, 2, 3, 4, 5, 6, 7});
+  d.semantics_flags =
+      *GenField({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15});
   d.counter_read = *GenField({0, 1, 2});
   const std::vector<int32_t> clocks =
       *rc::gen::container<std::vector<int32_t>>(rc::gen::weightedOneOf<int32_t>(
@@ -51,7 +52,7 @@ RC_GTEST_PROP(PluginDeclared, AcceptsExactlyWhatTheAbiDefines, ()) {
   const bool semantics_ok =
       d.counter_semantics == VDSOLAB_COUNTER_MASKED63 ||
       d.counter_semantics == VDSOLAB_COUNTER_CLAMP_TO_LAST;
-  const bool flags_ok = (d.semantics_flags & ~0x7u) == 0;
+  const bool flags_ok = (d.semantics_flags & ~0xfu) == 0;
   const bool read_ok = d.counter_read == VDSOLAB_RDTSC_ORDERED ||
                        d.counter_read == VDSOLAB_RDTSCP ||
                        d.counter_read == VDSOLAB_RDTSC;
@@ -109,7 +110,7 @@ RC_GTEST_PROP(PluginDeclared, PluginVariantsTakeOnlyTheLayoutFromTheirBase,
   r.summary = *rc::gen::arbitrary<bool>() ? "what it is" : nullptr;
   r.declares_semantics = *rc::gen::arbitrary<bool>();
   r.era.counter_semantics = *rc::gen::inRange<uint32_t>(0, 2);
-  r.era.semantics_flags = *rc::gen::inRange<uint32_t>(0, 8);
+  r.era.semantics_flags = *rc::gen::inRange<uint32_t>(0, 16);
   r.era.counter_read = *rc::gen::inRange<uint32_t>(0, 3);
   r.era.clocks = clocks.data();
   r.era.n_clocks = static_cast<uint32_t>(clocks.size());
@@ -132,6 +133,9 @@ RC_GTEST_PROP(PluginDeclared, PluginVariantsTakeOnlyTheLayoutFromTheirBase,
       "namespace path declared on a layout whose reader lacks it");
   RC_ASSERT(v.timens == (base.timens || (declares_timens &&
                                          base.build_timens_page != nullptr)));
+  // Held to kvm-clock's fast path only where declared (never in v1).
+  RC_ASSERT(v.pvclock == (r.declares_semantics &&
+                          (r.era.semantics_flags & VDSOLAB_SEM_PVCLOCK) != 0));
   RC_ASSERT(v.vdso_clocks ==
             std::vector<ClockId>(clocks.begin(), clocks.end()));
   RC_ASSERT(v.own_clocks.empty());

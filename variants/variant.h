@@ -254,6 +254,11 @@ struct Variant {
   // run is refused (sim/engine.cc), never answered from a page it would
   // misread (docs/scenarios.md, "Time namespaces").
   bool timens = false;
+  // Its reader reads kvm-clock from the pvclock page in PVCLOCK mode
+  // (vread_pvclock()), falling back only while the stable bit is clear:
+  // the checker holds it to that (property fast_path). Every built-in
+  // reader does; a plugin declares it (VDSOLAB_SEM_PVCLOCK).
+  bool pvclock = true;
   // The namespace's page in this layout (nullptr: the layout has none;
   // then `timens` is false).
   BuildTimensPageFn build_timens_page = nullptr;

@@ -17,7 +17,8 @@ namespace {
 // 5: the cache meta holds each function's fingerprint and reach.
 // 6: and the patched files outside the build.
 // 7: gettimeofday(), time() and clock_getres() entry points (plugin ABI v3).
-constexpr char kBuildStepsVersion[] = "ktree build steps 7";
+// 8: semantics_flags declare the pvclock path (VDSOLAB_SEM_PVCLOCK).
+constexpr char kBuildStepsVersion[] = "ktree build steps 8";
 
 // The translation unit: the tree's vclock_gettime.c, compiled as the
 // kernel compiles it (it includes ../../../../lib/vdso/gettimeofday.c

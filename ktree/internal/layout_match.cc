@@ -354,7 +354,10 @@ absl::StatusOr<LayoutMatch> MatchLayout(
       masked63 ? VDSOLAB_COUNTER_MASKED63 : VDSOLAB_COUNTER_CLAMP_TO_LAST;
   m.semantics_flags = (overflow ? VDSOLAB_SEM_OVERFLOW_PROTECTED : 0u) |
                       (coarse_nsec ? VDSOLAB_SEM_COARSE_FROM_COARSE_NSEC : 0u) |
-                      (time_namespace ? VDSOLAB_SEM_TIME_NAMESPACE : 0u);
+                      (time_namespace ? VDSOLAB_SEM_TIME_NAMESPACE : 0u) |
+                      // The glue's config has CONFIG_PARAVIRT_CLOCK, as
+                      // Debian's x86-64 kernels do: vread_pvclock() is in.
+                      VDSOLAB_SEM_PVCLOCK;
   const uint64_t size =
       Get(probe, attempt.time_data ? "vdso_time_data.size" : "vdso_data.size")
           .value_or(0);

@@ -184,6 +184,13 @@ enum vdsolab_counter_semantics {
  * on a layout whose built-in reader follows it ("upstream") is run there
  * whatever it declares. */
 #define VDSOLAB_SEM_TIME_NAMESPACE 0x4u
+/* The reader reads kvm-clock from the pvclock page in VDSO_CLOCKMODE_PVCLOCK
+ * (x86 CONFIG_PARAVIRT_CLOCK; vdsolab_ops.pvclock_offset says where) and
+ * falls back only while PVCLOCK_TSC_STABLE_BIT is clear. vdsolab then
+ * judges a fallback in PVCLOCK mode under the stable bit as a lost fast
+ * path (property fast_path). Without it (and in version 1) a plugin may
+ * leave PVCLOCK mode to the syscall, as a TSC-only reader does. */
+#define VDSOLAB_SEM_PVCLOCK 0x8u
 
 /* A version-2 plugin: the version-1 fields in the same order, then the
  * semantics it declares instead of borrowing them from `layout`. */

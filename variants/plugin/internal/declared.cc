@@ -23,9 +23,9 @@ absl::Status CheckDeclared(const DeclaredEra& r, const std::string& path) {
                                      "vdsolab_counter_semantics value",
                                      r.counter_semantics));
   }
-  constexpr uint32_t kKnownFlags = VDSOLAB_SEM_OVERFLOW_PROTECTED |
-                                   VDSOLAB_SEM_COARSE_FROM_COARSE_NSEC |
-                                   VDSOLAB_SEM_TIME_NAMESPACE;
+  constexpr uint32_t kKnownFlags =
+      VDSOLAB_SEM_OVERFLOW_PROTECTED | VDSOLAB_SEM_COARSE_FROM_COARSE_NSEC |
+      VDSOLAB_SEM_TIME_NAMESPACE | VDSOLAB_SEM_PVCLOCK;
   if ((r.semantics_flags & ~kKnownFlags) != 0) {
     return Bad(path, absl::StrFormat("semantics_flags %#x has bits no "
                                      "VDSOLAB_SEM_* flag defines (%#x)",
@@ -79,6 +79,10 @@ Variant PluginVariantFrom(const Variant& base, const DeclaredRecord& r) {
   v.vdso_clocks.assign(r.era.clocks, r.era.clocks + r.era.n_clocks);
   v.own_clocks.clear();
   v.syscall = nullptr;
+  // Only a declared pvclock path is held to the stable bit's fast path; a
+  // version-1 plugin may serve the TSC alone.
+  v.pvclock = r.declares_semantics &&
+              (r.era.semantics_flags & VDSOLAB_SEM_PVCLOCK) != 0;
   // Version 2 declares what version 1 borrowed from the layout's variant.
   if (r.declares_semantics) {
     v.semantics = DeclaredSemantics(r.era);
