@@ -63,9 +63,10 @@ struct ClockStats {
   uint64_t max_abs_diff_ns = 0;
   uint64_t backwards = 0;  // Reads below this clock's previous read...
   uint64_t known = 0;      // ...of which the variant's era explains.
-  // A clock the variant says it answers from the page (Variant::
-  // vdso_clocks) whose every read went to the syscall: the page in TSC
-  // mode publishes it, so its fast path is lost (a patch that made the
+  // A kernel clock the variant says it answers from the page (Variant::
+  // vdso_clocks) of which any read went to the syscall: the page in TSC
+  // mode publishes it and the counter is far below bit 63, so no era's
+  // reader falls back and its fast path is lost (a patch that made the
   // vDSO fall back answers right, ten times slower).
   bool page_path_lost = false;
 };

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
+
 #include "sim/entry_points_test_reader.h"
 #include "variants/registry.h"
 #include "variants/upstream.h"
@@ -219,6 +221,55 @@ TEST(OracleRun, AVdsoClockAnsweredOnlyByTheSyscallFails) {
   EXPECT_NE(
       report->failures.back().find("CLOCK_MONOTONIC_RAW: every one of its"),
       std::string::npos)
+      << report->failures.back();
+}
+
+// The upstream reader, but every third CLOCK_MONOTONIC call goes to the
+// syscall: each answer right, the fast path lost a third of the time.
+class EveryThirdFallsBack final : public variants::SimReader {
+ public:
+  std::optional<ClockResult> Call(vdso::HookedAccess& access,
+                                  const uint8_t* page, ClockId clock) override {
+    if (clock == kClockMonotonic && ++calls_ % 3 == 0) {
+      return access.Fallback(clock);
+    }
+    return upstream_->Call(access, page, clock);
+  }
+
+ private:
+  std::unique_ptr<variants::SimReader> upstream_ =
+      variants::UpstreamVariant().make_sim_reader();
+  uint64_t calls_ = 0;
+};
+
+// One read of a served clock that went to the syscall fails the check: on
+// the oracle check's TSC machine no era falls back.
+TEST(OracleRun, AVdsoClockSometimesAnsweredByTheSyscallFails) {
+  variants::Variant v = variants::UpstreamVariant();
+  v.name = "test-every-third-monotonic-falls-back";
+  v.make_sim_reader = [] {
+    return std::unique_ptr<variants::SimReader>(
+        std::make_unique<EveryThirdFallsBack>());
+  };
+  v.native_loop = nullptr;
+  auto report = RunOracleCheck(Short(), v);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_FALSE(report->ok());
+  bool monotonic = false;
+  for (const ClockStats& s : report->clocks) {
+    EXPECT_EQ(s.mismatches, 0u) << s.name;
+    EXPECT_EQ(s.page_path_lost, s.clock == kClockMonotonic) << s.name;
+    if (s.clock != kClockMonotonic) continue;
+    monotonic = true;
+    EXPECT_GT(s.fallbacks, 0u);
+    EXPECT_LT(s.fallbacks, s.reads);
+  }
+  EXPECT_TRUE(monotonic);
+  ASSERT_FALSE(report->failures.empty());
+  EXPECT_NE(report->failures.back().find("CLOCK_MONOTONIC: "),
+            std::string::npos)
+      << report->failures.back();
+  EXPECT_NE(report->failures.back().find(" of its "), std::string::npos)
       << report->failures.back();
 }
 
