@@ -88,8 +88,9 @@ struct CallRecord {
   // many of the hypervisor's pvclock stores landed mid-call.
   bool pvclock_read = false;
   // The reader's own counter read before its (last) fallback had bit 63
-  // set: before 6.5 the x86 vDSO's vdso_cycles_ok() sends that call to the
-  // syscall. Kept apart since `counter` then holds the syscall's read.
+  // set: from 4.20 to 6.4 the x86 vDSO sends that call to the syscall
+  // (`(s64)cycles < 0`; vdso_cycles_ok() from 5.8). Kept apart since
+  // `counter` then holds the syscall's read.
   // (In pvclock_read's padding: the record's size stays.)
   bool fell_back_on_bit63 = false;
   uint32_t pvclock_stores_during = 0;

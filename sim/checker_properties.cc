@@ -82,19 +82,26 @@ bool Checker::EraFallsBack(const CallRecord& call, const ClockFacts& facts) {
   // lib/vdso's do_coarse() (and the x86 vDSO's before it) reads the page
   // without looking at the clock mode: it has no fallback.
   if (IsCoarse(call.clock)) return false;
-  // vdso_cycles_ok() before 6.5: a TSC with bit 63 set (x86, 4.20 to 6.4;
-  // 6.5 masks the read to 63 bits instead).
+  // An aux clock's seq counts its own record's publications, and no
+  // variant lists an aux id among its page clocks (vdso_clocks holds ids
+  // below MAX_CLOCKS): not judged.
+  if (facts.aux_kernel) return true;
+  // Before 6.5 a TSC with bit 63 set is not a counter (x86: 4.20's
+  // `(s64)cycles < 0`, vdso_cycles_ok() from 5.8); 6.5 masks the read to
+  // 63 bits instead.
   if (call.fell_back_on_bit63 &&
       oracle_.semantics().counter == variants::CounterSemantics::kClampToLast) {
     return true;
   }
   // The clock mode of every state the call could have loaded: from the one
   // in force when it began (one earlier after a reordered load) to the
-  // newest begun when it ended; vdso_clocksource_ok() and
+  // newest begun when it ended. vdso_clocksource_ok() and
   // __arch_get_hw_counter() test it before the seq re-check, so a state
   // still being written counts too.
   uint32_t lo = writer_->LatestStartedAt(call.start_ns).id;
-  if ((call.begin_seq & 1) == 0 && call.begin_seq / 2 < lo) {
+  // (begin_seq 0: the call read no seq; update 1 publishes seq 2.)
+  if (call.begin_seq != 0 && (call.begin_seq & 1) == 0 &&
+      call.begin_seq / 2 < lo) {
     lo = call.begin_seq / 2;
   }
   lo = lo > 1 ? lo - 1 : lo;
@@ -102,32 +109,17 @@ bool Checker::EraFallsBack(const CallRecord& call, const ClockFacts& facts) {
   const uint32_t hi = writer_->LatestStartedAt(call.end_ns).id;
   const Hypervisor* hv = writer_->hypervisor();
   for (uint32_t id = lo; id <= hi; ++id) {
-    const UpdateRecord* u = writer_->Update(id);
-    if (u == nullptr) return true;  // Unknown: not judged.
-    const int32_t mode = u->tk.tkr_mono.clock != nullptr
-                             ? u->tk.tkr_mono.clock->vdso_clock_mode
-                             : timekeeper::kVdsoClockmodeNone;
-    if (mode == timekeeper::kVdsoClockmodePvclock &&
-        (!variant_->pvclock || hv == nullptr ||
-         !hv->StableSince(call.start_ns))) {
-      return true;
-    }
-    if (mode != timekeeper::kVdsoClockmodeTsc &&
-        mode != timekeeper::kVdsoClockmodePvclock) {
-      return true;
-    }
-  }
-  // An aux clock that is off (its record's mode NONE), or was switched
-  // during the call.
-  if (facts.aux_kernel) {
-    if (SyscallAtTime(call, call.start_ns, call.cpu_start).ret != 0 ||
-        SyscallAtEnd(call).ret != 0) {
-      return true;
-    }
-    for (const AuxRecord& a : writer_->AuxUpdates(call.clock - kClockAux)) {
-      if (a.start_ns <= call.end_ns && a.end_ns >= call.start_ns) {
+    const int32_t mode = writer_->ClockModeOf(id);
+    if (mode == timekeeper::kVdsoClockmodePvclock) {
+      // vread_pvclock() returns U64_MAX without the stable bit; a reader
+      // without the pvclock path (a plugin that did not declare it) may
+      // leave the mode to the syscall.
+      if (!variant_->pvclock || hv == nullptr ||
+          !hv->StableDuring(call.start_ns, call.end_ns)) {
         return true;
       }
+    } else if (mode != timekeeper::kVdsoClockmodeTsc) {
+      return true;
     }
   }
   return false;
@@ -155,7 +147,6 @@ void Checker::CheckFallbackCause(const CallRecord& call) {
                     writer_->hypervisor() != nullptr
                         ? "TSC or PVCLOCK with PVCLOCK_TSC_STABLE_BIT"
                         : "TSC",
-                    facts.aux_kernel ? " and the aux clock was on" : "",
                     oracle_.semantics().counter ==
                             variants::CounterSemantics::kClampToLast
                         ? " and its counter read had bit 63 clear"

@@ -105,6 +105,7 @@ vdso::VvarUpdate Hypervisor::Rewrite(uint64_t start_ns, uint64_t end_ns,
   PvtiState s = old;
   s.version = old.version + 2;
   s.visible_ns = end_ns;
+  s.started_ns = start_ns;
   if (event != nullptr) {
     s.flags = event->pvclock_stable ? kPvclockTscStable : 0;
     if (event->tsc_khz != 0) {
@@ -154,9 +155,10 @@ const PvtiState& Hypervisor::StateAt(uint64_t t_ns) const {
   return states_.front();
 }
 
-bool Hypervisor::StableSince(uint64_t from_ns) const {
+bool Hypervisor::StableDuring(uint64_t from_ns, uint64_t to_ns) const {
   if (states_.front().visible_ns > from_ns) return false;
   for (auto it = states_.rbegin(); it != states_.rend(); ++it) {
+    if (it->started_ns > to_ns) continue;  // Made after the call ended.
     if ((it->flags & kPvclockTscStable) == 0) return false;
     if (it->visible_ns <= from_ns) break;  // In force at `from`.
   }

@@ -61,6 +61,7 @@ struct PvtiState {
   uint8_t flags = 0;           // kPvclockTscStable
   uint64_t master_ns = 0;      // True time of the master clock.
   uint64_t visible_ns = 0;     // Its last store landed here.
+  uint64_t started_ns = 0;     // Its rewrite began here (stores after).
 
   friend bool operator==(const PvtiState&, const PvtiState&) = default;
 };
@@ -110,11 +111,12 @@ class Hypervisor {
   // every store due by then is applied; a rewrite in progress leaves the
   // previous one).
   const PvtiState& StateAt(uint64_t t_ns) const;
-  // Whether every state a read from `from` on may have loaded had the
-  // stable bit: the one in force at `from` and every later one made so far
-  // (a rewrite in progress counts: vread_pvclock() tests the flags before
-  // its version re-check). False where that state may have been retired.
-  bool StableSince(uint64_t from_ns) const;
+  // Whether every state a read in [from, to] may have loaded had the
+  // stable bit: the one in force at `from` and every later one whose
+  // rewrite began by `to` (one in progress counts: vread_pvclock() tests
+  // the flags before its version re-check). False where that state may
+  // have been retired.
+  bool StableDuring(uint64_t from_ns, uint64_t to_ns) const;
 
   // kvm-clock as the guest kernel reads it on `cpu` at `t`: this vCPU's
   // pvti, whose tsc_timestamp is this vCPU's TSC at the master clock.

@@ -1,6 +1,7 @@
 #include "sim/writer.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
@@ -180,6 +181,7 @@ absl::StatusOr<std::unique_ptr<Writer>> Writer::Create(
   w->last_tick_length_ = w->tk_->ntp().TickLength();
   w->updates_.push_back(w->MakeRecord("timekeeping_init", 0, c0));
   w->newest_ = &w->updates_.back();
+  w->NoteClockMode(*w->newest_);
   for (int i = 0; i < kMaxAuxClocks; ++i) {
     w->aux_records_[static_cast<size_t>(i)].push_back(
         AuxRecord{i, 0, 0, 0, w->tk_->aux_timekeeper(i)});
@@ -622,6 +624,7 @@ void Writer::Publish(const std::string& cause, uint64_t start,
       record.end_ns = t;
       updates_.push_back(std::move(record));
       newest_ = &updates_.back();
+      NoteClockMode(*newest_);
       retire_from_ns_ = 0;  // A new record may be retirable at once.
     } else {
       aux_records_[static_cast<size_t>(b.aux)].push_back(AuxRecord{
@@ -696,6 +699,26 @@ size_t Writer::retained_aux_records() const {
   size_t n = 0;
   for (const std::deque<AuxRecord>& recs : aux_records_) n += recs.size();
   return n;
+}
+
+void Writer::NoteClockMode(const UpdateRecord& r) {
+  const int32_t mode = r.tk.tkr_mono.clock != nullptr
+                           ? r.tk.tkr_mono.clock->vdso_clock_mode
+                           : timekeeper::kVdsoClockmodeNone;
+  if (mode_changes_.empty() || mode_changes_.back().second != mode) {
+    mode_changes_.emplace_back(r.id, mode);
+  }
+}
+
+int32_t Writer::ClockModeOf(uint32_t id) const {
+  // The last change at or before `id` (ids grow with the vector).
+  auto it =
+      std::upper_bound(mode_changes_.begin(), mode_changes_.end(), id,
+                       [](uint32_t v, const std::pair<uint32_t, int32_t>& c) {
+                         return v < c.first;
+                       });
+  return it == mode_changes_.begin() ? mode_changes_.front().second
+                                     : std::prev(it)->second;
 }
 
 void Writer::Retire(uint64_t t_ns) {

@@ -20,6 +20,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -184,6 +185,10 @@ class Writer {
   // How many updates Retire() has forgotten: a pointer Update() returned
   // stays valid while this does not change.
   uint64_t retired() const { return retired_; }
+  // The vDSO clock mode update `id` published (its clocksource's
+  // vdso_clock_mode), retired or not: kept as the ids where it changed,
+  // one per clocksource change.
+  int32_t ClockModeOf(uint32_t id) const;
   // What the writer holds, in records (RunResult::retained): updates and
   // aux publications not yet retired, and pending stores (with the
   // committed ones PopPending() has not erased yet).
@@ -349,6 +354,9 @@ class Writer {
   std::vector<TimedStore> pending_;
   size_t pending_head_ = 0;
   std::deque<UpdateRecord> updates_;
+  // (first update id, clock mode) where the published clock mode changed.
+  std::vector<std::pair<uint32_t, int32_t>> mode_changes_;
+  void NoteClockMode(const UpdateRecord& r);
   // updates_.back(): a deque's push_back() and pop_front() leave the other
   // elements where they are, and Retire() keeps the newest.
   const UpdateRecord* newest_ = nullptr;

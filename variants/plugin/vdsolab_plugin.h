@@ -149,7 +149,9 @@ struct vdsolab_plugin {
    * plugin reads and is judged by (see `vdsolab variants`), e.g.
    * "upstream", "6.1", "x86-4.16". */
   const char* layout;
-  /* The clock ids the plugin answers from the page (for reports). */
+  /* The clock ids the plugin answers from the page (for reports, and for
+   * property fast_path: a call of one of them that goes to the syscall
+   * where lib/vdso would not fails). */
   const int32_t* vdso_clocks;
   uint32_t n_vdso_clocks;
   /* clock_gettime(clock, ts) on the page at `page` (the start of the time
