@@ -181,10 +181,11 @@ std::optional<RaceStage> PastMaxCyclesStage(const std::vector<ClockId>& clocks,
 // The counter's top bit. A TSC 30 ms before it wraps past 2^64 (a large
 // TSC offset after a VM migration): bit 63 is set until the wrap, which
 // lands halfway between two ticks. 6.5+ masks the read to 63 bits and
-// answers from the page throughout; before, vdso_cycles_ok() sends each
-// read with bit 63 set to the syscall, and after the wrap time stands
-// still at the base until the next tick (both as the era documents). The
-// shape of scenarios/counter-wrap.toml.
+// answers from the page throughout; 4.20 to 6.4 send each read with bit
+// 63 set to the syscall (`(s64)cycles < 0`, vdso_cycles_ok() from 5.8;
+// 4.16 answers from the page), and before 6.5 time stands still at the
+// base after the wrap until the next tick (each as the era documents).
+// The shape of scenarios/counter-wrap.toml.
 RaceStage CounterTopStage(const std::vector<ClockId>& clocks, uint64_t tsc_hz,
                           uint64_t seed) {
   constexpr uint64_t kWrapAtNs = 30000000;
@@ -205,8 +206,8 @@ RaceStage CounterTopStage(const std::vector<ClockId>& clocks, uint64_t tsc_hz,
   s.readers = {reader};
   s.run.duration_ns = 2 * kWrapAtNs;
   return {std::move(s),
-          absl::StrFormat("%s, 60 ms of reads with the counter's bit 63 set, "
-                          "then across its wrap past 2^64",
+          absl::StrFormat("%s, 30 ms of reads with the counter's bit 63 set, "
+                          "then 30 ms past its wrap past 2^64",
                           Names(clocks)),
           "the reads with the counter's top bit set"};
 }
@@ -263,7 +264,8 @@ RaceStage KvmClockStage(const std::vector<ClockId>& clocks, uint64_t tsc_hz,
 // page where the vvar page was (seq 1, VDSO_CLOCKMODE_TIMENS); lib/vdso
 // follows it to do_hres_timens()/do_coarse_timens(), which read the real
 // page and add the offsets, and never fall back for it. Two readers in a
-// namespace (MONOTONIC 49.75 s behind, BOOTTIME an hour less 1 ns ahead),
+// namespace (MONOTONIC 49.75 s behind, BOOTTIME an hour and a second less
+// 1 ns ahead),
 // one outside, a stalling writer, an NTP change and a settime. The shape of
 // scenarios/time-namespace.toml.
 RaceStage TimeNamespaceStage(const std::vector<ClockId>& clocks,
