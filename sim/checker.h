@@ -26,9 +26,10 @@
 //  10 fast_path   a call of a clock the variant serves from the page went
 //                 to the syscall only where its era's reader does: a page
 //                 state in the call's window in clock mode NONE, kvm-clock
-//                 without the stable bit, an aux clock that is off, or
-//                 (before 6.5) a counter read with bit 63 set. Never for
-//                 a coarse clock: lib/vdso's do_coarse() has no fallback.
+//                 without the stable bit (for a reader with the pvclock
+//                 path), or (before 6.5) a counter read with bit 63 set.
+//                 Never for a coarse clock: lib/vdso's do_coarse() has no
+//                 fallback. Aux clocks are not judged.
 //
 // Each violation carries a verdict: a defect (of the reader, or the kernel
 // model it reads), a violated precondition of the design (counters skewed

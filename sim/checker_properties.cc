@@ -82,9 +82,9 @@ bool Checker::EraFallsBack(const CallRecord& call, const ClockFacts& facts) {
   // lib/vdso's do_coarse() (and the x86 vDSO's before it) reads the page
   // without looking at the clock mode: it has no fallback.
   if (IsCoarse(call.clock)) return false;
-  // An aux clock's seq counts its own record's publications, and no
-  // variant lists an aux id among its page clocks (vdso_clocks holds ids
-  // below MAX_CLOCKS): not judged.
+  // An aux clock's seq counts its own record's publications and its mode
+  // is its record's: not judged (no built-in variant or kernel tree lists
+  // an aux id among its page clocks; a version-1 plugin may).
   if (facts.aux_kernel) return true;
   // Before 6.5 a TSC with bit 63 set is not a counter (x86: 4.20's
   // `(s64)cycles < 0`, vdso_cycles_ok() from 5.8); 6.5 masks the read to
