@@ -265,9 +265,8 @@ RaceStage KvmClockStage(const std::vector<ClockId>& clocks, uint64_t tsc_hz,
 // follows it to do_hres_timens()/do_coarse_timens(), which read the real
 // page and add the offsets, and never fall back for it. Two readers in a
 // namespace (MONOTONIC 49.75 s behind, BOOTTIME an hour and a second less
-// 1 ns ahead),
-// one outside, a stalling writer, an NTP change and a settime. The shape of
-// scenarios/time-namespace.toml.
+// 1 ns ahead), one outside, a stalling writer, an NTP change and a
+// settime. The shape of scenarios/time-namespace.toml.
 RaceStage TimeNamespaceStage(const std::vector<ClockId>& clocks,
                              uint64_t tsc_hz, uint64_t seed) {
   sim::Scenario s = OnTheMachine(tsc_hz, seed);

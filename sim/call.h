@@ -87,12 +87,12 @@ struct CallRecord {
   // is kvm-clock, scaled from the TSC read: sim/kvm_counter.h), and how
   // many of the hypervisor's pvclock stores landed mid-call.
   bool pvclock_read = false;
-  // The reader's own counter read before its (last) fallback had bit 63
+  // The reader's own last counter read (through the hooks) had bit 63
   // set: from 4.20 to 6.4 the x86 vDSO sends that call to the syscall
-  // (`(s64)cycles < 0`; vdso_cycles_ok() from 5.8). Kept apart since
-  // `counter` then holds the syscall's read.
+  // (`(s64)cycles < 0`; vdso_cycles_ok() from 5.8). Kept apart since a
+  // fallback overwrites `counter` with the syscall's read.
   // (In pvclock_read's padding: the record's size stays.)
-  bool fell_back_on_bit63 = false;
+  bool read_bit63 = false;
   uint32_t pvclock_stores_during = 0;
   bool migrated_before = false;  // Moved to another CPU since last call.
   bool migrated_midcall = false;
@@ -129,7 +129,7 @@ struct CallRecord {
     fallback_result = ClockResult{};
     fallback_clock = 0;
     reordered_loads = 0;
-    pvclock_read = fell_back_on_bit63 = false;
+    pvclock_read = read_bit63 = false;
     pvclock_stores_during = 0;
     migrated_before = migrated_midcall = preempted = timens = false;
     trace.clear();

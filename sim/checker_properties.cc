@@ -89,7 +89,7 @@ bool Checker::EraFallsBack(const CallRecord& call, const ClockFacts& facts) {
   // Before 6.5 a TSC with bit 63 set is not a counter (x86: 4.20's
   // `(s64)cycles < 0`, vdso_cycles_ok() from 5.8); 6.5 masks the read to
   // 63 bits instead.
-  if (call.fell_back_on_bit63 &&
+  if (call.read_bit63 &&
       oracle_.semantics().counter == variants::CounterSemantics::kClampToLast) {
     return true;
   }

@@ -104,7 +104,7 @@ class RandomHooks : public vdso::AccessHooks {
     const uint64_t c = w_.machine->Counter(cpu_, at);
     rec_->read_counter = true;
     rec_->counter = c;
-    counter_is_readers_ = true;
+    rec_->read_bit63 = static_cast<int64_t>(c) < 0;
     rec_->counter_cpu = cpu_;
     rec_->counter_ns = at;
     rec_->counter_step_ns = lane().now;
@@ -139,11 +139,6 @@ class RandomHooks : public vdso::AccessHooks {
   ClockResult Fallback(ClockId clock) override {
     if (reorder_ppm_ != 0) Reorderable();
     rec_->fell_back = true;
-    // The reader's own read, not an earlier fallback's (which overwrote
-    // `counter`).
-    rec_->fell_back_on_bit63 = rec_->read_counter && counter_is_readers_ &&
-                               static_cast<int64_t>(rec_->counter) < 0;
-    counter_is_readers_ = false;
     // Past the loop budget the call is a livelock finding (the checker):
     // its further system calls take no simulated time, so that a reader
     // calling the fallback in a loop cannot spend the run's duration in
@@ -388,8 +383,6 @@ class RandomHooks : public vdso::AccessHooks {
   CallRecord* rec_;
   Rng rng_;
   bool tracing_;
-  // rec_->counter is the reader's own read (not a fallback's).
-  bool counter_is_readers_ = false;
   // Copied from the scenario: read before every load.
   bool preempt_;
   bool migrate_midcall_;

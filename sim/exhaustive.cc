@@ -224,9 +224,9 @@ StateKey RecordKey(const CallRecord& c, bool kvm) {
         .Add(c.fault->address);
   }
   f.Add(c.fell_back).Add(c.read_counter).Add(c.counter);
-  // Only when set, so that the keys of every other record stay as they
-  // were (property fast_path reads it).
-  if (c.fell_back_on_bit63) f.Add(1);
+  // Only for a fallback after such a read (what property fast_path reads;
+  // elsewhere `counter` holds it), so that every other record's key stays.
+  if (c.fell_back && c.read_bit63) f.Add(1);
   f.Add(static_cast<uint64_t>(c.counter_cpu)).Add(c.counter_ns);
   if (kvm) f.Add(c.counter_step_ns);
   f.Add(c.begin_seq).Add(c.fallback_update).Add(c.iterations);
@@ -350,7 +350,7 @@ class ScriptedHooks : public vdso::AccessHooks {
             : Now();
     const int cpu = cpu_;
     const uint64_t c = w_->machine->Counter(cpu, at);
-    counter_is_readers_ = true;
+    rec_->read_bit63 = static_cast<int64_t>(c) < 0;
     if (run_->cache != nullptr) {
       history_.Add(~uint64_t{0}).Add(c).Add(at);
       // On kvm-clock the pvti in force when the read ran decides the
@@ -377,11 +377,6 @@ class ScriptedHooks : public vdso::AccessHooks {
 
   ClockResult Fallback(ClockId clock) override {
     rec_->fell_back = true;
-    // The reader's own read, not an earlier fallback's (which overwrote
-    // `counter`).
-    rec_->fell_back_on_bit63 = rec_->read_counter && counter_is_readers_ &&
-                               static_cast<int64_t>(rec_->counter) < 0;
-    counter_is_readers_ = false;
     ++rec_->fallbacks;
     // The syscall waits out an update in progress, then reads it.
     const size_t p = Applied();
@@ -520,8 +515,6 @@ class ScriptedHooks : public vdso::AccessHooks {
   CallRecord* rec_;
   ScriptRun* run_;
   bool tracing_;
-  // rec_->counter is the reader's own read (not a fallback's).
-  bool counter_is_readers_ = false;
   int cpu_;
   bool timens_;  // The reader is in the namespace.
   uint64_t start_ns_;
