@@ -438,10 +438,13 @@ void Checker::OnCall(const CallRecord& call) {
     if (call.fault->called != nullptr) {
       const std::string what = vdso::FaultCause(*call.fault);
       // `what` is a call the code made ("fork()"), or how it returned
-      // ("returned with the direction flag set").
+      // ("returned with the direction flag set"); `place` where it loaded
+      // (outside the vvar area).
+      const std::string place = vdso::FaultPlace(*call.fault);
       std::string detail = absl::StrFormat(
-          "%s %s%s after %d loop iteration(s)", Name(call.clock),
-          call.fault->returned ? "" : "called ", what, call.iterations);
+          "%s %s%s%s after %d loop iteration(s)", Name(call.clock),
+          call.fault->returned ? "" : "called ", what,
+          place.empty() ? "" : " at address " + place, call.iterations);
       if (call.fault->why != nullptr) {
         absl::StrAppend(&detail, " (", call.fault->why,
                         "); vdsolab dropped the call's answer");

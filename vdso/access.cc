@@ -72,8 +72,9 @@ std::string DescribeFault(const CallFault& fault) {
                            fault.blocked ? "blocked" : "spun", fault.seconds);
   }
   if (fault.called != nullptr) {
-    return fault.returned ? std::string(fault.called)
-                          : absl::StrCat("called ", fault.called);
+    const std::string place = FaultPlace(fault);
+    return absl::StrCat(fault.returned ? "" : "called ", fault.called,
+                        place.empty() ? "" : " at address ", place);
   }
   if (fault.exit_status >= 0) {
     return absl::StrFormat("called exit(%d)", fault.exit_status);

@@ -22,7 +22,7 @@
  *   11 dies in its constructor, inside dlopen(), before any call
  *   12 loads through vdsolab's callbacks outside the vvar area (below
  *      its start, across its end), then answers the syscall's time: the
- *      loads must be refused and the call answer -EFAULT
+ *      loads must be refused and the call be a crash finding
  *   13 forks, and both processes return: the child, a copy of vdsolab in
  *      mid-call, must end at once (else every copy forks again at the
  *      same call of the rest of the run)
@@ -31,7 +31,7 @@
  *   16 passes the fallback a NULL timespec: vdsolab's store there is the
  *      plugin's crash, not vdsolab's
  *   17 loads at the top of the address space, where `p + size` wraps:
- *      refused like any load outside the area (-EFAULT)
+ *      refused like any load outside the area
  *   18 sets the watchdog's signal (SIGXCPU) to SIG_IGN and spins
  *   19 raises SIGUSR1, 20 writes to a pipe nobody reads (SIGPIPE): signals
  *      that are not faults but whose default action ends the process
@@ -98,7 +98,7 @@
  *   65 answers CLOCK_MONOTONIC with 0 without writing the timespec: it read
  *      as 0.000000000, a wrong time blamed on the reader's arithmetic
  *   66 loads one page past the area's start through load32(): a page the
- *      kernel does not map, refused like a load outside the area (-EFAULT);
+ *      kernel does not map, refused like a load outside the area;
  *      vdsolab's hook read it on its own side and died of the SIGSEGV
  *   48 starts a thread that sets SIGSEGV back to SIG_DFL outside any call
  *      (refused: no call to blame), waits for it, then dereferences a wild

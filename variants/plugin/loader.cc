@@ -37,6 +37,9 @@ struct Ctx {
   A* access;
   const uint8_t* page;
   bool out_of_bounds = false;
+  // The first such load: its distance from `page`, and whether before it.
+  uintptr_t outside_offset = 0;
+  bool outside_below = false;
   // `page` is a time namespace's view (its page 1 is the time page).
   bool view = false;
   // read_counter() was given a kind not in enum vdsolab_counter_read.
@@ -104,6 +107,26 @@ template <class A, int I>
         "kept from an earlier call; vdsolab answered each with 0";
   }
   access.Fault(f);
+}
+
+// The fault of a call that loaded through the callbacks outside the vvar
+// area (or from a page of it the kernel does not map): named by the first
+// such load's offset, as a plain load there is ("died of SIGSEGV at
+// address vvar+0x..."). The load was not made. Out of line: rare.
+[[gnu::noinline, gnu::cold]] vdso::CallFault OutsideTheArea(uintptr_t offset,
+                                                            bool below) {
+  vdso::CallFault f;
+  f.kind = vdso::CallFault::Kind::kCrash;
+  f.called = "loaded outside the vvar area";
+  f.returned = true;
+  f.why =
+      "a vDSO load there reads whatever is mapped, or faults; vdsolab did "
+      "not make it and gave the call 0";
+  f.has_address = true;
+  f.object = "vvar";
+  f.address = offset;
+  f.address_below = below;
+  return f;
 }
 
 // The fault of a call that threw a C++ exception. Out of line: rare.
@@ -219,8 +242,19 @@ struct OpsFor {
         return true;
       }
     }
-    C(ctx).out_of_bounds = true;
+    NoteOutside(ctx, p);
     return false;
+  }
+  [[gnu::cold]] static void NoteOutside(void* ctx, const uint8_t* p) {
+    Ctx<A>& c = C(ctx);
+    if (c.out_of_bounds) return;
+    c.out_of_bounds = true;
+    c.outside_below = p < c.page;
+    c.outside_offset = c.outside_below
+                           ? reinterpret_cast<uintptr_t>(c.page) -
+                                 reinterpret_cast<uintptr_t>(p)
+                           : reinterpret_cast<uintptr_t>(p) -
+                                 reinterpret_cast<uintptr_t>(c.page);
   }
   // Whether the byte at `offset` is on a page the kernel does not map for
   // this call (a namespace view's page 1 is the time page).
@@ -423,7 +457,12 @@ template <int I, vdso::VdsoAccess A, class Call>
       Misbehaved<A, I>(ctx.bad_counter_kind, access);
       return false;
     }
+    if (ctx.out_of_bounds) [[unlikely]] {
+      access.Fault(OutsideTheArea(ctx.outside_offset, ctx.outside_below));
+      return false;
+    }
   }
+  // Natively (no faults to report) the call answers -EFAULT.
   *out_of_bounds = ctx.out_of_bounds;
   return true;
 }
