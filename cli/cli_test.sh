@@ -62,6 +62,10 @@ expect boot_realtime_past_settod 2 "timekeeping_init() refuses" -- \
 # The 6.15+ coarse-clock step back (docs/findings.md), from the command line.
 expect coarse_step_back 1 "_COARSE went backwards" -- \
   --duration=1s --boot_realtime=1764460800 --ntp_at=1ms --ntp_freq_ppm=500
+# ...which is the era's documented behaviour: --accept=known passes it.
+expect coarse_step_back_accepted 0 "accepted: CLOCK_" -- \
+  --duration=1s --boot_realtime=1764460800 --ntp_at=1ms --ntp_freq_ppm=500 \
+  --accept=known
 # The replay line is a vdsolab command line, through ./bazelw only when
 # run by `bazel run` (which sets BUILD_WORKING_DIRECTORY).
 expect replay_line 1 "replay: vdsolab --seed=1" -- \

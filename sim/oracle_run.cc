@@ -333,6 +333,13 @@ absl::StatusOr<OracleRunReport> RunOracleCheck(
       reader->config_hz() != 0 ? reader->config_hz() : config.hz;
   size_t getres_next = 0;
   std::vector<std::optional<Timespec64>> last(sampled.size());
+  // 6.15+: whether the page's coarse clocks are a second off (xtime_sec
+  // moved by an adjtimex() that accumulated nothing, so coarse_nsec was not
+  // refreshed: docs/findings.md 1), now and at each clock's last read; as
+  // the simulation's writer tracks it (Writer::Update()).
+  auto coarse_sec = tk.timekeeper().xtime_sec;
+  bool coarse_off = false;
+  std::vector<char> last_coarse_off(sampled.size(), 0);
 
   uint64_t segment_start = 0;
   std::vector<uint64_t> read_times;
@@ -464,10 +471,13 @@ absl::StatusOr<OracleRunReport> RunOracleCheck(
         // adjtimex(): still a failure here, but said to be the era's.
         const bool coarse =
             clock == kClockRealtimeCoarse || clock == kClockMonotonicCoarse;
-        const char* era = coarse ? oracle.ExplainCoarseStepBack(
-                                       -TimespecDiffNs(got->ts, *last[which]),
-                                       t > config.ntp_at_ns)
-                                 : nullptr;
+        const char* era = !coarse ? nullptr
+                          : (coarse_off || last_coarse_off[which] != 0) &&
+                                  oracle.ShowsCoarseOffBySecond(true)
+                              ? variants::EraOracle::kCoarseOffBySecondWhy
+                              : oracle.ExplainCoarseStepBack(
+                                    -TimespecDiffNs(got->ts, *last[which]),
+                                    t > config.ntp_at_ns);
         if (era != nullptr) ++stats.known;
         // Accepted (--accept=known), an era's step back is no failure line.
         std::vector<std::string>& lines = era != nullptr && config.accept_known
@@ -481,10 +491,12 @@ absl::StatusOr<OracleRunReport> RunOracleCheck(
         }
       }
       last[which] = got->ts;
+      last_coarse_off[which] = coarse_off ? 1 : 0;
     }
     segment_start = event.at_ns;
     if (e + 1 == events.size()) break;  // The end marker.
     const uint64_t now = tsc.At(event.at_ns);
+    const uint64_t cycle_last_before = tk.timekeeper().tkr_mono.cycle_last;
     if (event.adjtimex) {
       timekeeper::Timex txc;
       txc.modes = timekeeper::kAdjFrequency;
@@ -494,6 +506,12 @@ absl::StatusOr<OracleRunReport> RunOracleCheck(
     } else {
       tk.Advance(timekeeper::AdvanceMode::kTick, now);
     }
+    // Accumulation refreshes coarse_nsec together with xtime_sec.
+    if (tk.timekeeper().tkr_mono.cycle_last != cycle_last_before) {
+      coarse_sec = tk.timekeeper().xtime_sec;
+    }
+    coarse_off =
+        tk.profile().coarse_nsec && tk.timekeeper().xtime_sec != coarse_sec;
   }
   report.updates = publisher.updates;
   report.final_mult = tk.timekeeper().tkr_mono.mult;
