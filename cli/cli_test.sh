@@ -622,6 +622,10 @@ expect plugin_constructor_crash 2 "crashed (SIGSEGV at 0x10) while loading" -- \
 expect plugin_spin_is_a_finding 1 "the call spun for 0.2 s" -- \
   run "$scen/baseline.toml" --variant-so="${bad}_spin.so" \
   --call-timeout=200ms --replay_out="$tmp/spin.replay.toml"
+# The replay file keeps the run's --call-timeout: replayed without the
+# flag, the call is bounded as in the run (not by the 1 s default).
+expect plugin_spin_replay_keeps_timeout 1 "the call spun for 0.2 s" -- \
+  replay "$tmp/spin.replay.toml"
 # A replay whose run stops before its call (here: every call spins) says
 # so and fails; it is neither REPRODUCED nor a fix.
 expect plugin_spin_replay_not_reached 1 "NOT REACHED: the run failed" -- \

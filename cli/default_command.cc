@@ -100,11 +100,13 @@ std::string RoundTrip(double v) {
 std::string ReplayCommandLine(const sim::OracleRunConfig& c,
                               const ParsedFlags& f) {
   std::string variant;
-  for (const char* name :
-       {"variant", "variant-so", "kernel-tree", "patch", "accept"}) {
-    const bool path = std::string_view(name) == "variant-so" ||
-                      std::string_view(name) == "kernel-tree" ||
-                      std::string_view(name) == "patch";
+  for (const char* name : {"variant", "variant-so", "kernel-tree", "patch",
+                           "kernel-cc", "vdso-image", "kernel-time",
+                           "kernel-time-patch", "call-timeout", "accept"}) {
+    const std::string_view n = name;
+    const bool path = n == "variant-so" || n == "kernel-tree" || n == "patch" ||
+                      n == "vdso-image" || n == "kernel-time" ||
+                      n == "kernel-time-patch";
     for (const std::string& v : f.List(name)) {
       absl::StrAppendFormat(
           &variant, " %s",

@@ -358,6 +358,7 @@ int Replay(const ParsedFlags& flags) {
   }
   // Without variant flags, the file's own variant (loaded again from where
   // it came from); with them, the same schedule against that variant.
+  ApplyRecordedCallTimeout(scenario->variant);
   if (!NamesAVariant(flags)) {
     if (absl::Status s = LoadRecordedVariant(scenario->variant); !s.ok()) {
       Fail(absl::StrFormat("%s: [variant]: %s", flags.positional()[0],

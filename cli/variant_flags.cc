@@ -2,6 +2,8 @@
 
 #include <cstdio>
 #include <map>
+#include <optional>
+#include <set>
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -11,6 +13,7 @@
 #include "hostvdso/host_variant.h"
 #include "ktree/ktree.h"
 #include "ktree/load.h"
+#include "sim/durations.h"
 #include "variants/plugin/call_guard.h"
 #include "variants/plugin/loader.h"
 #include "variants/registry.h"
@@ -57,6 +60,13 @@ std::map<const variants::Variant*, sim::VariantSource>& Sources() {
   static auto* sources =
       new std::map<const variants::Variant*, sim::VariantSource>;
   return *sources;
+}
+
+// --call-timeout as given (nullopt: the default bound), recorded in replay
+// files and replay command lines so that they bound calls as the run did.
+std::optional<uint64_t>& GivenCallTimeout() {
+  static std::optional<uint64_t> ns;
+  return ns;
 }
 
 std::string SemanticsText(const variants::Semantics& s) {
@@ -206,9 +216,13 @@ absl::StatusOr<std::vector<const variants::Variant*>> Load(
     const ParsedFlags& flags) {
   if (std::optional<uint64_t> ns = flags.DurationNs("call-timeout")) {
     variants::SetCallTimeLimit(static_cast<double>(*ns) / 1e9);
+    GivenCallTimeout() = *ns;
   }
   std::vector<const variants::Variant*> loaded;
+  // The same file named twice is loaded once (its name would clash).
+  std::set<std::string> seen;
   for (const std::string& so : flags.List("variant-so")) {
+    if (!seen.insert(AbsoluteInputPath(ResolveInputPath(so))).second) continue;
     absl::StatusOr<const variants::Variant*> v = LoadPlugin(so);
     if (!v.ok()) return v.status();
     loaded.push_back(*v);
@@ -322,12 +336,19 @@ absl::Status LoadVariantFiles(const ParsedFlags& flags) {
   return Load(flags).status();
 }
 
+void ApplyRecordedCallTimeout(const sim::VariantSource& source) {
+  if (source.call_timeout_ns == 0 || GivenCallTimeout().has_value()) return;
+  variants::SetCallTimeLimit(static_cast<double>(source.call_timeout_ns) / 1e9);
+  GivenCallTimeout() = source.call_timeout_ns;
+}
+
 absl::Status LoadRecordedVariant(const sim::VariantSource& source,
                                  const variants::Variant** reader) {
   const variants::Variant* unused = nullptr;
   if (reader == nullptr) reader = &unused;
   *reader = nullptr;
   if (!source.present) return absl::OkStatus();
+  ApplyRecordedCallTimeout(source);
   if (!source.kernel_time.empty()) {
     if (absl::Status s =
             LoadKernelTime(source.kernel_time, source.kernel_time_patches, "");
@@ -458,6 +479,7 @@ sim::VariantSource SourceOf(const variants::Variant* variant) {
     sim::VariantSource s =
         reader.ok() ? SourceOf(*reader) : sim::VariantSource{};
     s.present = true;
+    s.call_timeout_ns = GivenCallTimeout().value_or(0);
     s.kernel_time = AbsoluteInputPath(KernelTimeTree());
     s.kernel_time_patches.clear();
     for (const std::string& p : KernelTimePatches()) {
@@ -466,7 +488,10 @@ sim::VariantSource SourceOf(const variants::Variant* variant) {
     return s;
   }
   auto it = Sources().find(variant);
-  return it == Sources().end() ? sim::VariantSource{} : it->second;
+  if (it == Sources().end()) return sim::VariantSource{};
+  sim::VariantSource s = it->second;
+  s.call_timeout_ns = GivenCallTimeout().value_or(0);
+  return s;
 }
 
 namespace {
@@ -496,6 +521,10 @@ std::string FlagsToLoad(const variants::Variant* variant) {
     absl::StrAppendFormat(&o, " --kernel-time=%s", s.kernel_time);
     for (const std::string& p : s.kernel_time_patches)
       absl::StrAppendFormat(&o, " --kernel-time-patch=%s", p);
+  }
+  if (s.present && s.call_timeout_ns != 0) {
+    absl::StrAppendFormat(&o, " --call-timeout=%s",
+                          sim::FormatDurationNs(s.call_timeout_ns));
   }
   return o;
 }

@@ -54,6 +54,11 @@ absl::StatusOr<std::vector<const variants::Variant*>> ChooseVariants(
 absl::Status LoadRecordedVariant(const sim::VariantSource& source,
                                  const variants::Variant** reader = nullptr);
 
+// The replay file's --call-timeout (`source.call_timeout_ns`), unless the
+// command line gave one: LoadRecordedVariant() applies it; a replay that
+// names its variant by flags calls this itself.
+void ApplyRecordedCallTimeout(const sim::VariantSource& source);
+
 // Loads --variant-so and --kernel-tree without choosing (`vdsolab
 // variants` lists them with the built-ins).
 absl::Status LoadVariantFiles(const ParsedFlags& flags);

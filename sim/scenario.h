@@ -279,6 +279,10 @@ struct VariantSource {
   // and the patches applied to it.
   std::string kernel_time;
   std::vector<std::string> kernel_time_patches;
+  // --call-timeout when the run was given one (0: the default): a replay
+  // without the flag bounds the calls as the run did, or a call the run
+  // found spinning may pass it.
+  uint64_t call_timeout_ns = 0;
 
   friend bool operator==(const VariantSource&, const VariantSource&) = default;
 };

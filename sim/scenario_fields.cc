@@ -439,6 +439,7 @@ const Fields<VariantSource>& VariantSourceFields() {
       String("kernel_time", &V::kernel_time).OmitDefault(),
       toml_table::StringList("kernel_time_patches", &V::kernel_time_patches)
           .OmitDefault(),
+      Duration("call_timeout", &V::call_timeout_ns).OmitDefault(),
   };
   return *fields;
 }
