@@ -20,6 +20,7 @@
 #include "cli/commands.h"
 #include "cli/kernel_time_variant.h"
 #include "cli/variant_flags.h"
+#include "common/sha256.h"
 #include "sim/formats.h"
 #include "sim/run.h"
 #include "sim/scenario_toml.h"
@@ -290,7 +291,17 @@ int Run(const ParsedFlags& flags) {
       Fail(outcome->replays.empty() ? "no replay could be made"
                                     : outcome->replays.front().error);
     } else {
-      minimal = &*outcome->replays.front().scenario;
+      // The replay names the file it was cut from (unless that was a
+      // replay itself, which names its own), so that a replay against a
+      // fix whose schedule diverges can run it whole.
+      sim::Scenario& cut = *outcome->replays.front().scenario;
+      if (cut.run.origin.empty()) {
+        cut.run.origin = AbsoluteInputPath(file);
+        if (absl::StatusOr<std::string> sha = Sha256File(file); sha.ok()) {
+          cut.run.origin_sha256 = *sha;
+        }
+      }
+      minimal = &cut;
       replay_file =
           WriteReplay(*minimal, scenario->name,
                       NamesAVariant(flags) ? std::string(variant.name) : "",
@@ -390,7 +401,10 @@ int Replay(const ParsedFlags& flags) {
   if (!replay.ok()) return FailInScenario(file, replay.status());
   // Not comparable (another variant's schedule diverged) and not reached
   // (the run stopped first) are no fix.
-  const int exit = replay->reproduced || replay->failed || replay->diverged ||
+  // A diverged replay judged by its origin scenario is FIXED or NOT FIXED.
+  const bool not_comparable =
+      replay->diverged && (!replay->origin_ran || replay->origin_failed);
+  const int exit = replay->reproduced || replay->failed || not_comparable ||
                            !replay->stopped_before.empty()
                        ? kExitFailed
                        : kExitOk;

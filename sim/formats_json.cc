@@ -232,6 +232,9 @@ const char* ReplayVerdict(const ReplayOutcome& r) {
   if (!r.stopped_before.empty()) return "not reached";
   if (r.reproduced) return "reproduced";
   if (r.failed) return r.other_variant ? "not fixed" : "fails elsewhere";
+  if (r.diverged && r.origin_ran) {
+    return r.origin_failed ? "not fixed" : "fixed";
+  }
   if (r.diverged) return "not comparable";
   return r.other_variant ? "fixed" : "not reproduced";
 }

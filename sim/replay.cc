@@ -2,7 +2,9 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/math64.h"
+#include "common/sha256.h"
 #include "sim/run.h"
+#include "sim/scenario_toml.h"
 
 namespace vdsolab::sim {
 namespace {
@@ -224,6 +226,76 @@ absl::StatusOr<std::string> ReplayExhaustive(const Scenario& s,
   return o;
 }
 
+// A random replay whose schedule diverged with another variant: the
+// scenario the file was cut from (run.origin), run whole with the file's
+// seed and that variant, decides. Appends the verdict and returns true; or
+// appends why it could not and returns false (the caller says NOT
+// COMPARABLE).
+bool JudgeByOrigin(const Scenario& replay, const variants::Variant& variant,
+                   const std::string& now, ReplayOutcome* out) {
+  if (replay.run.strategy != Strategy::kRandom || replay.run.origin.empty()) {
+    return false;
+  }
+  const std::string& path = replay.run.origin;
+  absl::StatusOr<Scenario> origin = LoadScenarioFile(path);
+  if (!origin.ok()) {
+    absl::StrAppendFormat(&out->text,
+                          "\nthe scenario it was cut from cannot be run: %s\n",
+                          origin.status().message());
+    return false;
+  }
+  std::string changed;
+  if (!replay.run.origin_sha256.empty()) {
+    absl::StatusOr<std::string> sha = Sha256File(path);
+    if (sha.ok() && *sha != replay.run.origin_sha256) {
+      changed = " (the file changed since the replay was written)";
+    }
+  }
+  origin->run.seed = replay.run.seed;
+  origin->run.reader = std::string(variant.name);
+  origin->kernel.era = replay.kernel.era;
+  origin->kernel.backports = replay.kernel.backports;
+  RunOptions options;
+  options.replays = ReplayPolicy::kNone;
+  absl::StatusOr<Outcome> run = Run(*origin, variant, options);
+  if (!run.ok()) {
+    absl::StrAppendFormat(&out->text,
+                          "\nthe scenario it was cut from, %s, cannot be "
+                          "run with variant %s: %s\n",
+                          path, variant.name, run.status().message());
+    return false;
+  }
+  out->origin_ran = true;
+  out->origin_failed = run->failed;
+  const std::string what = absl::StrFormat(
+      "the scenario it was cut from, %s%s, run whole with seed %d and "
+      "variant %s",
+      path, changed, replay.run.seed, now);
+  if (!run->failed) {
+    absl::StrAppendFormat(&out->text,
+                          "\nwith variant %s the schedule diverged before the "
+                          "call (its calls take other times), so %s:\n"
+                          "FIXED: every property held there\n",
+                          now, what);
+    return true;
+  }
+  std::string first = "a syscall event's expectation or the timekeeper model";
+  if (run->random) {
+    for (const Violation& v : run->random->violations) {
+      if (v.verdict == Verdict::kPrecondition) continue;
+      first = absl::StrFormat("reader %d, call %d: %s: %s", v.reader,
+                              v.reader_call, PropertyName(v.property), v.why);
+      break;
+    }
+  }
+  absl::StrAppendFormat(&out->text,
+                        "\nwith variant %s the schedule diverged before the "
+                        "call (its calls take other times), so %s:\n"
+                        "NOT FIXED: it fails there: %s\n",
+                        now, what, first);
+  return true;
+}
+
 }  // namespace
 
 absl::StatusOr<ReplayOutcome> Replay(const Scenario& scenario,
@@ -300,6 +372,9 @@ absl::StatusOr<ReplayOutcome> Replay(const Scenario& scenario,
                                                   "file's was %s)",
                                                   now, scenario.run.reader)
                                 : "");
+  } else if (other && out.diverged &&
+             JudgeByOrigin(scenario, variant, now, &out)) {
+    // Judged by the scenario the replay was cut from.
   } else if (other && out.diverged) {
     // The replay's run is minimised around the call: a variant whose
     // calls take other times may not reach it, and passing the short run

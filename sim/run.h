@@ -106,16 +106,24 @@ struct ReplayOutcome {
   // the failure at the call is then no fix.
   bool failed = false;
   std::string elsewhere;
+  // A diverged random replay whose file names the scenario it was cut
+  // from (run.origin): that scenario was run whole with the same seed and
+  // the variant (FIXED when it held, NOT FIXED when it failed).
+  bool origin_ran = false;
+  bool origin_failed = false;
 };
 
 // Runs a replay scenario (one with a [replay] section) again: its failing
 // call with a trace, and whether the named violation recurred. With a
 // `variant` other than the file's, the same schedule checks that variant:
-// REPRODUCED or FIXED. A [replay] section that cannot be replayed (no
-// such reader or property, decisions that do not fit the call) is
-// InvalidArgument. `code_changed`: the variant has the file's name but
-// not its code (a plugin rebuilt in place, a tree or patch edited): it is
-// judged as another variant, so a fix there says FIXED, not NOT REPRODUCED.
+// REPRODUCED or FIXED; where that variant's schedule diverges before the
+// call, the scenario the replay was cut from (run.origin), if the file
+// names one that can be read, run whole with the same seed decides. A [replay]
+// section that cannot be replayed (no such reader or property, decisions that
+// do not fit the call) is InvalidArgument. `code_changed`: the variant has the
+// file's name but not its code (a plugin rebuilt in place, a tree or patch
+// edited): it is judged as another variant, so a fix there says FIXED, not NOT
+// REPRODUCED.
 absl::StatusOr<ReplayOutcome> Replay(const Scenario& scenario,
                                      const variants::Variant& variant,
                                      bool code_changed = false);

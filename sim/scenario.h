@@ -292,6 +292,12 @@ struct RunSpec {
   uint64_t seed = 1;
   Strategy strategy = Strategy::kRandom;
   std::string reader = "upstream";  // The variant (vdsolab variants).
+  // A replay file's: the scenario file its run was cut from (absolute),
+  // and that file's sha256 then. With another variant whose schedule
+  // diverges from the replay's, `vdsolab replay` runs that scenario whole
+  // instead (sim/replay.cc), so that a fix gets a verdict.
+  std::string origin;
+  std::string origin_sha256;
   // kExhaustive: the call starts just before the first update at or after
   // exhaustive_at_ns, and races the next `exhaustive_updates` updates.
   uint64_t exhaustive_at_ns = 100000000;

@@ -396,8 +396,10 @@ const Fields<RunSpec>& RunFields() {
       Enum("strategy", &R::strategy, {Strategy::kRandom, Strategy::kExhaustive},
            StrategyName),
       String("reader", &R::reader),
+      String("origin", &R::origin).OmitDefault(),
+      String("origin_sha256", &R::origin_sha256).OmitDefault(),
       Duration("exhaustive_at", &R::exhaustive_at_ns),
-      Int("exhaustive_updates", &R::exhaustive_updates, 0, 1000),
+      Int("exhaustive_updates", &R::exhaustive_updates, 1, 4),
       // Omitted at their defaults, so the files and replays of one-call
       // runs read as before.
       Enum("exhaustive_shape", &R::exhaustive_shape,

@@ -10,11 +10,14 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <string>
 
 #include "sim/engine.h"
 #include "sim/run.h"
 #include "sim/scenario.h"
+#include "sim/scenario_toml.h"
 #include "tests/broken_readers.h"
 #include "variants/upstream.h"
 
@@ -136,6 +139,60 @@ TEST(RelaxedOrdering, ACallNeverMadeIsBadInputUnlessTheCodeChanged) {
   EXPECT_FALSE(changed->reproduced) << changed->text;
   EXPECT_NE(changed->text.find("NOT COMPARABLE"), std::string::npos)
       << changed->text;
+}
+
+// A replay that diverges with another variant is judged by the scenario
+// it was cut from (run.origin), run whole with the file's seed: FIXED when
+// every property holds there, NOT FIXED when that run fails, and NOT
+// COMPARABLE only when there is no such file to run (a new user's fixed
+// plugin got NOT COMPARABLE, exit 1, for the most common fix).
+TEST(RelaxedOrdering, ADivergedReplayIsJudgedByTheScenarioItCameFrom) {
+  const variants::Variant& broken = testing::NoRetryBarrierVariant();
+  absl::StatusOr<Outcome> out = sim::Run(Racing(kSeeds[0], true), broken);
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_FALSE(out->replays.empty());
+  ASSERT_TRUE(out->replays[0].scenario.has_value()) << out->replays[0].error;
+  // A call no variant reaches: every replay below diverges.
+  Scenario replay = *out->replays[0].scenario;
+  replay.replay.call = uint64_t{1} << 40;
+  // The origin: the scenario `out` ran (and failed).
+  const Scenario origin = Racing(kSeeds[0], true);
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string path =
+      std::string(tmp != nullptr ? tmp : "/tmp") + "/origin.toml";
+  std::ofstream(path) << ScenarioToToml(origin);
+  replay.run.origin = path;
+
+  variants::Variant fixed = variants::UpstreamVariant();
+  fixed.name = broken.name;  // Rebuilt in place under the file's name.
+  absl::StatusOr<ReplayOutcome> good = sim::Replay(replay, fixed, true);
+  ASSERT_TRUE(good.ok()) << good.status();
+  EXPECT_TRUE(good->diverged);
+  EXPECT_TRUE(good->origin_ran);
+  EXPECT_FALSE(good->origin_failed);
+  EXPECT_NE(good->text.find("FIXED: every property held there"),
+            std::string::npos)
+      << good->text;
+  EXPECT_EQ(good->text.find("NOT COMPARABLE"), std::string::npos) << good->text;
+
+  // The broken code again, as if changed, on a replay run too short to
+  // fail: the origin run fails.
+  replay.run.duration_ns = 100000;
+  absl::StatusOr<ReplayOutcome> bad = sim::Replay(replay, broken, true);
+  ASSERT_TRUE(bad.ok()) << bad.status();
+  EXPECT_TRUE(bad->origin_ran);
+  EXPECT_TRUE(bad->origin_failed);
+  EXPECT_NE(bad->text.find("NOT FIXED: it fails there: reader "),
+            std::string::npos)
+      << bad->text;
+
+  // No file where the replay says: NOT COMPARABLE, saying why.
+  replay.run.origin = path + ".gone";
+  absl::StatusOr<ReplayOutcome> lost = sim::Replay(replay, fixed, true);
+  ASSERT_TRUE(lost.ok()) << lost.status();
+  EXPECT_FALSE(lost->origin_ran);
+  EXPECT_NE(lost->text.find("cannot be run"), std::string::npos) << lost->text;
+  EXPECT_NE(lost->text.find("NOT COMPARABLE"), std::string::npos) << lost->text;
 }
 
 }  // namespace
