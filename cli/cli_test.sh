@@ -191,7 +191,8 @@ expect run_aux_needs_config 2 "set kernel.aux_clocks = true" -- \
 
 expect run_missing_file 2 "cannot open scenario file" -- run "$tmp/nope.toml"
 printf 'name = "x"\n[kernel]\nhz = 3\n' > "$tmp/bad.toml"
-expect run_bad_file 2 "kernel.hz = 3" -- run "$tmp/bad.toml"
+expect run_bad_file 2 "bad.toml:3:6: kernel.hz: 3 is outside 10 .. 10000" -- \
+  run "$tmp/bad.toml"
 # Bad input is refused naming the file, line and field.
 expect run_device 2 "/dev/zero: not a scenario file" -- run /dev/zero
 expect run_directory 2 "not a scenario file (a directory)" -- run "$tmp"

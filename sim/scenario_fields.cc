@@ -240,9 +240,9 @@ const Fields<MachineSpec>& MachineFields() {
   using M = MachineSpec;
   static const auto* fields = new Fields<M>{
       String("clocksource", &M::clocksource),
-      Int("counter_hz", &M::counter_hz, 0, INT64_MAX),
+      Int("counter_hz", &M::counter_hz, 1000, 10000000000),
       Int("calibrated_hz", &M::calibrated_hz, 0, INT64_MAX),
-      Int("width_bits", &M::width_bits, 0, 64),
+      Int("width_bits", &M::width_bits, 16, 64),
       Bool("rdtscp", &M::rdtscp),
       BigUnsigned("counter_start", &M::counter_start),
       Duration("pvclock_period", &M::pvclock_period_ns).OmitDefault(),
@@ -255,7 +255,7 @@ const Fields<MachineSpec>& MachineFields() {
 const Fields<KernelSpec>& KernelFields() {
   using K = KernelSpec;
   static const auto* fields = new Fields<K>{
-      Int("hz", &K::hz, 0, 100000),
+      Int("hz", &K::hz, 10, 10000),
       Time("boot_realtime", &K::boot_realtime),
       Time("boot_offset", &K::boot_offset),
       Int("hrtimer_res_ns", &K::hrtimer_res_ns, 0, 1000000000),
@@ -383,7 +383,7 @@ const Fields<CheckSpec>& CheckFields() {
       Bool("raw_rate", &C::raw_rate),
       Bool("cross_clock", &C::cross_clock),
       Bool("torn", &C::torn),
-      Int("livelock_budget", &C::livelock_budget, 0, 1000000000),
+      Int("livelock_budget", &C::livelock_budget, 2, 1000000000),
   };
   return *fields;
 }
