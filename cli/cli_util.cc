@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
@@ -176,6 +177,25 @@ std::string ResolveInputPath(const std::string& path) {
     if (FileExists(p)) return p;
   }
   return path;  // Let the open fail with the user's own spelling.
+}
+
+std::string MissingBuiltinHint(const std::string& path) {
+  if (path.empty() || path[0] == '/' || FileExists(ResolveInputPath(path)) ||
+      !absl::StartsWith(path, "scenarios/")) {
+    return "";
+  }
+  char exe[4096];
+  const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe);
+  if (n <= 0 || n >= static_cast<ssize_t>(sizeof exe)) return "";
+  const std::string runfiles =
+      std::string(exe, static_cast<size_t>(n)) + ".runfiles";
+  if (FileExists(runfiles + "/vdsolab/scenarios")) return "";
+  return absl::StrFormat(
+      " (the built-in scenarios are in the runfiles beside the binary, "
+      "%s/vdsolab/scenarios, which this copy lacks: run bazel-bin/cli/vdsolab "
+      "itself, copy its .runfiles too, or name the file by its path in a "
+      "checkout)",
+      runfiles);
 }
 
 namespace {

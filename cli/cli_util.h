@@ -72,6 +72,11 @@ std::string FlagError(const std::string& flag, const std::string& value,
 // A path as the user meant it: relative to the directory `bazel run` was
 // started in, else to the runfiles (for the built-in scenarios/).
 std::string ResolveInputPath(const std::string& path);
+
+// For an input `path` that ResolveInputPath() found nowhere: a hint when it
+// names one of the built-in files (scenarios/...) and this binary has no
+// runfiles tree beside it (a copy of bazel-bin/cli/vdsolab); else "".
+std::string MissingBuiltinHint(const std::string& path);
 // `path` made absolute against the working directory if it names a file
 // or directory there (else unchanged): for paths a replay file records,
 // which `vdsolab replay` may read from anywhere.

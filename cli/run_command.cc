@@ -180,7 +180,7 @@ int Run(const ParsedFlags& flags) {
   const std::string file = ResolveInputPath(path);
   absl::StatusOr<sim::Scenario> scenario = sim::LoadScenarioFile(file);
   if (!scenario.ok()) {
-    Fail(std::string(scenario.status().message()));
+    Fail(absl::StrCat(scenario.status().message(), MissingBuiltinHint(path)));
     return kExitBadInput;
   }
   if (std::optional<uint64_t> seed = flags.Uint("seed")) {
