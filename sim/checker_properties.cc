@@ -88,8 +88,10 @@ bool Checker::EraFallsBack(const CallRecord& call, const ClockFacts& facts) {
   if (facts.aux_kernel) return true;
   // Before 6.5 a TSC with bit 63 set is not a counter (x86: 4.20's
   // `(s64)cycles < 0`, vdso_cycles_ok() from 5.8); 6.5 masks the read to
-  // 63 bits instead.
-  if (call.read_bit63 &&
+  // 63 bits instead. Not for the 4.16 family (no sign test), nor for a
+  // call that read kvm-clock: the value tested there is vread_pvclock()'s,
+  // U64_MAX only without the stable bit (below).
+  if (call.read_bit63 && !call.pvclock_read && variant_->sign_tested_counter &&
       oracle_.semantics().counter == variants::CounterSemantics::kClampToLast) {
     return true;
   }

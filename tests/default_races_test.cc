@@ -185,6 +185,21 @@ TEST(DefaultRaces, TheCounterTopFindsAFallbackOnBit63) {
   ASSERT_TRUE(era.random.has_value());
   EXPECT_GT(FastPath(era).checked, 1000u);
   EXPECT_EQ(FastPath(era).defects, 0u);
+
+  // The same falling-back reader judged as a pre-6.5 reader: excused where
+  // its era tests the sign, a defect where it does not (the 4.16 family's
+  // vread_tsc(), or a plugin on its layout).
+  variants::Variant signed_era =
+      testing::FastPathLostVariant<testing::FastPathLoss::kBit63>(
+          "test-fallback-on-bit-63", "");
+  signed_era.semantics = (*pre65)->semantics;
+  const sim::Outcome excused = RunStage("default-counter-top", signed_era);
+  EXPECT_GT(FastPath(excused).checked, 1000u);
+  EXPECT_EQ(FastPath(excused).defects, 0u);
+  variants::Variant unsigned_era = signed_era;
+  unsigned_era.sign_tested_counter = false;
+  const sim::Outcome unexcused = RunStage("default-counter-top", unsigned_era);
+  EXPECT_GT(FastPath(unexcused).defects, 1000u);
 }
 
 // kvm-clock: the fallback is right while the stable bit is clear and

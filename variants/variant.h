@@ -259,6 +259,11 @@ struct Variant {
   // the checker holds it to that (property fast_path). Every built-in
   // reader does; a plugin declares it (VDSOLAB_SEM_PVCLOCK).
   bool pvclock = true;
+  // Before 6.5, whether the reader sends a counter read with bit 63 set to
+  // the syscall (x86 4.20's `(s64)cycles < 0`, vdso_cycles_ok() from 5.8):
+  // property fast_path excuses such a fallback only then. The 4.16
+  // family's vread_tsc() has no such test (false).
+  bool sign_tested_counter = true;
   // The namespace's page in this layout (nullptr: the layout has none;
   // then `timens` is false).
   BuildTimensPageFn build_timens_page = nullptr;

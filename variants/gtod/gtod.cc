@@ -85,6 +85,7 @@ Variant* Make416(std::string_view name, std::string_view provenance,
                                      ClockGettime416<S, vdso::QuietAccess>>;
   v->native_loop = NativeLoop<ClockGettime416<S, vdso::NativeAccess>>;
   v->semantics = Pre65();
+  v->sign_tested_counter = false;  // vread_tsc(): no sign test.
   return v;
 }
 
@@ -213,6 +214,7 @@ const Variant* TscCalibration() {
       "direct (mult * tsc) >> shift, delta-accumulating, floating point";
   v->layout = &gtod::LayoutTscCalibration();
   v->build_update = gtod::UpdateVsyscall416<gtod::kFieldsTscCalibration>;
+  v->sign_tested_counter = false;  // The 4.16 vDSO's vread_tsc().
   v->make_sim_reader = MakeTscCalibrationSimReader;
   v->native_loop = TscCalibrationNativeLoop;
   v->vdso_clocks = Clocks416Raw();
