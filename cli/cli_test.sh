@@ -190,6 +190,25 @@ expect run_aux_needs_config 2 "set kernel.aux_clocks = true" -- \
   run "$tmp/no-aux.toml"
 
 expect run_missing_file 2 "cannot open scenario file" -- run "$tmp/nope.toml"
+# The default job's stages are built in code: a failing stage's replay
+# names the stage's scenario, written beside it, as its origin (what a
+# diverged replay of a fix is judged by), and that file runs as the stage.
+mkdir -p "$tmp/dj"
+(cd "$tmp/dj" && "$bin" --variant=x86-4.16 --duration=1s --reads_per_tick=5 \
+  >/dev/null 2>&1)
+dj_replay="$tmp/dj/default-counter-top-x86-4.16-seed1.replay.toml"
+dj_origin="$tmp/dj/default-counter-top-x86-4.16-seed1.origin.toml"
+if grep -qF "origin = \"$dj_origin\"" "$dj_replay" 2>/dev/null &&
+  grep -q '^origin_sha256 = "[0-9a-f]\{64\}"' "$dj_replay"; then
+  echo "ok   default_job_replay_names_its_origin"
+else
+  echo "FAIL default_job_replay_names_its_origin"; ls "$tmp/dj"
+  failures=$((failures + 1))
+fi
+expect default_job_origin_fails_as_the_stage 1 "scenario \"default-counter-top\"" \
+  -- run "$dj_origin" --variant=x86-4.16
+expect default_job_origin_passes_upstream 0 "PASS" \
+  -- run "$dj_origin" --variant=upstream
 printf 'name = "x"\n[kernel]\nhz = 3\n' > "$tmp/bad.toml"
 expect run_bad_file 2 "bad.toml:3:6: kernel.hz: 3 is outside 10 .. 10000" -- \
   run "$tmp/bad.toml"

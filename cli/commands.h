@@ -34,6 +34,15 @@ Command DefaultCommand();
 std::string WriteReplay(const sim::Scenario& replay, const std::string& name,
                         const std::string& flag_variant, uint64_t seed,
                         const std::string& replay_out);
+// WriteReplay() for a run of a scenario built in code (the default job's
+// stages): `origin`, the scenario as it ran, is written beside the replay
+// (<...>.origin.toml) and the replay names it as run.origin, so that a
+// replay whose schedule diverges with a fix is judged by that run whole.
+std::string WriteReplayWithOrigin(sim::Scenario replay,
+                                  const sim::Scenario& origin,
+                                  const std::string& name,
+                                  const std::string& flag_variant,
+                                  uint64_t seed);
 // run, replay, compare, variants, inspect, conform, build-variant,
 // conform-model.
 std::vector<Command> Commands();

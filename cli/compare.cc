@@ -16,12 +16,14 @@
 #include <map>
 #include <optional>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "cli/variant_flags.h"
 #include "common/escape.h"
+#include "common/sha256.h"
 #include "sim/formats.h"
 #include "sim/run.h"
 #include "sim/scenario_toml.h"
@@ -653,6 +655,17 @@ int Compare(const CompareOptions& options) {
   std::vector<VariantResult> results;
   std::vector<std::string> names;
   for (const auto& [name, scenario] : *scenarios) names.push_back(name);
+  // Each scenario's file and its sha256, for its replays' run.origin.
+  std::map<std::string, std::pair<std::string, std::string>> origins;
+  const std::string dir_path = ResolveInputPath(options.scenarios_dir);
+  const bool built_in = options.scenarios_dir == "scenarios";
+  for (const std::string& name : names) {
+    const std::string file = absl::StrCat(dir_path, "/", name, ".toml");
+    absl::StatusOr<std::string> sha = Sha256File(file);
+    origins[name] = {built_in ? absl::StrCat("scenarios/", name, ".toml")
+                              : AbsoluteInputPath(file),
+                     sha.ok() ? *sha : ""};
+  }
   // Progress on a terminal: by simulated time over every run, with an ETA.
   const bool tty = isatty(STDERR_FILENO) != 0;
   uint64_t total_ns = 0;
@@ -670,6 +683,13 @@ int Compare(const CompareOptions& options) {
       if (StopFlag().load()) break;
       sim::Scenario s = scenario;
       UseVariant(*v, &s);
+      // Its replays name the file (relative to the built-in directory when
+      // that is where it came from, so that docs/compare-replays reads the
+      // same on every machine).
+      if (s.run.origin.empty()) {
+        s.run.origin = origins[name].first;
+        s.run.origin_sha256 = origins[name].second;
+      }
       if (MoveOutOfNamespace(*v, &s)) r.outside_namespace.push_back(name);
       s.replay = sim::ReplaySpec{};
       ++runs;

@@ -201,10 +201,12 @@ std::vector<RaceRun> RunRaces(const std::vector<RaceStage>& stages,
     if (run.outcome.ok() && run.outcome->failed &&
         !run.outcome->replays.empty() &&
         run.outcome->replays.front().scenario) {
-      run.replay_file =
-          WriteReplay(*run.outcome->replays.front().scenario, run.scenario.name,
-                      NamesAVariant(flags) ? std::string(variant.name) : "",
-                      run.scenario.run.seed, "");
+      // The stage is built in code: its scenario goes beside the replay.
+      run.replay_file = WriteReplayWithOrigin(
+          *run.outcome->replays.front().scenario, run.scenario,
+          run.scenario.name,
+          NamesAVariant(flags) ? std::string(variant.name) : "",
+          run.scenario.run.seed);
     }
     runs.push_back(std::move(run));
   }

@@ -370,6 +370,10 @@ int Replay(const ParsedFlags& flags) {
   // Without variant flags, the file's own variant (loaded again from where
   // it came from); with them, the same schedule against that variant.
   ApplyRecordedCallTimeout(scenario->variant);
+  // A relative origin (compare's built-in scenarios/) as any input path.
+  if (!scenario->run.origin.empty() && scenario->run.origin[0] != '/') {
+    scenario->run.origin = ResolveInputPath(scenario->run.origin);
+  }
   if (!NamesAVariant(flags)) {
     if (absl::Status s = LoadRecordedVariant(scenario->variant); !s.ok()) {
       Fail(absl::StrFormat("%s: [variant]: %s", flags.positional()[0],
@@ -447,6 +451,31 @@ std::string WriteReplay(const sim::Scenario& replay, const std::string& name,
     return "";
   }
   return out;
+}
+
+std::string WriteReplayWithOrigin(sim::Scenario replay,
+                                  const sim::Scenario& origin,
+                                  const std::string& name,
+                                  const std::string& flag_variant,
+                                  uint64_t seed) {
+  const std::string first = WriteReplay(replay, name, flag_variant, seed, "");
+  const std::string suffix = ".replay.toml";
+  if (first.size() <= suffix.size() ||
+      first.compare(first.size() - suffix.size(), suffix.size(), suffix) != 0) {
+    return first;
+  }
+  const std::string origin_file =
+      first.substr(0, first.size() - suffix.size()) + ".origin.toml";
+  sim::Scenario whole = origin;
+  whole.replay = sim::ReplaySpec{};
+  const std::string text = sim::ScenarioToToml(whole);
+  std::ofstream file(origin_file);
+  file << text;
+  file.close();
+  if (!file) return first;  // The replay stands without its origin.
+  replay.run.origin = AbsoluteInputPath(origin_file);
+  replay.run.origin_sha256 = Sha256::Of(text);
+  return WriteReplay(replay, name, flag_variant, seed, first);
 }
 
 Command RunCommand() {
