@@ -4,10 +4,15 @@
 #include "common/math64.h"
 #include "common/sha256.h"
 #include "sim/run.h"
+#include "sim/run_report.h"
 #include "sim/scenario_toml.h"
 
 namespace vdsolab::sim {
 namespace {
+
+std::string NsLine(const TraceStep& step) {
+  return absl::StrFormat("  %d ns  %s\n", step.t_ns, step.what);
+}
 
 std::string Seconds(uint64_t ns) {
   return absl::StrFormat("%d.%09d", ns / kNsecPerSec, ns % kNsecPerSec);
@@ -148,10 +153,10 @@ absl::StatusOr<std::string> ReplayRandom(const Scenario& scenario,
   absl::StrAppendFormat(&o,
                         "\nthe interleaving (reader steps, and the writer "
                         "stores that landed before each):\n");
-  for (const TraceStep& step : c.trace) {
-    absl::StrAppendFormat(&o, "  %s s  cpu %d  %s\n", Seconds(step.t_ns),
-                          step.cpu, step.what);
-  }
+  absl::StrAppend(&o, FormatTraceSteps(c.trace, [](const TraceStep& step) {
+    return absl::StrFormat("  %s s  cpu %d  %s\n", Seconds(step.t_ns), step.cpu,
+                           step.what);
+  }));
   return o;
 }
 
@@ -181,7 +186,7 @@ absl::StatusOr<std::string> ReplayExhaustive(const Scenario& s,
                         "against %d update(s), choices [%s]\n",
                         s.name,
                         variants::VariantClockName(variant, e->call.clock),
-                        e->updates, absl::StrJoin(s.replay.decisions, ", "));
+                        e->updates, FormatChoices(s.replay.decisions));
   if (!e->script_problem.empty()) {
     absl::StrAppendFormat(&o,
                           "note: %s's call takes another path: %s; the "
@@ -214,15 +219,11 @@ absl::StatusOr<std::string> ReplayExhaustive(const Scenario& s,
         &o, "\nthe first call (reader %d, CPU %d) returned %s:\n", f.reader,
         f.cpu_start,
         f.result ? FormatClockResult(*f.result) : std::string("no answer"));
-    for (const TraceStep& step : f.trace) {
-      absl::StrAppendFormat(&o, "  %d ns  %s\n", step.t_ns, step.what);
-    }
+    absl::StrAppend(&o, FormatTraceSteps(f.trace, NsLine));
   }
   absl::StrAppendFormat(&o, "\nthe interleaving%s:\n",
                         e->first_call ? " of the second call" : "");
-  for (const TraceStep& step : e->call.trace) {
-    absl::StrAppendFormat(&o, "  %d ns  %s\n", step.t_ns, step.what);
-  }
+  absl::StrAppend(&o, FormatTraceSteps(e->call.trace, NsLine));
   return o;
 }
 

@@ -55,6 +55,40 @@ bool HasKnown(const std::array<PropertyStats, kNumProperties>& stats) {
 
 }  // namespace
 
+std::string FormatTraceSteps(
+    const std::vector<TraceStep>& steps,
+    const std::function<std::string(const TraceStep&)>& line) {
+  constexpr size_t kAll = 200, kHead = 120, kTail = 40;
+  std::string o;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (steps.size() > kAll && i == kHead) {
+      absl::StrAppendFormat(&o,
+                            "  ... %d steps not shown (`vdsolab replay FILE "
+                            "--trace=OUT.json` writes every one)\n",
+                            steps.size() - kHead - kTail);
+      i = steps.size() - kTail;
+    }
+    o += line(steps[i]);
+  }
+  return o;
+}
+
+std::string FormatChoices(const std::vector<int>& choices) {
+  constexpr size_t kRun = 8;
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < choices.size();) {
+    size_t j = i;
+    while (j < choices.size() && choices[j] == choices[i]) ++j;
+    if (j - i >= kRun) {
+      parts.push_back(absl::StrFormat("%d (x%d)", choices[i], j - i));
+    } else {
+      for (size_t k = i; k < j; ++k) parts.push_back(absl::StrCat(choices[k]));
+    }
+    i = j;
+  }
+  return absl::StrJoin(parts, ", ");
+}
+
 const Violation* FirstFailure(const RunResult& result) {
   for (const Violation& v : result.violations) {
     if (v.verdict != Verdict::kPrecondition) return &v;
@@ -270,15 +304,17 @@ std::string ReductionLine(const ExploreResult& r) {
               : 0.0);
 }
 
+std::string NsLine(const TraceStep& step) {
+  return absl::StrFormat("  %d ns  %s\n", step.t_ns, step.what);
+}
+
 void AppendCall(const char* which, const CallRecord& c, std::string* o) {
   absl::StrAppendFormat(o, "%s (reader %d, CPU %d): %s\n", which, c.reader,
                         c.cpu_start,
                         c.result  ? FormatClockResult(*c.result)
                         : c.fault ? vdso::DescribeFault(*c.fault)
                                   : std::string("no answer"));
-  for (const TraceStep& step : c.trace) {
-    absl::StrAppendFormat(o, "  %d ns  %s\n", step.t_ns, step.what);
-  }
+  absl::StrAppend(o, FormatTraceSteps(c.trace, NsLine));
 }
 
 }  // namespace
@@ -349,7 +385,7 @@ std::string FormatExploreReport(const Scenario& s, const ExploreResult& r) {
       &o,
       "\nminimal failing interleaving (%d mid-call landing(s)), choices "
       "[%s]:\n",
-      r.minimal_splits, absl::StrJoin(*r.minimal, ", "));
+      r.minimal_splits, FormatChoices(*r.minimal));
   for (const Violation& v : r.minimal_violations) {
     absl::StrAppendFormat(&o, "  [%s] %s: %s\n    %s\n", VerdictName(v.verdict),
                           PropertyName(v.property), v.why, v.detail);
@@ -368,9 +404,7 @@ std::string FormatExploreReport(const Scenario& s, const ExploreResult& r) {
                             "page at the counter read (non-zero fields):\n%s",
                             r.minimal_page);
     }
-    for (const TraceStep& step : r.minimal_call.trace) {
-      absl::StrAppendFormat(&o, "  %d ns  %s\n", step.t_ns, step.what);
-    }
+    absl::StrAppend(&o, FormatTraceSteps(r.minimal_call.trace, NsLine));
   }
   absl::StrAppendFormat(&o,
                         "\nFAIL: %d of %d interleavings violate a "
