@@ -497,6 +497,11 @@ expect compare_pass 0 "| 6.10 | pass" -- \
 so="${TEST_SRCDIR:-.}/vdsolab/examples/plugin/libexample_plugin.so"
 expect plugin_default_job 0 "the example-c vDSO variant" -- \
   --variant-so="$so" --duration=1s --reads_per_tick=5
+# ...and, having held every check, is timed natively against the built-in
+# reader of its layout (a figure, not a check: only the line is asserted).
+expect plugin_default_job_speed 0 \
+  "speed: example-c answers CLOCK_MONOTONIC natively in " -- \
+  --variant-so="$so" --duration=1s --reads_per_tick=5
 expect plugin_run 0 "PASS: every property held." -- \
   run "$scen/baseline.toml" --variant-so="$so" --variant=example-c
 # A [variant] section is loaded as `replay` loads it; run.reader must name

@@ -471,6 +471,24 @@ absl::StatusOr<std::vector<const variants::Variant*>> ChooseVariants(
   return PairWithKernelTime(*readers, many && !flags.Has("variant"));
 }
 
+const variants::Variant* SpeedBaseline(const variants::Variant* v) {
+  auto it = Sources().find(v);
+  if (it == Sources().end()) return nullptr;  // Built in.
+  const sim::VariantSource source = it->second;
+  if (!source.kernel_tree.empty() && !source.patches.empty()) {
+    absl::StatusOr<const variants::Variant*> base =
+        LoadTree(source.kernel_tree, {}, "");
+    return base.ok() ? *base : nullptr;
+  }
+  for (const variants::Variant* b : variants::AllVariants()) {
+    if (b != v && b->layout == v->layout && !Sources().contains(b) &&
+        variants::FindPluginInfo(b) == nullptr) {
+      return b;
+    }
+  }
+  return nullptr;
+}
+
 sim::VariantSource SourceOf(const variants::Variant* variant) {
   if (variant->timekeeping != nullptr && KernelTimeLoaded()) {
     // The reader's source, and the tree that publishes.

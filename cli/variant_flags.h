@@ -59,6 +59,12 @@ absl::Status LoadRecordedVariant(const sim::VariantSource& source,
 // names its variant by flags calls this itself.
 void ApplyRecordedCallTimeout(const sim::VariantSource& source);
 
+// What the default job's speed line times `v` against: for a patched
+// kernel tree the tree without its patches (built with the default
+// compiler, from the cache when it can), else the built-in variant of v's
+// layout; nullptr for a built-in variant or when there is none.
+const variants::Variant* SpeedBaseline(const variants::Variant* v);
+
 // Loads --variant-so and --kernel-tree without choosing (`vdsolab
 // variants` lists them with the built-ins).
 absl::Status LoadVariantFiles(const ParsedFlags& flags);
