@@ -685,6 +685,26 @@ if command -v python3 >/dev/null; then
     echo "FAIL compare_json: not valid JSON"; failures=$((failures + 1)); fi
 fi
 
+# A failed race in the default job's JSON says what failed, as run's does.
+if command -v python3 >/dev/null; then
+  (cd "$tmp/dj" && "$bin" --variant=x86-4.16 --duration=1s \
+    --reads_per_tick=5 --format=json > "$tmp/dj.json" 2>/dev/null)
+  if python3 - "$tmp/dj.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+bad = [r for r in d["races"] if not r["held"]]
+assert bad, "no failed race"
+for r in bad:
+    props = r["properties"]
+    first = r["first_failure"]
+    assert first["property"] in props, first
+    p = props[first["property"]]
+    assert p["defects"] + p["known"] > 0, (first, p)
+PY
+  then echo "ok   default_job_json_race_failure"; else
+    echo "FAIL default_job_json_race_failure"; failures=$((failures + 1)); fi
+fi
+
 # The host's live page: inspect and conform need an x86-64 vDSO; elsewhere
 # they must fail with a message, never crash.
 expect inspect_bad_format 2 '--format=xml: want "text", "json"' -- inspect --format=xml

@@ -206,8 +206,7 @@ std::string SpeedLine(const variants::Variant& v, const variants::Variant& base,
       "in %.1f ns (%.2fx; wall-clock, best of 3 rounds of 100,000 calls: "
       "a figure, not a check)\n",
       v.name, s->variant_ns, base.name, s->base_ns, ratio);
-  const bool same_code_base =
-      v.name.starts_with(std::string(base.name) + "+");
+  const bool same_code_base = v.name.starts_with(std::string(base.name) + "+");
   if (same_code_base && ratio >= 1.5) {
     absl::StrAppendFormat(&out,
                           "speed: WARNING: the patch makes "
@@ -415,6 +414,34 @@ int DefaultMain(const ParsedFlags& flags) {
                  r.outcome->random->coverage.negative_motion);
       }
       rj.Add("held", r.held());
+      if (r.outcome.ok() && !r.held()) {
+        // What failed, as run's JSON says it: each property's counts, and
+        // the first failure.
+        JsonObject props;
+        for (int i = 1; i <= sim::kNumProperties; ++i) {
+          const sim::PropertyStats& p =
+              r.outcome->stats[static_cast<size_t>(i - 1)];
+          JsonObject pj;
+          pj.Add("checked", p.checked)
+              .Add("defects", p.defects)
+              .Add("preconditions", p.preconditions)
+              .Add("known", p.known_kernel);
+          props.AddRaw(sim::PropertyName(static_cast<sim::Property>(i)),
+                       pj.Text());
+        }
+        rj.AddRaw("properties", props.Text());
+        if (!r.outcome->replays.empty()) {
+          const sim::Violation& v = r.outcome->replays.front().failure;
+          JsonObject fj;
+          fj.Add("property", sim::PropertyName(v.property))
+              .Add("verdict", sim::VerdictName(v.verdict))
+              .Add("why", v.why)
+              .Add("detail", v.detail)
+              .Add("reader", v.reader)
+              .Add("reader_call", v.reader_call);
+          rj.AddRaw("first_failure", fj.Text());
+        }
+      }
       if (!r.replay_file.empty()) rj.Add("replay_file", r.replay_file);
       race_array.AddRaw(rj.Text());
     }
