@@ -209,6 +209,19 @@ expect default_job_origin_fails_as_the_stage 1 "scenario \"default-counter-top\"
   -- run "$dj_origin" --variant=x86-4.16
 expect default_job_origin_passes_upstream 0 "PASS" \
   -- run "$dj_origin" --variant=upstream
+# A replay run again with `run` is no origin of the new replay (its run is
+# minimised): the new one keeps the old one's origin, or has none.
+grep -v '^origin' "$dj_replay" > "$tmp/dj/no-origin.replay.toml"
+"$bin" run "$tmp/dj/no-origin.replay.toml" \
+  --replay-out="$tmp/dj/again.replay.toml" >/dev/null 2>&1
+if [ -f "$tmp/dj/again.replay.toml" ] &&
+  ! grep -q '^origin = ' "$tmp/dj/again.replay.toml"; then
+  echo "ok   replay_of_replay_has_no_origin"
+else
+  echo "FAIL replay_of_replay_has_no_origin"
+  grep '^origin' "$tmp/dj/again.replay.toml"
+  failures=$((failures + 1))
+fi
 printf 'name = "x"\n[kernel]\nhz = 3\n' > "$tmp/bad.toml"
 expect run_bad_file 2 "bad.toml:3:6: kernel.hz: 3 is outside 10 .. 10000" -- \
   run "$tmp/bad.toml"

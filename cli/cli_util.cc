@@ -179,6 +179,24 @@ std::string ResolveInputPath(const std::string& path) {
   return path;  // Let the open fail with the user's own spelling.
 }
 
+std::string BuiltinInputPath(const std::string& path) {
+  if (path.empty() || path[0] == '/') return "";
+  for (const char* env : {"RUNFILES_DIR", "TEST_SRCDIR"}) {
+    if (const char* dir = std::getenv(env)) {
+      const std::string p = std::string(dir) + "/vdsolab/" + path;
+      if (FileExists(p)) return p;
+    }
+  }
+  char exe[4096];
+  const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe);
+  if (n > 0 && n < static_cast<ssize_t>(sizeof exe)) {
+    const std::string p =
+        std::string(exe, static_cast<size_t>(n)) + ".runfiles/vdsolab/" + path;
+    if (FileExists(p)) return p;
+  }
+  return "";
+}
+
 std::string MissingBuiltinHint(const std::string& path) {
   if (path.empty() || path[0] == '/' || FileExists(ResolveInputPath(path)) ||
       !absl::StartsWith(path, "scenarios/")) {

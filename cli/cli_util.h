@@ -73,6 +73,10 @@ std::string FlagError(const std::string& flag, const std::string& value,
 // started in, else to the runfiles (for the built-in scenarios/).
 std::string ResolveInputPath(const std::string& path);
 
+// `path` among the built-in files (the runfiles: RUNFILES_DIR,
+// TEST_SRCDIR, or beside the binary), whatever the working directory has;
+// "" if it is not one.
+std::string BuiltinInputPath(const std::string& path);
 // For an input `path` that ResolveInputPath() found nowhere: a hint when it
 // names one of the built-in files (scenarios/...) and this binary has no
 // runfiles tree beside it (a copy of bazel-bin/cli/vdsolab); else "".

@@ -657,13 +657,20 @@ int Compare(const CompareOptions& options) {
   for (const auto& [name, scenario] : *scenarios) names.push_back(name);
   // Each scenario's file and its sha256, for its replays' run.origin.
   std::map<std::string, std::pair<std::string, std::string>> origins;
+  // A file identical to the built-in one of its name is named as that
+  // (scenarios/NAME.toml), so that docs/compare-replays reads the same on
+  // every machine; any other by its absolute path.
   const std::string dir_path = ResolveInputPath(options.scenarios_dir);
-  const bool built_in = options.scenarios_dir == "scenarios";
   for (const std::string& name : names) {
     const std::string file = absl::StrCat(dir_path, "/", name, ".toml");
+    const std::string rel = absl::StrCat("scenarios/", name, ".toml");
     absl::StatusOr<std::string> sha = Sha256File(file);
-    origins[name] = {built_in ? absl::StrCat("scenarios/", name, ".toml")
-                              : AbsoluteInputPath(file),
+    const std::string builtin = BuiltinInputPath(rel);
+    absl::StatusOr<std::string> builtin_sha =
+        builtin.empty() ? absl::StatusOr<std::string>(absl::NotFoundError(""))
+                        : Sha256File(builtin);
+    const bool same = sha.ok() && builtin_sha.ok() && *sha == *builtin_sha;
+    origins[name] = {same ? rel : AbsoluteInputPath(file),
                      sha.ok() ? *sha : ""};
   }
   // Progress on a terminal: by simulated time over every run, with an ETA.
@@ -683,14 +690,16 @@ int Compare(const CompareOptions& options) {
       if (StopFlag().load()) break;
       sim::Scenario s = scenario;
       UseVariant(*v, &s);
-      // Its replays name the file (relative to the built-in directory when
-      // that is where it came from, so that docs/compare-replays reads the
-      // same on every machine).
-      if (s.run.origin.empty()) {
+      // Its replays name the file: random runs only (an exhaustive replay
+      // is judged by its choices), and not one whose readers compare moved
+      // out of the time namespace (the file is not what ran).
+      const bool moved = MoveOutOfNamespace(*v, &s);
+      if (moved) r.outside_namespace.push_back(name);
+      if (s.run.origin.empty() && !moved &&
+          s.run.strategy == sim::Strategy::kRandom) {
         s.run.origin = origins[name].first;
         s.run.origin_sha256 = origins[name].second;
       }
-      if (MoveOutOfNamespace(*v, &s)) r.outside_namespace.push_back(name);
       s.replay = sim::ReplaySpec{};
       ++runs;
       std::function<void(const sim::Progress&)> progress;

@@ -1,5 +1,6 @@
 #include "cli/native_speed.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -7,6 +8,7 @@
 #include <x86intrin.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <memory>
@@ -51,27 +53,36 @@ class LivePage : public timekeeper::VsyscallSink {
   uint32_t seq_ = 0;
 };
 
-// ns per call of `n` calls, or a negative number when the last one failed.
-double Time(const variants::Variant& v, const uint8_t* page, uint64_t n) {
-  const auto t0 = std::chrono::steady_clock::now();
-  const uint64_t last = v.native_loop(page, kClockMonotonic, n);
-  const double s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
-          .count();
-  return last == 0 ? -1 : s * 1e9 / static_cast<double>(n);
+// ns per call over at least `seconds` (batches doubling from one call, so
+// that a slow call is timed in as few calls as fit), or a negative number
+// when a call failed.
+double Time(const variants::Variant& v, const uint8_t* page, double seconds) {
+  uint64_t calls = 0;
+  double elapsed = 0;
+  for (uint64_t batch = 1; elapsed < seconds; batch *= 2) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const uint64_t last = v.native_loop(page, kClockMonotonic, batch);
+    elapsed +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+            .count();
+    if (last == 0) return -1;
+    calls += batch;
+  }
+  return elapsed * 1e9 / static_cast<double>(calls);
 }
 
-// In the child: the figures, or {-1, -1}.
+// In the child: the figures, or {-1, -1}. The baseline first in each round,
+// so that a patched tree too slow to finish is told from a slow machine.
 NativeSpeed Measure(const variants::Variant& v, const variants::Variant& base) {
   LivePage page(base);
   if (!page.Start().ok()) return {-1, -1};
-  constexpr uint64_t kCalls = 100000;
-  Time(v, page.data(), kCalls / 10);  // Warm up.
-  Time(base, page.data(), kCalls / 10);
+  constexpr double kRound = 0.1;        // Seconds per variant and round.
+  Time(base, page.data(), kRound / 4);  // Warm up.
+  Time(v, page.data(), kRound / 4);
   NativeSpeed best{1e300, 1e300};
   for (int round = 0; round < 3; ++round) {
-    const double a = Time(v, page.data(), kCalls);
-    const double b = Time(base, page.data(), kCalls);
+    const double b = Time(base, page.data(), kRound);
+    const double a = Time(v, page.data(), kRound);
     if (a < 0 || b < 0) return {-1, -1};
     best.variant_ns = std::min(best.variant_ns, a);
     best.base_ns = std::min(best.base_ns, b);
@@ -88,7 +99,9 @@ absl::StatusOr<NativeSpeed> MeasureNativeSpeed(const variants::Variant& v,
     return absl::UnavailableError("no native build to time");
   }
   int fds[2];
-  if (pipe(fds) != 0) return absl::UnavailableError("pipe() failed");
+  if (pipe2(fds, O_CLOEXEC) != 0) {
+    return absl::UnavailableError("pipe() failed");
+  }
   const pid_t pid = fork();
   if (pid < 0) {
     close(fds[0]);
@@ -103,26 +116,43 @@ absl::StatusOr<NativeSpeed> MeasureNativeSpeed(const variants::Variant& v,
     _exit(0);
   }
   close(fds[1]);
-  // Three rounds of 100,000 calls each way take well under a second at
-  // vDSO speeds; calls of 20 us still fit. Past that, no figure.
-  constexpr int kBoundMs = 10000;
-  pollfd p{fds[0], POLLIN, 0};
+  // Three rounds of 0.1 s each way and the warm-up take under a second,
+  // or a few for calls of a second each. Past the bound, no figure.
+  constexpr auto kBound = std::chrono::seconds(10);
+  const auto deadline = std::chrono::steady_clock::now() + kBound;
   NativeSpeed s{-1, -1};
   bool got = false;
-  if (poll(&p, 1, kBoundMs) == 1) {
-    got = read(fds[0], &s, sizeof s) == static_cast<ssize_t>(sizeof s);
+  bool timed_out = false;
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      timed_out = true;
+      break;
+    }
+    pollfd p{fds[0], POLLIN, 0};
+    const int n = poll(&p, 1, static_cast<int>(left.count()));
+    if (n < 0 && errno == EINTR) continue;
+    if (n == 1) {
+      got = read(fds[0], &s, sizeof s) == static_cast<ssize_t>(sizeof s);
+    }
+    timed_out = n == 0;
+    break;
   }
   close(fds[0]);
   if (!got) kill(pid, SIGKILL);
   int status = 0;
-  waitpid(pid, &status, 0);
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!got && timed_out) {
+    return absl::DeadlineExceededError(
+        "its native calls did not finish within 10 s");
+  }
   if (!got) {
-    // Killed by the bound, killed by a signal of its own, or ended (a
-    // sanitizer's report of a crash exits).
+    // Killed by a signal of its own, or ended (a sanitizer's report of a
+    // crash exits).
     return absl::UnavailableError(
-        WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL
-            ? std::string("its native calls did not finish within 10 s")
-        : WIFSIGNALED(status)
+        WIFSIGNALED(status)
             ? absl::StrFormat("its native calls died of signal %d",
                               WTERMSIG(status))
             : absl::StrFormat("its native calls ended the process (exit "

@@ -295,7 +295,9 @@ int Run(const ParsedFlags& flags) {
       // replay itself, which names its own), so that a replay against a
       // fix whose schedule diverges can run it whole.
       sim::Scenario& cut = *outcome->replays.front().scenario;
-      if (cut.run.origin.empty()) {
+      // Random runs only: an exhaustive replay is judged by its choices.
+      if (cut.run.origin.empty() && !scenario->replay.present &&
+          cut.run.strategy == sim::Strategy::kRandom) {
         cut.run.origin = AbsoluteInputPath(file);
         if (absl::StatusOr<std::string> sha = Sha256File(file); sha.ok()) {
           cut.run.origin_sha256 = *sha;
@@ -370,9 +372,12 @@ int Replay(const ParsedFlags& flags) {
   // Without variant flags, the file's own variant (loaded again from where
   // it came from); with them, the same schedule against that variant.
   ApplyRecordedCallTimeout(scenario->variant);
-  // A relative origin (compare's built-in scenarios/) as any input path.
-  if (!scenario->run.origin.empty() && scenario->run.origin[0] != '/') {
-    scenario->run.origin = ResolveInputPath(scenario->run.origin);
+  // A relative origin is compare's built-in scenarios/NAME.toml: the
+  // built-in file first (a working directory's own scenarios/ may differ).
+  std::string origin_file = scenario->run.origin;
+  if (!origin_file.empty() && origin_file[0] != '/') {
+    const std::string builtin = BuiltinInputPath(origin_file);
+    origin_file = builtin.empty() ? ResolveInputPath(origin_file) : builtin;
   }
   if (!NamesAVariant(flags)) {
     if (absl::Status s = LoadRecordedVariant(scenario->variant); !s.ok()) {
@@ -401,7 +406,7 @@ int Replay(const ParsedFlags& flags) {
                       differs(now.tree_code_sha256, was.tree_code_sha256) ||
                       differs(now.vdso_image_sha256, was.vdso_image_sha256));
   absl::StatusOr<sim::ReplayOutcome> replay =
-      sim::Replay(*scenario, *chosen->front(), code_changed);
+      sim::Replay(*scenario, *chosen->front(), code_changed, origin_file);
   if (!replay.ok()) return FailInScenario(file, replay.status());
   // Not comparable (another variant's schedule diverged) and not reached
   // (the run stopped first) are no fix.

@@ -62,6 +62,12 @@ std::map<const variants::Variant*, sim::VariantSource>& Sources() {
   return *sources;
 }
 
+// The --kernel-cc each tree variant was built with ("": the default).
+std::map<const variants::Variant*, std::string>& TreeCompilers() {
+  static auto* compilers = new std::map<const variants::Variant*, std::string>;
+  return *compilers;
+}
+
 // --call-timeout as given (nullopt: the default bound), recorded in replay
 // files and replay command lines so that they bound calls as the run did.
 std::optional<uint64_t>& GivenCallTimeout() {
@@ -165,6 +171,7 @@ absl::StatusOr<const variants::Variant*> LoadTree(
   source.origin = built.origin;
   source.tree_code_sha256 = built.code_sha256;
   Sources()[*v] = source;
+  TreeCompilers()[*v] = cc;
   return v;
 }
 
@@ -471,22 +478,24 @@ absl::StatusOr<std::vector<const variants::Variant*>> ChooseVariants(
   return PairWithKernelTime(*readers, many && !flags.Has("variant"));
 }
 
-const variants::Variant* SpeedBaseline(const variants::Variant* v) {
+SpeedBase SpeedBaseline(const variants::Variant* v) {
   auto it = Sources().find(v);
-  if (it == Sources().end()) return nullptr;  // Built in.
+  if (it == Sources().end() || v->native_loop == nullptr) return {};
   const sim::VariantSource source = it->second;
   if (!source.kernel_tree.empty() && !source.patches.empty()) {
+    // The same compiler: the ratio is then the patch's own.
     absl::StatusOr<const variants::Variant*> base =
-        LoadTree(source.kernel_tree, {}, "");
-    return base.ok() ? *base : nullptr;
+        LoadTree(source.kernel_tree, {}, TreeCompilers()[v]);
+    if (!base.ok() || (*base)->native_loop == nullptr) return {};
+    return {*base, true};
   }
   for (const variants::Variant* b : variants::AllVariants()) {
-    if (b != v && b->layout == v->layout && !Sources().contains(b) &&
-        variants::FindPluginInfo(b) == nullptr) {
-      return b;
+    if (b != v && b->layout == v->layout && b->native_loop != nullptr &&
+        !Sources().contains(b) && variants::FindPluginInfo(b) == nullptr) {
+      return {b, false};
     }
   }
-  return nullptr;
+  return {};
 }
 
 sim::VariantSource SourceOf(const variants::Variant* variant) {

@@ -60,10 +60,15 @@ absl::Status LoadRecordedVariant(const sim::VariantSource& source,
 void ApplyRecordedCallTimeout(const sim::VariantSource& source);
 
 // What the default job's speed line times `v` against: for a patched
-// kernel tree the tree without its patches (built with the default
-// compiler, from the cache when it can), else the built-in variant of v's
-// layout; nullptr for a built-in variant or when there is none.
-const variants::Variant* SpeedBaseline(const variants::Variant* v);
+// kernel tree the tree without its patches (built with the same compiler,
+// from the cache when it can), else the built-in variant of v's layout;
+// none for a built-in variant, one without a native build, or when there
+// is no such baseline.
+struct SpeedBase {
+  const variants::Variant* variant = nullptr;
+  bool unpatched_tree = false;  // v's tree without its patches.
+};
+SpeedBase SpeedBaseline(const variants::Variant* v);
 
 // Loads --variant-so and --kernel-tree without choosing (`vdsolab
 // variants` lists them with the built-ins).

@@ -228,26 +228,35 @@ absl::StatusOr<std::string> ReplayExhaustive(const Scenario& s,
 }
 
 // A random replay whose schedule diverged with another variant: the
-// scenario the file was cut from (run.origin), run whole with the file's
-// seed and that variant, decides. Appends the verdict and returns true; or
-// appends why it could not and returns false (the caller says NOT
-// COMPARABLE).
+// scenario the file was cut from (run.origin, read from `file`, where the
+// caller found it), run whole with the file's seed and that variant,
+// decides. Appends the verdict and returns true; or appends why it could
+// not and returns false (the caller says NOT COMPARABLE).
 bool JudgeByOrigin(const Scenario& replay, const variants::Variant& variant,
-                   const std::string& now, ReplayOutcome* out) {
+                   const std::string& now, const std::string& file,
+                   ReplayOutcome* out) {
   if (replay.run.strategy != Strategy::kRandom || replay.run.origin.empty()) {
     return false;
   }
-  const std::string& path = replay.run.origin;
-  absl::StatusOr<Scenario> origin = LoadScenarioFile(path);
-  if (!origin.ok()) {
-    absl::StrAppendFormat(&out->text,
-                          "\nthe scenario it was cut from cannot be run: %s\n",
-                          origin.status().message());
+  const std::string& named = replay.run.origin;  // As the file spells it.
+  auto cannot = [&](const std::string& why) {
+    absl::StrAppendFormat(
+        &out->text, "\nthe scenario it was cut from, %s, %s\n", named, why);
     return false;
+  };
+  absl::StatusOr<Scenario> origin = LoadScenarioFile(file);
+  if (!origin.ok()) {
+    return cannot(absl::StrCat("cannot be read: ", origin.status().message()));
+  }
+  // A replay's own short run is what this is here not to trust.
+  if (origin->replay.present) {
+    return cannot(
+        "is itself a replay (its run is minimised), so it says "
+        "nothing of a fix either");
   }
   std::string changed;
   if (!replay.run.origin_sha256.empty()) {
-    absl::StatusOr<std::string> sha = Sha256File(path);
+    absl::StatusOr<std::string> sha = Sha256File(file);
     if (sha.ok() && *sha != replay.run.origin_sha256) {
       changed = " (the file changed since the replay was written)";
     }
@@ -260,30 +269,49 @@ bool JudgeByOrigin(const Scenario& replay, const variants::Variant& variant,
   options.replays = ReplayPolicy::kNone;
   absl::StatusOr<Outcome> run = Run(*origin, variant, options);
   if (!run.ok()) {
-    absl::StrAppendFormat(&out->text,
-                          "\nthe scenario it was cut from, %s, cannot be "
-                          "run with variant %s: %s\n",
-                          path, variant.name, run.status().message());
-    return false;
+    return cannot(absl::StrFormat("cannot be run with variant %s: %s",
+                                  variant.name, run.status().message()));
   }
+  uint64_t checked = 0;
+  for (const PropertyStats& p : run->stats) checked += p.checked;
+  if (checked == 0) return cannot("checked nothing with this variant");
+  // Not fixed: a defect anywhere, or the replayed property failing at all
+  // (a known behaviour of the era elsewhere is not the failure replayed,
+  // and a run made with --accept=known accepted those).
+  const PropertyStats* replayed = nullptr;
+  for (int i = 1; i <= kNumProperties; ++i) {
+    if (replay.replay.property == PropertyName(static_cast<Property>(i))) {
+      replayed = &run->stats[static_cast<size_t>(i - 1)];
+    }
+  }
+  bool failed = replayed != nullptr && replayed->known_kernel != 0;
+  for (const PropertyStats& p : run->stats) failed |= p.defects != 0;
   out->origin_ran = true;
-  out->origin_failed = run->failed;
+  out->origin_failed = failed;
   const std::string what = absl::StrFormat(
       "the scenario it was cut from, %s%s, run whole with seed %d and "
       "variant %s",
-      path, changed, replay.run.seed, now);
-  if (!run->failed) {
+      named, changed, replay.run.seed, now);
+  if (!failed) {
     absl::StrAppendFormat(&out->text,
                           "\nwith variant %s the schedule diverged before the "
                           "call (its calls take other times), so %s:\n"
-                          "FIXED: every property held there\n",
-                          now, what);
+                          "FIXED: no defect there%s\n",
+                          now, what,
+                          run->failed ? ", and no known behaviour of the "
+                                        "replayed property (others: "
+                                        "documented era behaviours)"
+                                      : ", every property held");
     return true;
   }
   std::string first = "a syscall event's expectation or the timekeeper model";
   if (run->random) {
     for (const Violation& v : run->random->violations) {
       if (v.verdict == Verdict::kPrecondition) continue;
+      if (v.verdict != Verdict::kDefect &&
+          PropertyName(v.property) != replay.replay.property) {
+        continue;
+      }
       first = absl::StrFormat("reader %d, call %d: %s: %s", v.reader,
                               v.reader_call, PropertyName(v.property), v.why);
       break;
@@ -301,7 +329,8 @@ bool JudgeByOrigin(const Scenario& replay, const variants::Variant& variant,
 
 absl::StatusOr<ReplayOutcome> Replay(const Scenario& scenario,
                                      const variants::Variant& variant,
-                                     bool code_changed) {
+                                     bool code_changed,
+                                     const std::string& origin_file) {
   if (!scenario.replay.present) {
     return absl::InvalidArgumentError(
         "this scenario has no [replay] section; use `vdsolab run` for it");
@@ -374,7 +403,10 @@ absl::StatusOr<ReplayOutcome> Replay(const Scenario& scenario,
                                                   now, scenario.run.reader)
                                 : "");
   } else if (other && out.diverged &&
-             JudgeByOrigin(scenario, variant, now, &out)) {
+             JudgeByOrigin(
+                 scenario, variant, now,
+                 origin_file.empty() ? scenario.run.origin : origin_file,
+                 &out)) {
     // Judged by the scenario the replay was cut from.
   } else if (other && out.diverged) {
     // The replay's run is minimised around the call: a variant whose

@@ -124,9 +124,12 @@ struct ReplayOutcome {
 // file's name but not its code (a plugin rebuilt in place, a tree or patch
 // edited): it is judged as another variant, so a fix there says FIXED, not NOT
 // REPRODUCED.
+// `origin_file`: where run.origin is (the caller resolved a relative one;
+// "": as spelt).
 absl::StatusOr<ReplayOutcome> Replay(const Scenario& scenario,
                                      const variants::Variant& variant,
-                                     bool code_changed = false);
+                                     bool code_changed = false,
+                                     const std::string& origin_file = "");
 
 }  // namespace vdsolab::sim
 

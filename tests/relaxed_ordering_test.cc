@@ -170,7 +170,7 @@ TEST(RelaxedOrdering, ADivergedReplayIsJudgedByTheScenarioItCameFrom) {
   EXPECT_TRUE(good->diverged);
   EXPECT_TRUE(good->origin_ran);
   EXPECT_FALSE(good->origin_failed);
-  EXPECT_NE(good->text.find("FIXED: every property held there"),
+  EXPECT_NE(good->text.find("FIXED: no defect there, every property held"),
             std::string::npos)
       << good->text;
   EXPECT_EQ(good->text.find("NOT COMPARABLE"), std::string::npos) << good->text;
@@ -186,12 +186,27 @@ TEST(RelaxedOrdering, ADivergedReplayIsJudgedByTheScenarioItCameFrom) {
             std::string::npos)
       << bad->text;
 
+  // An origin that is itself a replay (a short, minimised run): not
+  // trusted either.
+  Scenario cut = replay;
+  cut.replay.present = true;
+  const std::string replay_path = path + ".replay.toml";
+  std::ofstream(replay_path) << ScenarioToToml(cut);
+  replay.run.origin = replay_path;
+  absl::StatusOr<ReplayOutcome> nested = sim::Replay(replay, fixed, true);
+  ASSERT_TRUE(nested.ok()) << nested.status();
+  EXPECT_FALSE(nested->origin_ran);
+  EXPECT_NE(nested->text.find("is itself a replay"), std::string::npos)
+      << nested->text;
+  EXPECT_NE(nested->text.find("NOT COMPARABLE"), std::string::npos)
+      << nested->text;
+
   // No file where the replay says: NOT COMPARABLE, saying why.
   replay.run.origin = path + ".gone";
   absl::StatusOr<ReplayOutcome> lost = sim::Replay(replay, fixed, true);
   ASSERT_TRUE(lost.ok()) << lost.status();
   EXPECT_FALSE(lost->origin_ran);
-  EXPECT_NE(lost->text.find("cannot be run"), std::string::npos) << lost->text;
+  EXPECT_NE(lost->text.find("cannot be read"), std::string::npos) << lost->text;
   EXPECT_NE(lost->text.find("NOT COMPARABLE"), std::string::npos) << lost->text;
 }
 
