@@ -161,21 +161,7 @@ std::string ResolveInputPath(const std::string& path) {
     if (FileExists(p)) return p;
   }
   if (FileExists(path)) return path;
-  for (const char* env : {"RUNFILES_DIR", "TEST_SRCDIR"}) {
-    if (const char* dir = std::getenv(env)) {
-      const std::string p = std::string(dir) + "/vdsolab/" + path;
-      if (FileExists(p)) return p;
-    }
-  }
-  // The binary run directly (bazel-bin/cli/vdsolab from another
-  // directory): the built-in files beside it, in its runfiles tree.
-  char exe[4096];
-  const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe);
-  if (!path.empty() && n > 0 && n < static_cast<ssize_t>(sizeof exe)) {
-    const std::string p =
-        std::string(exe, static_cast<size_t>(n)) + ".runfiles/vdsolab/" + path;
-    if (FileExists(p)) return p;
-  }
+  if (std::string p = BuiltinInputPath(path); !p.empty()) return p;
   return path;  // Let the open fail with the user's own spelling.
 }
 
@@ -187,6 +173,8 @@ std::string BuiltinInputPath(const std::string& path) {
       if (FileExists(p)) return p;
     }
   }
+  // The binary run directly (bazel-bin/cli/vdsolab from another
+  // directory): the built-in files beside it, in its runfiles tree.
   char exe[4096];
   const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe);
   if (n > 0 && n < static_cast<ssize_t>(sizeof exe)) {
