@@ -154,6 +154,19 @@ std::string ParentDir(const std::string& path) {
                                     : path.substr(0, slash);
 }
 
+namespace {
+
+// This binary's runfiles tree (<binary>.runfiles; it may not exist), or ""
+// when /proc/self/exe cannot be read.
+std::string ExeRunfiles() {
+  char exe[4096];
+  const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe);
+  if (n <= 0 || n >= static_cast<ssize_t>(sizeof exe)) return "";
+  return std::string(exe, static_cast<size_t>(n)) + ".runfiles";
+}
+
+}  // namespace
+
 std::string ResolveInputPath(const std::string& path) {
   if (!path.empty() && path[0] == '/') return path;
   if (const char* wd = std::getenv("BUILD_WORKING_DIRECTORY")) {
@@ -175,12 +188,9 @@ std::string BuiltinInputPath(const std::string& path) {
   }
   // The binary run directly (bazel-bin/cli/vdsolab from another
   // directory): the built-in files beside it, in its runfiles tree.
-  char exe[4096];
-  const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe);
-  if (n > 0 && n < static_cast<ssize_t>(sizeof exe)) {
-    const std::string p =
-        std::string(exe, static_cast<size_t>(n)) + ".runfiles/vdsolab/" + path;
-    if (FileExists(p)) return p;
+  const std::string runfiles = ExeRunfiles();
+  if (!runfiles.empty() && FileExists(runfiles + "/vdsolab/" + path)) {
+    return runfiles + "/vdsolab/" + path;
   }
   return "";
 }
@@ -190,12 +200,10 @@ std::string MissingBuiltinHint(const std::string& path) {
       !absl::StartsWith(path, "scenarios/")) {
     return "";
   }
-  char exe[4096];
-  const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe);
-  if (n <= 0 || n >= static_cast<ssize_t>(sizeof exe)) return "";
-  const std::string runfiles =
-      std::string(exe, static_cast<size_t>(n)) + ".runfiles";
-  if (FileExists(runfiles + "/vdsolab/scenarios")) return "";
+  const std::string runfiles = ExeRunfiles();
+  if (runfiles.empty() || FileExists(runfiles + "/vdsolab/scenarios")) {
+    return "";
+  }
   return absl::StrFormat(
       " (the built-in scenarios are in the runfiles beside the binary, "
       "%s/vdsolab/scenarios, which this copy lacks: run bazel-bin/cli/vdsolab "

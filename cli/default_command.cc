@@ -25,6 +25,7 @@
 #include "common/clockid.h"
 #include "common/json.h"
 #include "common/limits.h"
+#include "sim/formats.h"
 #include "sim/oracle_run.h"
 #include "sim/run.h"
 #include "sim/scenario_toml.h"
@@ -240,17 +241,15 @@ std::vector<RaceRun> RunRaces(const std::vector<RaceStage>& stages,
         run.outcome->replays.front().scenario) {
       // A random stage is built in code: its scenario goes beside the
       // replay (an exhaustive replay is judged by its choices).
+      const sim::Scenario& cut = *run.outcome->replays.front().scenario;
+      const std::string flag_variant =
+          NamesAVariant(flags) ? std::string(variant.name) : "";
       run.replay_file =
           run.scenario.run.strategy == sim::Strategy::kRandom
-              ? WriteReplayWithOrigin(
-                    *run.outcome->replays.front().scenario, run.scenario,
-                    run.scenario.name,
-                    NamesAVariant(flags) ? std::string(variant.name) : "",
-                    run.scenario.run.seed)
-              : WriteReplay(
-                    *run.outcome->replays.front().scenario, run.scenario.name,
-                    NamesAVariant(flags) ? std::string(variant.name) : "",
-                    run.scenario.run.seed, "");
+              ? WriteReplayWithOrigin(cut, run.scenario, run.scenario.name,
+                                      flag_variant, run.scenario.run.seed)
+              : WriteReplay(cut, run.scenario.name, flag_variant,
+                            run.scenario.run.seed, "");
     }
     runs.push_back(std::move(run));
   }
@@ -433,29 +432,11 @@ int DefaultMain(const ParsedFlags& flags) {
       if (r.outcome.ok() && !r.held()) {
         // What failed, as run's JSON says it: each property's counts, and
         // the first failure.
-        JsonObject props;
-        for (int i = 1; i <= sim::kNumProperties; ++i) {
-          const sim::PropertyStats& p =
-              r.outcome->stats[static_cast<size_t>(i - 1)];
-          JsonObject pj;
-          pj.Add("checked", p.checked)
-              .Add("defects", p.defects)
-              .Add("preconditions", p.preconditions)
-              .Add("known", p.known_kernel);
-          props.AddRaw(sim::PropertyName(static_cast<sim::Property>(i)),
-                       pj.Text());
-        }
-        rj.AddRaw("properties", props.Text());
+        rj.AddRaw("properties", sim::PropertiesJson(r.outcome->stats).Text());
         if (!r.outcome->replays.empty()) {
-          const sim::Violation& v = r.outcome->replays.front().failure;
-          JsonObject fj;
-          fj.Add("property", sim::PropertyName(v.property))
-              .Add("verdict", sim::VerdictName(v.verdict))
-              .Add("why", v.why)
-              .Add("detail", v.detail)
-              .Add("reader", v.reader)
-              .Add("reader_call", v.reader_call);
-          rj.AddRaw("first_failure", fj.Text());
+          rj.AddRaw(
+              "first_failure",
+              sim::ViolationJson(r.outcome->replays.front().failure).Text());
         }
       }
       if (!r.replay_file.empty()) rj.Add("replay_file", r.replay_file);

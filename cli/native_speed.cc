@@ -16,6 +16,7 @@
 
 #include "absl/strings/str_format.h"
 #include "common/clockid.h"
+#include "sim/page_publisher.h"
 #include "timekeeper/clocksource.h"
 #include "timekeeper/timekeeping.h"
 #include "vdso/vvar_page.h"
@@ -25,7 +26,7 @@ namespace {
 
 // The page `writer` publishes for the model's timekeeper, started on the
 // real TSC now: reads for minutes after stay within max_cycles.
-class LivePage : public timekeeper::VsyscallSink {
+class LivePage {
  public:
   explicit LivePage(const variants::Variant& writer) : writer_(writer) {}
   absl::Status Start() {
@@ -36,21 +37,18 @@ class LivePage : public timekeeper::VsyscallSink {
     absl::StatusOr<timekeeper::Clocksource> cs =
         timekeeper::MakeTscClocksource(2600000);
     if (!cs.ok()) return cs.status();
-    tk_ = std::make_unique<timekeeper::Timekeeping>(*cs, 250, this);
+    publisher_ = std::make_unique<sim::PagePublisher>(&writer_, page_.get());
+    tk_ = std::make_unique<timekeeper::Timekeeping>(*cs, 250, publisher_.get());
     tk_->Init(__rdtsc(), Timespec64{1764460800, 0}, Timespec64{1, 0});
     return absl::OkStatus();
-  }
-  void UpdateVsyscall(const timekeeper::Timekeeper& tk) override {
-    page_->Apply(writer_.build_update(tk, seq_, variants::PublishContext{}));
-    seq_ += 2;
   }
   const uint8_t* data() const { return page_->data(); }
 
  private:
   const variants::Variant& writer_;
   std::unique_ptr<vdso::VvarPage> page_;
+  std::unique_ptr<sim::PagePublisher> publisher_;
   std::unique_ptr<timekeeper::Timekeeping> tk_;
-  uint32_t seq_ = 0;
 };
 
 // ns per call over at least `seconds` (batches doubling from one call, so

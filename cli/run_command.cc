@@ -435,19 +435,26 @@ int Replay(const ParsedFlags& flags) {
   return exit;
 }
 
+// <name>[-<flag_variant>]-seed<N>: the stem of a run's replay files.
+std::string ReplayStem(const std::string& name, const std::string& flag_variant,
+                       uint64_t seed) {
+  return absl::StrFormat(
+      "%s-seed%d",
+      flag_variant.empty()
+          ? SafeFileStem(name)
+          : absl::StrCat(SafeFileStem(name), "-", SafeFileStem(flag_variant)),
+      seed);
+}
+
 }  // namespace
 
 std::string WriteReplay(const sim::Scenario& replay, const std::string& name,
                         const std::string& flag_variant, uint64_t seed,
                         const std::string& replay_out) {
-  const std::string stem =
-      flag_variant.empty()
-          ? SafeFileStem(name)
-          : absl::StrCat(SafeFileStem(name), "-", SafeFileStem(flag_variant));
   const std::string out = ResolveOutputPath(
       !replay_out.empty()
           ? replay_out
-          : absl::StrFormat("%s-seed%d.replay.toml", stem, seed));
+          : ReplayStem(name, flag_variant, seed) + ".replay.toml");
   std::ofstream file(out);
   file << sim::ScenarioToToml(replay);
   file.close();
@@ -463,24 +470,20 @@ std::string WriteReplayWithOrigin(sim::Scenario replay,
                                   const std::string& name,
                                   const std::string& flag_variant,
                                   uint64_t seed) {
-  const std::string first = WriteReplay(replay, name, flag_variant, seed, "");
-  const std::string suffix = ".replay.toml";
-  if (first.size() <= suffix.size() ||
-      first.compare(first.size() - suffix.size(), suffix.size(), suffix) != 0) {
-    return first;
-  }
   const std::string origin_file =
-      first.substr(0, first.size() - suffix.size()) + ".origin.toml";
+      ResolveOutputPath(ReplayStem(name, flag_variant, seed) + ".origin.toml");
   sim::Scenario whole = origin;
   whole.replay = sim::ReplaySpec{};
   const std::string text = sim::ScenarioToToml(whole);
   std::ofstream file(origin_file);
   file << text;
   file.close();
-  if (!file) return first;  // The replay stands without its origin.
-  replay.run.origin = AbsoluteInputPath(origin_file);
-  replay.run.origin_sha256 = Sha256::Of(text);
-  return WriteReplay(replay, name, flag_variant, seed, first);
+  // Without it, the replay stands without its origin.
+  if (file) {
+    replay.run.origin = AbsoluteInputPath(origin_file);
+    replay.run.origin_sha256 = Sha256::Of(text);
+  }
+  return WriteReplay(replay, name, flag_variant, seed, "");
 }
 
 Command RunCommand() {

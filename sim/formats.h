@@ -35,6 +35,13 @@ JsonObject ReplayJson(const Scenario& scenario,
                       const variants::Variant& variant,
                       const ReplayOutcome& replay);
 
+// Each property's checked, defects, preconditions and known counts, by
+// property name.
+JsonObject PropertiesJson(
+    const std::array<PropertyStats, kNumProperties>& stats);
+// One violation: property, verdict, reader, call, t_ns, why, detail.
+JsonObject ViolationJson(const Violation& v);
+
 // The violations of a run grouped by property and verdict, with the first
 // example of each (what the text report lists).
 JsonArray ViolationGroupsJson(

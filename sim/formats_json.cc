@@ -4,7 +4,6 @@
 #include "sim/formats.h"
 
 namespace vdsolab::sim {
-namespace {
 
 JsonObject PropertiesJson(
     const std::array<PropertyStats, kNumProperties>& stats) {
@@ -32,6 +31,8 @@ JsonObject ViolationJson(const Violation& v) {
       .Add("detail", v.detail);
   return o;
 }
+
+namespace {
 
 JsonObject CoverageJson(const Coverage& c) {
   JsonObject o;

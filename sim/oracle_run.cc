@@ -11,6 +11,7 @@
 #include "common/math64.h"
 #include "common/rng.h"
 #include "sim/counter.h"
+#include "sim/page_publisher.h"
 #include "timekeeper/clocksource.h"
 #include "timekeeper/posix_clocks.h"
 #include "timekeeper/timekeeping.h"
@@ -159,25 +160,6 @@ EntryRead ReadEntryPoint(variants::SimReader& reader, variants::EntryPoint e,
   return r;
 }
 
-// update_vsyscall() through the variant's writer, applied at once.
-class Publisher : public timekeeper::VsyscallSink {
- public:
-  Publisher(const variants::Variant* variant, vdso::VvarPage* page)
-      : variant_(variant), page_(page) {}
-  void UpdateVsyscall(const timekeeper::Timekeeper& tk) override {
-    page_->Apply(variant_->build_update(tk, seq_, context));
-    seq_ += 2;
-    ++updates;
-  }
-  variants::PublishContext context;
-  uint64_t updates = 0;
-
- private:
-  const variants::Variant* variant_;
-  vdso::VvarPage* page_;
-  uint32_t seq_ = 0;  // Every seq word's value between updates.
-};
-
 struct Event {
   uint64_t at_ns;
   bool adjtimex;  // Otherwise a tick.
@@ -268,7 +250,7 @@ absl::StatusOr<OracleRunReport> RunOracleCheck(
       vdso::VvarPage::Create();
   if (!page_or.ok()) return page_or.status();
   std::unique_ptr<vdso::VvarPage> page = std::move(*page_or);
-  Publisher publisher(&variant, page.get());
+  PagePublisher publisher(&variant, page.get());
   publisher.context.tsc_khz = report.tsc_khz;
   timekeeper::Timekeeping tk(*cs, config.hz, &publisher);
 
