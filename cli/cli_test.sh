@@ -546,6 +546,31 @@ if grep -qxF "replay it: vdsolab replay $f" <<<"$out" && [ -f "$tmp/cd/$f" ]
 then echo "ok   plugin_chdir_replay_stays"; else
   echo "FAIL plugin_chdir_replay_stays: $(tail -3 <<<"$out")"
   failures=$((failures + 1)); fi
+# A compare replay names its origin relative (scenarios/NAME.toml, the
+# built-in one): replayed from elsewhere with a fix whose calls take other
+# times, that origin is found among the built-in scenarios and run whole.
+abs_cmp=$(realpath "${TEST_SRCDIR:-.}/vdsolab/docs/compare-replays/6.1--ntp-settime-pause--exact.replay.toml")
+out=$(cd "$tmp/cd" && "$abs_bin" replay "$abs_cmp" --variant=upstream 2>&1)
+rc=$?
+if [ $rc -eq 0 ] &&
+  grep -qF "it was cut from, scenarios/ntp-settime-pause.toml, run whole with seed 11 and variant upstream" <<<"$out" &&
+  grep -qxF "FIXED: no defect there, every property held" <<<"$out"; then
+  echo "ok   relative_origin_is_the_builtin"; else
+  echo "FAIL relative_origin_is_the_builtin: exit $rc"; tail -4 <<<"$out"
+  failures=$((failures + 1)); fi
+# An origin edited since the replay was written is still run, and the
+# verdict says the file changed (its hash is in the replay).
+cp "$scen/ntp-settime-pause.toml" "$tmp/cd/origin.toml"
+sed "s|^origin = .*|origin = \"$tmp/cd/origin.toml\"|" "$abs_cmp" \
+  > "$tmp/cd/moved.replay.toml"
+same=$(cd "$tmp/cd" && "$abs_bin" replay moved.replay.toml --variant=upstream 2>&1)
+echo "# edited" >> "$tmp/cd/origin.toml"
+out=$(cd "$tmp/cd" && "$abs_bin" replay moved.replay.toml --variant=upstream 2>&1)
+if ! grep -qF "changed since the replay was written" <<<"$same" &&
+  grep -qF "$tmp/cd/origin.toml (the file changed since the replay was written)" <<<"$out"; then
+  echo "ok   origin_changed_since_is_said"; else
+  echo "FAIL origin_changed_since_is_said"; grep -F "cut from" <<<"$same$out"
+  failures=$((failures + 1)); fi
 # A clock only the syscall can answer (CPU time, an invalid id) answered
 # from the page is inexact whatever the value.
 expect plugin_unserved_clock 1 \
@@ -556,7 +581,17 @@ printf 'name = "x"\n[[reader]]\nclocks = ["MONOTONIC"]\n[run]\nduration = "5ms"\
   > "$tmp/mono.toml"
 expect plugin_ignores_budget 1 \
   "the reader went on looping after its loop budget was spent" -- \
-  run "$tmp/mono.toml" --variant-so="${bad}_ignore_budget.so"
+  run "$tmp/mono.toml" --variant-so="${bad}_ignore_budget.so" \
+  --replay-out="$tmp/budget.replay.toml"
+# Its replay's trace has some 20,000 steps: the first and last are shown,
+# with how many were left out, and a run of equal choices is one entry.
+out=$("$bin" replay "$tmp/budget.replay.toml" \
+  --variant-so="${bad}_ignore_budget.so" 2>&1)
+if grep -qE '^  \.\.\. [0-9]{4,} steps not shown \(`vdsolab replay FILE --trace=OUT.json` writes every one\)$' <<<"$out" &&
+  [ "$(wc -l <<<"$out")" -lt 400 ]; then
+  echo "ok   long_trace_is_abbreviated"; else
+  echo "FAIL long_trace_is_abbreviated: $(wc -l <<<"$out") lines"
+  grep -m3 'not shown' <<<"$out"; failures=$((failures + 1)); fi
 # A plugin is judged by the semantics it declares: where they are not its
 # layout's built-in reader's, the run says so.
 expect plugin_declared_semantics_noted 0 \
