@@ -88,13 +88,12 @@ bool Checker::EraFallsBack(const CallRecord& call, const ClockFacts& facts) {
   if (facts.aux_kernel) return true;
   // Before 6.5 a TSC with bit 63 set is not a counter (x86: 4.20's
   // `(s64)cycles < 0`, vdso_cycles_ok() from 5.8); 6.5 masks the read to
-  // 63 bits instead. Not for the 4.16 family (no sign test), nor for a
-  // call that read kvm-clock: the value tested there is vread_pvclock()'s,
-  // U64_MAX only without the stable bit (below).
-  if (call.read_bit63 && !call.pvclock_read && variant_->sign_tested_counter &&
-      oracle_.semantics().counter == variants::CounterSemantics::kClampToLast) {
-    return true;
-  }
+  // 63 bits instead. Not for the 4.16 family (no sign test), and only in
+  // TSC mode (below): in PVCLOCK mode the value tested is vread_pvclock()'s,
+  // U64_MAX only without the stable bit, whatever the TSC's top bit.
+  const bool sign_test_fails =
+      call.read_bit63 && variant_->sign_tested_counter &&
+      oracle_.semantics().counter == variants::CounterSemantics::kClampToLast;
   // The clock mode of every state the call could have loaded: from the one
   // in force when it began (one earlier after a reordered load) to the
   // newest begun when it ended. vdso_clocksource_ok() and
@@ -120,7 +119,7 @@ bool Checker::EraFallsBack(const CallRecord& call, const ClockFacts& facts) {
           !hv->StableDuring(call.start_ns, call.end_ns)) {
         return true;
       }
-    } else if (mode != timekeeper::kVdsoClockmodeTsc) {
+    } else if (mode != timekeeper::kVdsoClockmodeTsc || sign_test_fails) {
       return true;
     }
   }

@@ -531,6 +531,9 @@ enum class FastPathLoss {
   kPvclock,
   // do_hres_timens()/do_coarse_timens() answering "use the syscall".
   kTimens,
+  // The pre-6.5 sign test applied to the raw TSC in PVCLOCK mode too
+  // (where vdso_cycles_ok() sees vread_pvclock()'s value, not the TSC).
+  kPvclockBit63,
 };
 
 // The upstream reader, except that it falls back where `kLoss` says first
@@ -558,6 +561,12 @@ std::optional<ClockResult> FastPathLostClockGettime(A& acc, const uint8_t* vd,
       break;
     case FastPathLoss::kPvclock:
       if (mode == up::kClockModePvclock) return acc.Fallback(clock);
+      break;
+    case FastPathLoss::kPvclockBit63:
+      if (mode == up::kClockModePvclock &&
+          static_cast<int64_t>(acc.ReadTsc()) < 0) {
+        return acc.Fallback(clock);
+      }
       break;
     case FastPathLoss::kTimens:
       if ((seq & 1) != 0 && mode == up::kClockModeTimens) {

@@ -224,6 +224,37 @@ TEST(DefaultRaces, KvmClockFindsAFallbackUnderTheStableBit) {
   EXPECT_EQ(FastPath(upstream).defects, 0u);
 }
 
+// kvm-clock with the TSC's bit 63 set: a pre-6.5 reader's sign test
+// looks at vread_pvclock()'s value in PVCLOCK mode, so the top bit of the
+// TSC excuses no fallback there, whatever the era.
+TEST(DefaultRaces, TheTscTopBitExcusesNoFallbackInPvclockMode) {
+  sim::Scenario top;
+  for (const cli::RaceStage& stage : Stages()) {
+    if (stage.scenario.name == "default-kvm-clock") top = stage.scenario;
+  }
+  ASSERT_EQ(top.machine.clocksource, "kvm-clock");
+  // Bit 63 set for the whole run (it wraps 1 s after boot).
+  top.machine.counter_start = 0 - kTscHz;
+  absl::StatusOr<const variants::Variant*> pre65 = variants::FindVariant("6.1");
+  ASSERT_TRUE(pre65.ok()) << pre65.status();
+  variants::Variant signed_era =
+      testing::FastPathLostVariant<testing::FastPathLoss::kPvclockBit63>(
+          "test-pvclock-sign-test", "");
+  signed_era.semantics = (*pre65)->semantics;
+  ASSERT_TRUE(signed_era.sign_tested_counter);
+  absl::StatusOr<sim::Outcome> lost = sim::Run(top, signed_era);
+  ASSERT_TRUE(lost.ok()) << lost.status();
+  ASSERT_TRUE(lost->random.has_value());
+  EXPECT_TRUE(lost->failed);
+  EXPECT_GT(FastPath(*lost).defects, 1000u);
+
+  absl::StatusOr<sim::Outcome> era = sim::Run(top, **pre65);
+  ASSERT_TRUE(era.ok()) << era.status();
+  ASSERT_TRUE(era->random.has_value());
+  EXPECT_GT(era->random->coverage.pvclock_reads, 1000u);
+  EXPECT_EQ(FastPath(*era).defects, 0u);
+}
+
 // A time namespace: lib/vdso's namespace paths never fall back.
 TEST(DefaultRaces, TheNamespaceStageFindsAFallbackInANamespace) {
   const sim::Outcome lost = RunStage(
