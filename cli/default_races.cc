@@ -316,6 +316,45 @@ RaceStage TimeNamespaceStage(const std::vector<ClockId>& clocks,
           "the reads in a time namespace"};
 }
 
+// The exhaustive race in a time namespace: do_hres_timens() and
+// do_coarse_timens() have seq loops of their own, which the stages above
+// race only at random. Across the page's second boundary (the namespace's
+// own is elsewhere: a fractional offset), where a sec loaded outside the
+// namespace path's loop is a whole second off.
+RaceStage ExhaustiveTimeNamespaceStage(const std::vector<ClockId>& clocks,
+                                       uint64_t tsc_hz, uint64_t seed) {
+  ClockId clock = clocks.front();
+  for (ClockId c : clocks) {
+    if (c == kClockMonotonic) clock = c;
+  }
+  sim::Scenario s = OnTheMachine(tsc_hz, seed);
+  s.name = "default-exhaustive-timens";
+  s.description = absl::StrFormat(
+      "The default job's race in a time namespace whose MONOTONIC is "
+      "49.75 s behind: every distinct interleaving of one "
+      "clock_gettime(CLOCK_%s) with the first two timekeeper updates after "
+      "900 ms of which one carries the page's basetime into a new second.",
+      sim::ClockShortName(clock));
+  s.kernel.hz = 250;
+  s.kernel.boot_offset = Timespec64{50, 0};
+  s.kernel.timens_monotonic = Timespec64{-50, 250000000};
+  s.readers = {sim::ReaderSpec{}};
+  s.readers[0].clocks = {clock};
+  s.readers[0].timens = true;
+  s.run.duration_ns = 2000000000;
+  s.run.strategy = sim::Strategy::kExhaustive;
+  s.run.exhaustive_at_ns = 900000000;
+  s.run.exhaustive_updates = 2;
+  s.run.exhaustive_rollover = true;
+  s.run.exhaustive_reduction = sim::Reduction::kPor;
+  return {std::move(s),
+          absl::StrFormat("CLOCK_%s in a time namespace, one call against "
+                          "every interleaving of the next two updates across "
+                          "the page's second boundary",
+                          sim::ClockShortName(clock)),
+          "the reads in a time namespace"};
+}
+
 }  // namespace
 
 std::vector<RaceStage> DefaultRaceStages(const std::vector<ClockId>& clocks,
@@ -418,7 +457,10 @@ std::vector<RaceStage> DefaultRaceStages(const std::vector<ClockId>& clocks,
     stages.push_back(CounterTopStage(counted, tsc_hz, seed));
     stages.push_back(KvmClockStage(counted, tsc_hz, seed));
   }
-  if (timens) stages.push_back(TimeNamespaceStage(clocks, tsc_hz, seed));
+  if (timens) {
+    stages.push_back(TimeNamespaceStage(clocks, tsc_hz, seed));
+    stages.push_back(ExhaustiveTimeNamespaceStage(clocks, tsc_hz, seed));
+  }
   return stages;
 }
 

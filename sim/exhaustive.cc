@@ -29,25 +29,18 @@ bool Overlaps(const vdso::VvarStore& s, uint32_t offset, uint32_t size) {
 // A clock's whole seconds at the start of update `id`'s state: its base,
 // the value at cycle_last (what the page's basetime sec holds for a
 // fine clock, and the coarse clocks' whole value).
-// `timens`: in that namespace (its offsets move the second boundaries of
-// the clocks they shift), or nullptr.
-std::optional<int64_t> SecondsOf(const UpdateRecord& u, ClockId clock,
-                                 const timekeeper::TimensOffsets* timens) {
+std::optional<int64_t> SecondsOf(const UpdateRecord& u, ClockId clock) {
   timekeeper::SyscallContext ctx;
   ctx.cycles = u.tk.tkr_mono.cycle_last;
-  ctx.timens = timens;
   const ClockResult r = timekeeper::SysClockGettime(u.tk, clock, ctx);
   if (r.ret != 0) return std::nullopt;
   return r.ts.tv_sec;
 }
 
-// A clock a reader reads, in its namespace (nullptr: the initial one).
-using ReadClock = std::pair<ClockId, const timekeeper::TimensOffsets*>;
-
 // Whether one of the first `want` pending updates moves a clock of
 // `clocks` into another second than the state before it.
 bool WindowCrossesSecond(const Writer& writer, uint32_t want,
-                         const std::vector<ReadClock>& clocks) {
+                         const std::vector<ClockId>& clocks) {
   std::set<uint32_t> ids;
   for (const TimedStore& ts : writer.pending()) {
     if (ids.size() == want && ids.count(ts.update) == 0) break;
@@ -55,9 +48,9 @@ bool WindowCrossesSecond(const Writer& writer, uint32_t want,
     const UpdateRecord* before = writer.Update(ts.update - 1);
     const UpdateRecord* after = writer.Update(ts.update);
     if (before == nullptr || after == nullptr) continue;
-    for (const auto& [c, ns] : clocks) {
-      const std::optional<int64_t> a = SecondsOf(*before, c, ns);
-      const std::optional<int64_t> b = SecondsOf(*after, c, ns);
+    for (ClockId c : clocks) {
+      const std::optional<int64_t> a = SecondsOf(*before, c);
+      const std::optional<int64_t> b = SecondsOf(*after, c);
       if (a && b && *a != *b) return true;
     }
   }
@@ -121,7 +114,7 @@ absl::StatusOr<Setup> MakeSetup(const Scenario& s,
   if (s.run.exhaustive_rollover) {
     // A variant's own clocks (user-space TSC clocks) have no basetime the
     // syscall model knows: they do not slide the window.
-    std::vector<ReadClock> clocks;
+    std::vector<ClockId> clocks;
     // The first pending update of the timekeeper's (not a hypervisor's
     // pvclock rewrite, which moves no basetime).
     const UpdateRecord* now = nullptr;
@@ -130,10 +123,14 @@ absl::StatusOr<Setup> MakeSetup(const Scenario& s,
       now = w.writer->Update(ts.update);
       break;
     }
+    // The page's seconds, also for a reader in a time namespace: its
+    // do_hres_timens() loads the page's basetime and adds the namespace's
+    // offset after the seq loop, so a sec loaded outside the loop is a
+    // second off where the page's sec moves. The namespace's own second
+    // boundary (a fractional offset puts it elsewhere) moves no page field.
     for (const ReaderSpec& r : s.readers) {
-      const timekeeper::TimensOffsets* ns = r.timens ? &w.timens : nullptr;
       for (ClockId c : ClocksFor(r, variant)) {
-        if (now != nullptr && SecondsOf(*now, c, ns)) clocks.push_back({c, ns});
+        if (now != nullptr && SecondsOf(*now, c)) clocks.push_back(c);
       }
     }
     while (!clocks.empty() && !WindowCrossesSecond(*w.writer, want, clocks)) {

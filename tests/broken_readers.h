@@ -520,6 +520,48 @@ inline const variants::Variant& NoPvclockStableCheckVariant() {
       "PVCLOCK_TSC_STABLE_BIT (tests only)");
 }
 
+// The upstream reader whose do_hres_timens() loads the page's basetime sec
+// before its seq loop (a kernel developer's patch to 6.1): outside a
+// namespace it is upstream; inside, its sec is a second off when an update
+// carries the page's basetime into a new second during the call.
+template <vdso::VdsoAccess A>
+std::optional<ClockResult> TimensSecOutsideLoopClockGettime(A& acc,
+                                                            const uint8_t* vdns,
+                                                            ClockId clock) {
+  namespace up = vdso::upstream;
+  namespace internal = up::upstream_internal;
+  const uint8_t* vcns = HresRecord(vdns, clock);
+  if (vcns == nullptr) return up::ClockGettime(acc, vdns, clock);
+  if (static_cast<int32_t>(acc.template Load<uint32_t>(
+          vcns + vdso::kVcClockMode)) != up::kClockModeTimens) {
+    return up::ClockGettime(acc, vdns, clock);
+  }
+  const uint8_t* vc = vdns + vdso::kPageSize + (vcns - vdns);
+  uint64_t early_sec =
+      acc.template Load<uint64_t>(vc + vdso::VcBasetimeSec(clock));
+  uint64_t sec = 0, ns = 0;
+  for (;;) {
+    const std::optional<uint32_t> seq = internal::ReadBegin(acc, vc);
+    if (!seq) return std::nullopt;
+    const std::optional<bool> ok =
+        internal::GetTimestamp(acc, vdns, vc, clock, &sec, &ns);
+    if (!ok) return std::nullopt;
+    if (!*ok) return acc.Fallback(clock);
+    if (!internal::ReadRetry(acc, vc, *seq)) break;
+    if (!acc.MayRetry()) return std::nullopt;
+  }
+  internal::AddTimensOffset(acc, vcns, clock, &early_sec, &ns);
+  return ClockResult::Ok(internal::SetTimespec(early_sec, ns));
+}
+
+inline const variants::Variant& TimensSecOutsideLoopVariant() {
+  return BrokenVariant<TimensSecOutsideLoopClockGettime<vdso::HookedAccess>,
+                       TimensSecOutsideLoopClockGettime<vdso::QuietAccess>>(
+      "test-timens-sec-outside-loop",
+      "the upstream reader loading the page's sec before do_hres_timens()'s "
+      "seq loop (tests only)");
+}
+
 // Where a broken reader goes to the syscall although lib/vdso answers from
 // the page (each a kernel-tree mutant that once passed every check).
 enum class FastPathLoss {

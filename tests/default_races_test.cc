@@ -255,6 +255,32 @@ TEST(DefaultRaces, TheTscTopBitExcusesNoFallbackInPvclockMode) {
   EXPECT_EQ(FastPath(*era).defects, 0u);
 }
 
+// The exhaustive namespace stage crosses the page's second, not the
+// namespace's (its offset is 49.75 s): a sec loaded before
+// do_hres_timens()'s seq loop is a second off in some interleavings, which
+// the random namespace stage and the exhaustive stages outside a namespace
+// all missed.
+TEST(DefaultRaces, TheExhaustiveNamespaceStageFindsASecBeforeTheLoop) {
+  const sim::Outcome broken = RunStage("default-exhaustive-timens",
+                                       testing::TimensSecOutsideLoopVariant());
+  ASSERT_TRUE(broken.exhaustive.has_value());
+  EXPECT_TRUE(broken.failed);
+  EXPECT_GT(broken.exhaustive->failing, 0u);
+  for (const cli::RaceStage& stage : Stages()) {
+    if (stage.scenario.name == "default-exhaustive-timens") continue;
+    absl::StatusOr<sim::Outcome> out =
+        sim::Run(stage.scenario, testing::TimensSecOutsideLoopVariant());
+    ASSERT_TRUE(out.ok()) << stage.scenario.name << ": " << out.status();
+    EXPECT_FALSE(out->failed) << stage.scenario.name;
+  }
+
+  const sim::Outcome upstream =
+      RunStage("default-exhaustive-timens", variants::UpstreamVariant());
+  ASSERT_TRUE(upstream.exhaustive.has_value());
+  EXPECT_FALSE(upstream.failed);
+  EXPECT_GT(upstream.exhaustive->interleavings, 100u);
+}
+
 // A time namespace: lib/vdso's namespace paths never fall back.
 TEST(DefaultRaces, TheNamespaceStageFindsAFallbackInANamespace) {
   const sim::Outcome lost = RunStage(
