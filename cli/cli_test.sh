@@ -818,6 +818,27 @@ if [ "$points" -ge 10 ] && grep -qx "1..$points" "$tmp/tap.out" &&
   echo "FAIL tap_run"; cat "$tmp/tap.out"; failures=$((failures + 1)); fi
 expect accept_known 0 "ok 2 - monotonic" -- \
   run "$scen/coarse-step-back.toml" --format=tap --accept=known
+# A run under --accept=known says so in its replay files, and a replay
+# judges as its run did: documented kernel behaviour at the call is no
+# recurrence, by the file's field or by the flag.
+"$bin" run "$scen/coarse-step-back.toml" --variant-so="${bad}_bad_nsec.so" \
+  --accept=known --replay-out="$tmp/acc1.replay.toml" >/dev/null 2>&1
+"$bin" run "$scen/coarse-step-back.toml" --variant-so="${bad}_bad_nsec.so" \
+  --replay-out="$tmp/acc0.replay.toml" >/dev/null 2>&1
+if grep -qx 'accept_known = true' "$tmp/acc1.replay.toml" &&
+  ! grep -q 'accept_known' "$tmp/acc0.replay.toml"; then
+  echo "ok   accept_recorded_in_replay"; else
+  echo "FAIL accept_recorded_in_replay"; failures=$((failures + 1)); fi
+known_replay="${TEST_SRCDIR:-.}/vdsolab/docs/compare-replays/6.1--counter-wrap--monotonic.replay.toml"
+expect replay_known_reproduced 1 "REPRODUCED" -- replay "$known_replay"
+expect replay_accepts_known_by_flag 0 \
+  "NOT REPRODUCED: at the call only documented kernel behaviour, accepted" -- \
+  replay "$known_replay" --accept=known
+sed '/^\[replay\]$/a accept_known = true' "$known_replay" \
+  > "$tmp/known-accepted.replay.toml"
+expect replay_accepts_known_by_file 0 \
+  "NOT REPRODUCED: at the call only documented kernel behaviour, accepted" -- \
+  replay "$tmp/known-accepted.replay.toml"
 expect replay_pictures 1 "REPRODUCED" -- replay "$tmp/cs.replay.toml" \
   --svg="$tmp/cs.svg" --trace="$tmp/cs.trace.json"
 # perf-mmap reads with a bare rdtsc: baseline's two readers fail causality

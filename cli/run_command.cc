@@ -369,6 +369,9 @@ int Replay(const ParsedFlags& flags) {
         flags.positional()[0]));
     return kExitBadInput;
   }
+  // The file records whether its run accepted documented kernel
+  // behaviours; --accept=known accepts them for any file.
+  if (flags.String("accept") == "known") scenario->replay.accept_known = true;
   // Without variant flags, the file's own variant (loaded again from where
   // it came from); with them, the same schedule against that variant.
   ApplyRecordedCallTimeout(scenario->variant);
@@ -539,7 +542,9 @@ Command ReplayCommand() {
       "variant: a replay file is a regression test.\n\n"
       "A replay file records where its variant came from (a plugin's path "
       "and hash, a kernel tree and its patches), so `vdsolab replay FILE` "
-      "alone loads it again.\n\n"
+      "alone loads it again, and whether its run accepted documented kernel "
+      "behaviours (replay.accept_known, from --accept=known): a replay "
+      "judges as its run did.\n\n"
       "Exit status: 0 the failure did not recur (FIXED with another "
       "variant, else NOT REPRODUCED), 1 it did (REPRODUCED), 2 bad input.";
   spec.positional = {"FILE"};
@@ -554,6 +559,7 @@ Command ReplayCommand() {
       MakeFlag("trace", FlagKind::kString, "FILE",
                "also write the call in the Chrome trace-event format, for "
                "Perfetto (ui.perfetto.dev) or chrome://tracing"),
+      AcceptFlag(),
   };
   for (FlagSpec& f : VariantFlags(false)) spec.flags.push_back(std::move(f));
   return Command{std::move(spec), Replay};

@@ -775,12 +775,13 @@ absl::StatusOr<ExploreResult> Explore(const Scenario& s,
   return result;
 }
 
-absl::StatusOr<Interleaving> RunInterleaving(
-    const Scenario& s, const variants::Variant& variant,
-    const std::vector<int>& decisions) {
+absl::StatusOr<Interleaving> RunInterleaving(const Scenario& s,
+                                             const variants::Variant& variant,
+                                             const std::vector<int>& decisions,
+                                             bool accept_known) {
   absl::StatusOr<Setup> setup = MakeSetup(s, variant);
   if (!setup.ok()) return setup.status();
-  Execution e = RunOne(s, variant, &*setup, decisions, true, false);
+  Execution e = RunOne(s, variant, &*setup, decisions, true, accept_known);
   Interleaving out;
   out.call = std::move(e.call);
   out.first_call = std::move(e.first);

@@ -139,9 +139,11 @@ struct Interleaving {
 
 // Runs the interleaving `decisions` (an ExploreResult::minimal, or a
 // replay file's) of the scenario's exhaustive setup.
+// `accept_known`: a documented kernel behaviour is no failure.
 absl::StatusOr<Interleaving> RunInterleaving(const Scenario& scenario,
                                              const variants::Variant& variant,
-                                             const std::vector<int>& decisions);
+                                             const std::vector<int>& decisions,
+                                             bool accept_known = false);
 
 }  // namespace vdsolab::sim
 

@@ -38,6 +38,10 @@ absl::StatusOr<std::string> ReplayRandom(const Scenario& scenario,
   bool* reproduced = &out->reproduced;
   RandomOptions options;
   options.trace_call = std::pair{scenario.replay.reader, scenario.replay.call};
+  // As the run judged: under --accept=known a documented behaviour at the
+  // call (the era's own, where a patch had a defect) is no recurrence.
+  const bool accept = scenario.replay.accept_known;
+  options.accept_known = accept;
   absl::StatusOr<RunResult> r = RunRandom(scenario, variant, options);
   if (!r.ok()) return r.status();
   std::string o;
@@ -54,7 +58,10 @@ absl::StatusOr<std::string> ReplayRandom(const Scenario& scenario,
   for (const Violation& v : r->violations) {
     if (v.reader == scenario.replay.reader &&
         v.reader_call == scenario.replay.call) {
-      if (PropertyName(v.property) == scenario.replay.property) {
+      const bool accepted = accept && v.verdict == Verdict::kKnownKernel;
+      out->accepted_at_call |=
+          accepted && PropertyName(v.property) == scenario.replay.property;
+      if (PropertyName(v.property) == scenario.replay.property && !accepted) {
         *reproduced = true;
         probe_only = probe_only && v.entry_point;
       }
@@ -70,6 +77,7 @@ absl::StatusOr<std::string> ReplayRandom(const Scenario& scenario,
   out->failed = r->failed;
   for (const Violation& v : r->violations) {
     if (v.verdict == Verdict::kPrecondition) continue;
+    if (accept && v.verdict == Verdict::kKnownKernel) continue;
     if (v.reader == scenario.replay.reader &&
         v.reader_call == scenario.replay.call &&
         PropertyName(v.property) == scenario.replay.property) {
@@ -166,7 +174,7 @@ absl::StatusOr<std::string> ReplayExhaustive(const Scenario& s,
                                              bool other, ReplayOutcome* out) {
   bool* reproduced = &out->reproduced;
   absl::StatusOr<Interleaving> e =
-      RunInterleaving(s, variant, s.replay.decisions);
+      RunInterleaving(s, variant, s.replay.decisions, s.replay.accept_known);
   if (!e.ok()) return e.status();
   if (!e->script_problem.empty() && !other) {
     return absl::InvalidArgumentError(
@@ -267,6 +275,8 @@ bool JudgeByOrigin(const Scenario& replay, const variants::Variant& variant,
   origin->kernel.backports = replay.kernel.backports;
   RunOptions options;
   options.replays = ReplayPolicy::kNone;
+  const bool accept = replay.replay.accept_known;
+  options.accept_known = accept;
   absl::StatusOr<Outcome> run = Run(*origin, variant, options);
   if (!run.ok()) {
     return cannot(absl::StrFormat("cannot be run with variant %s: %s",
@@ -284,8 +294,12 @@ bool JudgeByOrigin(const Scenario& replay, const variants::Variant& variant,
       replayed = &run->stats[static_cast<size_t>(i - 1)];
     }
   }
-  bool failed = replayed != nullptr && replayed->known_kernel != 0;
-  for (const PropertyStats& p : run->stats) failed |= p.defects != 0;
+  bool failed = !accept && replayed != nullptr && replayed->known_kernel != 0;
+  bool any_known = false;
+  for (const PropertyStats& p : run->stats) {
+    failed |= p.defects != 0;
+    any_known |= p.known_kernel != 0;
+  }
   out->origin_ran = true;
   out->origin_failed = failed;
   const std::string what = absl::StrFormat(
@@ -298,7 +312,10 @@ bool JudgeByOrigin(const Scenario& replay, const variants::Variant& variant,
                           "call (its calls take other times), so %s:\n"
                           "FIXED: no defect there%s\n",
                           now, what,
-                          run->failed ? ", and no known behaviour of the "
+                          any_known && accept
+                              ? "; documented kernel behaviours only, accepted "
+                                "(replay.accept_known, --accept=known)"
+                          : any_known ? ", and no known behaviour of the "
                                         "replayed property (others: "
                                         "documented era behaviours)"
                                       : ", every property held");
@@ -309,7 +326,7 @@ bool JudgeByOrigin(const Scenario& replay, const variants::Variant& variant,
     for (const Violation& v : run->random->violations) {
       if (v.verdict == Verdict::kPrecondition) continue;
       if (v.verdict != Verdict::kDefect &&
-          PropertyName(v.property) != replay.replay.property) {
+          (accept || PropertyName(v.property) != replay.replay.property)) {
         continue;
       }
       first = absl::StrFormat("reader %d, call %d: %s: %s", v.reader,
@@ -323,6 +340,14 @@ bool JudgeByOrigin(const Scenario& replay, const variants::Variant& variant,
                         "NOT FIXED: it fails there: %s\n",
                         now, what, first);
   return true;
+}
+
+// Why a failure at the call did not count: the replay accepts it.
+const char* AcceptedNote(const ReplayOutcome& out) {
+  return out.accepted_at_call
+             ? ": at the call only documented kernel behaviour, accepted "
+               "(replay.accept_known, --accept=known)"
+             : "";
 }
 
 }  // namespace
@@ -422,10 +447,10 @@ absl::StatusOr<ReplayOutcome> Replay(const Scenario& scenario,
   } else if (other) {
     absl::StrAppendFormat(&out.text,
                           "\nFIXED: variant %s does not show what %s did on "
-                          "this schedule\n",
-                          now, scenario.run.reader);
+                          "this schedule%s\n",
+                          now, scenario.run.reader, AcceptedNote(out));
   } else {
-    absl::StrAppendFormat(&out.text, "\nNOT REPRODUCED\n");
+    absl::StrAppendFormat(&out.text, "\nNOT REPRODUCED%s\n", AcceptedNote(out));
   }
   return out;
 }

@@ -44,6 +44,7 @@ absl::StatusOr<Outcome> RunExhaustive(const Scenario& s,
     replay.replay.property =
         e->minimal_violations.empty() ? "" : PropertyName(r.failure.property);
     replay.replay.decisions = *e->minimal;
+    replay.replay.accept_known = options.accept_known;
     // The replay names the variant that failed (the CLI's UseVariant()
     // has set it already; a caller of Run() may not have).
     replay.run.reader = std::string(variant.name);
@@ -108,6 +109,7 @@ absl::StatusOr<Outcome> Run(const Scenario& s, const variants::Variant& variant,
     if (minimal.ok()) {
       replay.scenario = *std::move(minimal);
       replay.scenario->run.reader = std::string(variant.name);
+      replay.scenario->replay.accept_known = options.accept_known;
     } else {
       replay.error = std::string(minimal.status().message());
     }

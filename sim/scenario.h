@@ -254,6 +254,10 @@ struct ReplaySpec {
   uint64_t call = 0;           // That reader's call number.
   std::string property;        // The property it violated.
   std::vector<int> decisions;  // Exhaustive: the interleaving's choices.
+  // The run accepted documented kernel behaviours (--accept=known): its
+  // replay judges by the same rule, so a known behaviour where the defect
+  // was is no recurrence.
+  bool accept_known = false;
 
   friend bool operator==(const ReplaySpec&, const ReplaySpec&) = default;
 };

@@ -423,6 +423,7 @@ const Fields<ReplaySpec>& ReplayFields() {
       String("property", &R::property).Required(),
       // A choice at each choice point: 0 or more.
       IntList("decisions", &R::decisions, 0, INT32_MAX).OmitDefault(),
+      Bool("accept_known", &R::accept_known).OmitDefault(),
   };
   return *fields;
 }
