@@ -61,6 +61,7 @@
 #include "sim/machine.h"
 #include "sim/properties.h"
 #include "sim/scenario.h"
+#include "sim/settled_answers.h"
 #include "sim/writer.h"
 #include "variants/era_oracle.h"
 #include "variants/variant.h"
@@ -108,6 +109,9 @@ class Checker {
   size_t retained_divergence_points() const;
   // --accept=known: documented kernel behaviours pass.
   void AcceptKnown(bool accept) { accept_known_ = accept; }
+  // Asked before a call is reported torn (sim/settled_answers.h); without
+  // it every wrong answer no state gives is torn.
+  void SetSettledAnswers(SettledAnswers* settled) { settled_ = settled; }
 
  private:
   struct Seen {  // A returned value and what is needed to explain it.
@@ -261,8 +265,10 @@ class Checker {
   [[gnu::noinline]] void CheckExactAmong(const CallRecord& call,
                                          bool width_issue);
   // The torn check beyond the validated state: every state of [lo, last].
+  // `validated`: the complete state the call validated, or nullptr.
   [[gnu::noinline]] void CheckTornAmong(const CallRecord& call, uint32_t lo,
-                                        uint32_t last, bool width_issue);
+                                        uint32_t last, bool width_issue,
+                                        const UpdateRecord* validated);
   [[gnu::noinline]] void ReportBackwards(const CallRecord& call,
                                          const Seen& prev, const Seen& seen);
   void CheckRawRate(const CallRecord& call, const Seen& seen,
@@ -394,6 +400,7 @@ class Checker {
   // While a namespace reader's call is judged (OnCall() of its Unshift()):
   // the call as the reader answered it, for the violations' details.
   const CallRecord* timens_call_ = nullptr;
+  SettledAnswers* settled_ = nullptr;
   size_t kept_preconditions_ = 0;
   std::array<std::array<bool, 3>, kNumProperties> first_of_kind_{};
   std::array<ClockFacts, kFactIds> facts_;

@@ -14,6 +14,7 @@
 #include "sim/load_observer.h"
 #include "sim/machine.h"
 #include "sim/page_view.h"
+#include "sim/settled_page.h"
 #include "sim/writer.h"
 #include "timekeeper/posix_clocks.h"
 #include "timekeeper/timens.h"
@@ -631,6 +632,8 @@ absl::StatusOr<RunResult> RunRandom(const Scenario& scenario,
   PageView view(page.get(), writer.get());
   Checker checker(scenario, &machine, writer.get(), &variant);
   checker.AcceptKnown(options.accept_known);
+  SettledPage settled(scenario, variant, *writer);
+  checker.SetSettledAnswers(&settled);
   std::unique_ptr<variants::SimReader> reader = variant.make_sim_reader();
   World world{
       &scenario, &variant,
