@@ -162,6 +162,13 @@ absl::StatusOr<const variants::Variant*> LoadTree(
                  "--kernel-time-patch runs a tree's own kernel/time)\n",
                  built.skipped_files.c_str());
   }
+  if (!built.uncompiled_files.empty()) {
+    std::fprintf(stderr,
+                 "vdsolab: note: the patches also change %s, which the "
+                 "compiled vDSO code never reads (kernel code around the "
+                 "vDSO): no check here tests that change\n",
+                 built.uncompiled_files.c_str());
+  }
   sim::VariantSource source;
   source.present = true;
   source.kernel_tree = AbsoluteInputPath(options.tree);

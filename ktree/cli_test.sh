@@ -101,6 +101,20 @@ expect outside_hunks_noted 0 \
   "the patches also change kernel/time/vdsolab-test.c, outside the vDSO build" -- \
   run "$scen/exhaustive-monotonic.toml" --kernel-tree="$t612" \
   --patch="$tmp/mixed.diff"
+# A file the vDSO subset holds but its compile never reads (the kernel's
+# own code around the vDSO, such as vma.c): alone, the patch tests nothing
+# (bad input, as a kernel/time-only patch); beside a real change, a note.
+printf -- '--- /dev/null\n+++ b/arch/x86/entry/vdso/vdsolab-test.c\n@@ -0,0 +1 @@\n+/* test */\n' \
+  > "$tmp/uncompiled.diff"
+expect uncompiled_only_refused 2 \
+  "changes none of the files the vDSO build compiles: it changes arch/x86/entry/vdso/vdsolab-test.c" -- \
+  run "$scen/exhaustive-monotonic.toml" --kernel-tree="$t612" \
+  --patch="$tmp/uncompiled.diff"
+{ cat "$patch"; cat "$tmp/uncompiled.diff"; } > "$tmp/mixed-uncompiled.diff"
+expect uncompiled_hunks_noted 1 \
+  "the patches also change arch/x86/entry/vdso/vdsolab-test.c, which the compiled vDSO code never reads" -- \
+  run "$scen/exhaustive-monotonic.toml" --kernel-tree="$t612" \
+  --patch="$tmp/mixed-uncompiled.diff" --replay-out="$tmp/unused2.toml"
 # Calls slow but each under the bound make compare slow: it says why.
 slow=$("$make_patch" "$t612" slow-loop "$tmp")
 mkdir -p "$tmp/short"

@@ -86,6 +86,9 @@ struct BuiltVariant {
   // Files the patches change outside the vDSO build (kernel/time/...),
   // space-separated: their hunks were not applied.
   std::string skipped_files;
+  // Files the patches change inside the copied subset that the compile
+  // never read (arch/x86/entry/vdso/vma.c), space-separated: untested.
+  std::string uncompiled_files;
   // Hunks the patches applied with fuzz, "PATCH: hunk #N of FILE at line
   // L, fuzz F", "; "-separated: for a note.
   std::string fuzzy_hunks;
