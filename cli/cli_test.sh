@@ -52,6 +52,10 @@ if [ $? -eq 0 ] && grep -q '^accepted: .*\[known: era behaviour' <<<"$out" &&
 expect default_era_step_back_is_named 1 "[known: era behaviour: before 6.15" -- \
   --variant=6.1 --duration=1s --reads_per_tick=5
 expect patch_needs_tree 2 "--patch applies to a --kernel-tree" -- --patch=x.diff
+# The default job refuses --kernel-time before building anything.
+expect default_refuses_kernel_time 2 \
+  "--kernel-time-patch: the default job publishes with the timekeeper model" -- \
+  --kernel-time-patch=/nonexistent.diff
 expect bad_boot_realtime 2 "--boot-realtime=yesterday" -- --boot_realtime=yesterday
 expect bad_boot_fraction 2 "--boot-realtime=1.1234567891" -- --boot_realtime=1.1234567891
 # A boot time the kernel refuses (it would boot at 0) is bad input, by flag

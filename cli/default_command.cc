@@ -319,6 +319,17 @@ std::string RacesVerdict(const std::vector<RaceRun>& runs) {
 }
 
 int DefaultMain(const ParsedFlags& flags) {
+  // Refused before a tree is built for nothing.
+  for (const char* time_flag : {"kernel-time", "kernel-time-patch"}) {
+    if (!flags.Has(time_flag)) continue;
+    Fail(absl::StrFormat(
+        "--%s: the default job publishes with the timekeeper model; run a "
+        "tree's timekeeper with `vdsolab run SCENARIO --kernel-time=TREE` or "
+        "`vdsolab compare --kernel-time=TREE`, or check it against the model "
+        "with `vdsolab conform-model`",
+        time_flag));
+    return kExitBadInput;
+  }
   absl::StatusOr<sim::OracleRunConfig> config = ConfigFromFlags(flags);
   if (!config.ok()) {
     Fail(std::string(config.status().message()));
@@ -514,7 +525,15 @@ Command DefaultCommand() {
                "CLOCK_REALTIME at boot, e.g. 1764460800.000000000",
                "drawn from the seed"),
   };
-  for (FlagSpec& f : VariantFlags(false)) spec.flags.push_back(std::move(f));
+  for (FlagSpec& f : VariantFlags(false)) {
+    // Named, so that using them says where they work.
+    if (f.name == "kernel-time" || f.name == "kernel-time-patch") {
+      f.help =
+          "not in the default job, which publishes with the timekeeper "
+          "model (vdsolab run, compare and conform-model take it)";
+    }
+    spec.flags.push_back(std::move(f));
+  }
   spec.flags.push_back(AcceptFlag());
   spec.flags.push_back(MakeChoice("format", {"text", "json"},
                                   "text, or json (docs/json.md)", "text"));
