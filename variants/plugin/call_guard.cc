@@ -30,6 +30,7 @@
 #include <new>
 #include <set>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -81,6 +82,19 @@ constexpr char kRefusedWhy[] =
     "program or thread and stops no process, and vdsolab's containment of the "
     "call and its own work "
     "depend on that";
+// Why a clock system call is (syscall_guard.cc's SimulatedClockSyscall()).
+constexpr char kClockSyscallWhy[] =
+    "vdsolab refused it: it asks this machine's kernel, not the simulated "
+    "one; a vDSO's own clock_gettime system call is its fallback, which "
+    "the plugin ABI's fallback() makes";
+
+bool IsClockSyscall(std::string_view did) {
+  for (std::string_view fn :
+       {"clock_gettime(", "gettimeofday(", "time(", "clock_getres("}) {
+    if (did.starts_with(fn)) return true;
+  }
+  return false;
+}
 
 std::atomic<uint64_t> g_limit_ms{1000};
 
@@ -666,7 +680,10 @@ vdso::CallFault DidFault(GuardState& g) {
   vdso::CallFault f;
   f.kind = vdso::CallFault::Kind::kCrash;
   f.called = did;
-  if (did != kForked) f.why = kRefusedWhy;
+  if (did != kForked) {
+    f.why =
+        did != nullptr && IsClockSyscall(did) ? kClockSyscallWhy : kRefusedWhy;
+  }
   return f;
 }
 

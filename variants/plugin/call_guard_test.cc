@@ -28,6 +28,7 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -840,6 +841,25 @@ TEST(CallGuardRefusal, RawSystemCallsAreJudgedAsTheWrappersAre) {
                        reinterpret_cast<long>(&none));
        }},
       {"umask()", [] { InlineSyscall(SYS_umask, 0777); }},
+      // The host's clocks, not the simulation's (the ABI's fallback() is).
+      {"clock_gettime()",
+       [] {
+         struct timespec ts;
+         InlineSyscall(SYS_clock_gettime, CLOCK_MONOTONIC,
+                       reinterpret_cast<long>(&ts));
+       }},
+      {"gettimeofday()",
+       [] {
+         struct timeval tv;
+         syscall(SYS_gettimeofday, &tv, nullptr);
+       }},
+      {"time()", [] { InlineSyscall(SYS_time, 0); }},
+      {"clock_getres()",
+       [] {
+         struct timespec ts;
+         InlineSyscall(SYS_clock_getres, CLOCK_MONOTONIC,
+                       reinterpret_cast<long>(&ts));
+       }},
       {"kill(SIGTERM)", [] { InlineSyscall(SYS_kill, getpid(), SIGTERM); }},
       {"tgkill(SIGINT)",
        [] { InlineSyscall(SYS_tgkill, getpid(), gettid(), SIGINT); }},

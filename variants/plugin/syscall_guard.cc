@@ -21,6 +21,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/ucontext.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -185,6 +186,39 @@ constexpr Named kRefusedAlways[] = {
     {SYS_setns, "setns"},           {SYS_setpgid, "setpgid"},
     {SYS_setsid, "setsid"},         {SYS_set_tid_address, "set_tid_address"},
 };
+
+// The clock system calls themselves for the clocks the simulated kernel
+// keeps, made by the code under test during a call (an inline `syscall`
+// copied from the kernel's clock_gettime_fallback()): they ask this
+// machine's kernel, not the simulated one, whose answer the ABI's
+// fallback() (the rewritten syscall sites of compiled code) gives. Refused,
+// so that the finding names them rather than an answer that matches no
+// simulated time. CPU-time clocks (the code timing itself) are made.
+bool SimulatedClockSyscall(long nr, const long* a) {
+  if (nr == SYS_gettimeofday || nr == SYS_time) return true;
+  if (nr != SYS_clock_gettime && nr != SYS_clock_getres) return false;
+  switch (a[0]) {
+    case CLOCK_REALTIME:
+    case CLOCK_MONOTONIC:
+    case CLOCK_MONOTONIC_RAW:
+    case CLOCK_REALTIME_COARSE:
+    case CLOCK_MONOTONIC_COARSE:
+    case CLOCK_BOOTTIME:
+    case CLOCK_REALTIME_ALARM:
+    case CLOCK_BOOTTIME_ALARM:
+    case CLOCK_TAI:
+      return true;
+    default:
+      return false;
+  }
+}
+
+const char* ClockSyscallName(long nr) {
+  return nr == SYS_clock_gettime  ? "clock_gettime"
+         : nr == SYS_gettimeofday ? "gettimeofday"
+         : nr == SYS_time         ? "time"
+                                  : "clock_getres";
+}
 
 // A mask a system call installs while it waits (rt_sigsuspend(), ppoll(),
 // pselect6(), epoll_pwait()): refused, like rt_sigprocmask(), if it
@@ -379,6 +413,11 @@ long Judge(long nr, const long* a, ucontext_t* uc) {
         if (n.nr == nr && r::Refuse(n.name, Arg::kNone, 0, true)) {
           return -EPERM;
         }
+      }
+      // In a call only: a thread the code started may read the clock.
+      if (SimulatedClockSyscall(nr, a) &&
+          r::Refuse(ClockSyscallName(nr), Arg::kNone, 0, false)) {
+        return -EPERM;
       }
       break;
   }
