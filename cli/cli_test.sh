@@ -833,6 +833,18 @@ if grep -qx 'accept_known = true' "$tmp/acc1.replay.toml" &&
   ! grep -q 'accept_known' "$tmp/acc0.replay.toml"; then
   echo "ok   accept_recorded_in_replay"; else
   echo "FAIL accept_recorded_in_replay"; failures=$((failures + 1)); fi
+# Edited random replays: choices are refused, not ignored; a call the run
+# never makes says what may have been edited.
+sed '/^\[replay\]$/a decisions = [0, 1]' "$tmp/acc0.replay.toml" \
+  > "$tmp/with-decisions.replay.toml"
+expect random_replay_refuses_decisions 2 \
+  "replay.decisions: only an exhaustive run's replay has choices" -- \
+  replay "$tmp/with-decisions.replay.toml"
+sed 's/^call = .*/call = 99999999/' "$tmp/acc0.replay.toml" \
+  > "$tmp/no-such-call.replay.toml"
+expect replay_no_such_call 2 \
+  "was the file's seed, a duration or a reader edited since it was written?" -- \
+  replay "$tmp/no-such-call.replay.toml"
 known_replay="${TEST_SRCDIR:-.}/vdsolab/docs/compare-replays/6.1--counter-wrap--monotonic.replay.toml"
 expect replay_known_reproduced 1 "REPRODUCED" -- replay "$known_replay"
 expect replay_accepts_known_by_flag 0 \

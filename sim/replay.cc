@@ -101,7 +101,8 @@ absl::StatusOr<std::string> ReplayRandom(const Scenario& scenario,
   if (!r->traced && !r->stopped_early && !other) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "replay.call = %d: reader %d makes no such call in this run (it "
-        "ends at %s s of simulated time)",
+        "ends at %s s of simulated time; was the file's seed, a duration or "
+        "a reader edited since it was written?)",
         scenario.replay.call, scenario.replay.reader,
         Seconds(r->simulated_ns)));
   }
@@ -376,6 +377,12 @@ absl::StatusOr<ReplayOutcome> Replay(const Scenario& scenario,
                         absl::StrJoin(names, ", ")));
   }
   if (scenario.run.strategy == Strategy::kRandom) {
+    // A random run replays from its seed: choices would be ignored.
+    if (!scenario.replay.decisions.empty()) {
+      return absl::InvalidArgumentError(
+          "replay.decisions: only an exhaustive run's replay has choices; "
+          "this file's run.strategy is \"random\", which its seed replays");
+    }
     bool reader_exists = false;
     for (size_t i = 0; i < scenario.readers.size(); ++i) {
       reader_exists |= ReaderId(scenario, i) == scenario.replay.reader;
