@@ -857,6 +857,20 @@ expect replay_accepts_known_by_file 0 \
   replay "$tmp/known-accepted.replay.toml"
 expect replay_pictures 1 "REPRODUCED" -- replay "$tmp/cs.replay.toml" \
   --svg="$tmp/cs.svg" --trace="$tmp/cs.trace.json"
+# compare's first failure per property is a defect where there is one: an
+# era's documented behaviour in an earlier scenario does not hide it (nor
+# keep its replay file).
+mkdir -p "$tmp/kd"
+cp "$scen/coarse-step-back.toml" "$tmp/kd/a-coarse.toml"
+cp "$scen/skewed-cpus.toml" "$tmp/kd/b-skewed.toml"
+out=$("$bin" compare --scenarios="$tmp/kd" --variant-so="${bad}_max_cache.so" \
+  --variant=misbehaving-max_cache --out="$tmp/kd-out" 2>&1)
+if grep -qF -- "- **misbehaving-max_cache**, cross_clock, scenario b-skewed: [defect]" <<<"$out" &&
+  [ -f "$tmp/kd-out/misbehaving-max_cache--b-skewed--cross_clock.replay.toml" ] &&
+  [ ! -e "$tmp/kd-out/misbehaving-max_cache--a-coarse--cross_clock.replay.toml" ]; then
+  echo "ok   compare_lists_the_defect_first"; else
+  echo "FAIL compare_lists_the_defect_first"; grep -F -- "- **" <<<"$out"
+  ls "$tmp/kd-out"; failures=$((failures + 1)); fi
 # perf-mmap reads with a bare rdtsc: baseline's two readers fail causality
 # (exit 1); the plots are written all the same.
 expect compare_plots 1 "perf_time" -- compare --variant=perf-mmap \
