@@ -232,11 +232,25 @@ std::string FormatRunReport(const Scenario& s, const RunResult& r) {
       }
     }
   }
+  // Which kinds failed: under --accept=known only defects fail a run, and
+  // a run that failed on known behaviour alone can pass with it.
+  uint64_t defects = 0, known = 0;
+  for (const PropertyStats& st : r.stats) {
+    defects += st.defects;
+    known += st.known_kernel;
+  }
   absl::StrAppendFormat(
       &o, "\n%s\n",
       r.failed ? (!FailedOnlyOnExpectations(r)
-                      ? "FAIL: the run found defects or known kernel "
-                        "behaviours."
+                      ? (defects != 0 && known != 0
+                             ? "FAIL: the run found defects (and known kernel "
+                               "behaviours)."
+                         : defects != 0 ? "FAIL: the run found defects."
+                         : known != 0
+                             ? "FAIL: the run found known kernel behaviours "
+                               "(documented ones: --accept=known passes them)."
+                             : "FAIL: the run found defects or known kernel "
+                               "behaviours.")
                   : !FailedOnEvents(r) && !r.timekeeping_difference.empty()
                       ? "FAIL: the kernel tree's timekeeper and the model "
                         "differ (the writer's first difference above)."
