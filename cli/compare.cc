@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -106,6 +107,16 @@ std::string NotRunText(
 // A variant without the time namespace path cannot be run with readers in
 // one (sim/engine.cc refuses): compare runs them in the initial namespace
 // instead and says so. Returns whether it moved any.
+// Why a variant's namespace readers ran outside the namespace: the reader
+// has no namespace path, or (--kernel-time) the tree's writer publishes no
+// namespace page.
+std::string OutsideNamespaceText(const variants::Variant& v) {
+  return v.timekeeping != nullptr
+             ? "no time namespace page (the kernel tree's timekeeper "
+               "publishing here writes none)"
+             : "no time namespace path";
+}
+
 bool MoveOutOfNamespace(const variants::Variant& v, sim::Scenario* s) {
   if (v.timens && v.build_timens_page != nullptr) return false;
   bool moved = false;
@@ -534,10 +545,12 @@ std::string FormatTable(const std::vector<VariantResult>& results,
     absl::StrAppendFormat(&o, "- **%s**: %s. *%s*\n", r.variant->name,
                           r.variant->summary, r.variant->provenance);
     if (!r.outside_namespace.empty()) {
+      std::string why = OutsideNamespaceText(*r.variant);
+      why[0] = static_cast<char>(std::toupper(why[0]));
       absl::StrAppendFormat(&o,
-                            "  No time namespace path: the namespace readers "
-                            "of %s ran in the initial namespace.\n",
-                            absl::StrJoin(r.outside_namespace, ", "));
+                            "  %s: the namespace readers of %s ran in the "
+                            "initial namespace.\n",
+                            why, absl::StrJoin(r.outside_namespace, ", "));
     }
     if (!r.not_run.empty()) {
       absl::StrAppendFormat(&o, "  Not run: %s.\n", NotRunText(r.not_run));
@@ -601,8 +614,9 @@ std::string FormatTap(const std::vector<VariantResult>& results,
                             property, CellText(c));
       if (i == 0 && !r.outside_namespace.empty()) {
         absl::StrAppendFormat(&o,
-                              "#   no time namespace path: the namespace "
-                              "readers of %s ran in the initial namespace\n",
+                              "#   %s: the namespace readers of %s ran in the "
+                              "initial namespace\n",
+                              OutsideNamespaceText(*r.variant),
                               absl::StrJoin(r.outside_namespace, ", "));
       }
       if (i == 0 && !r.not_run.empty()) {

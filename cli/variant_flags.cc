@@ -38,7 +38,8 @@ void NoteUntestedPatch(const ktree::BuildOptions& options,
                  "unpatched tree (%s): the patch changes nothing the "
                  "compiler emits for x86-64 (a comment, code an #ifdef "
                  "leaves out, or a lib/vdso helper x86 overrides, such as "
-                 "vdso_calc_ns()), so every result is the unpatched tree's\n",
+                 "vdso_calc_delta() before 6.10, vdso_calc_ns() after), so "
+                 "every result is the unpatched tree's\n",
                  built.name.c_str(), base->name.c_str());
     return;
   }
@@ -496,12 +497,19 @@ SpeedBase SpeedBaseline(const variants::Variant* v) {
     if (!base.ok() || (*base)->native_loop == nullptr) return {};
     return {*base, true};
   }
+  // The built-in reader of the layout, of the same semantics where one
+  // has them (a 6.1 tree's layout is 5.3's too): the newest such era.
+  const variants::Variant* same_layout = nullptr;
+  const variants::Variant* same_era = nullptr;
   for (const variants::Variant* b : variants::AllVariants()) {
     if (b != v && b->layout == v->layout && b->native_loop != nullptr &&
         !Sources().contains(b) && variants::FindPluginInfo(b) == nullptr) {
-      return {b, false};
+      if (same_layout == nullptr) same_layout = b;
+      if (b->semantics == v->semantics) same_era = b;
     }
   }
+  if (same_era != nullptr) return {same_era, false};
+  if (same_layout != nullptr) return {same_layout, false};
   return {};
 }
 

@@ -225,8 +225,11 @@ absl::StatusOr<Applied> ApplyPatch(const Patch& patch, const std::string& view,
     // A patch with no effect on what is compiled would test the unpatched
     // tree under the patch's name.
     bool from_top = false;
-    for (const std::string& f : a.skipped)
+    bool kernel_time = false;
+    for (const std::string& f : a.skipped) {
       from_top = from_top || FromTreeTop(f);
+      kernel_time = kernel_time || f.starts_with("kernel/time/");
+    }
     return BadPatch(
         patch.given,
         absl::StrFormat(
@@ -236,11 +239,16 @@ absl::StatusOr<Applied> ApplyPatch(const Patch& patch, const std::string& view,
                 : "the vDSO build compiles (lib/vdso, include/vdso, "
                   "include/asm-generic/vdso and arch/x86's vdso headers)",
             absl::StrJoin(a.skipped, ", "),
-            from_top ? ""
-                     : ", a path no kernel tree starts with: its paths are "
-                       "read as patch -p1 reads them, the first component "
-                       "dropped, so make the diff from the tree's top "
-                       "directory with a/ and b/ prefixes"));
+            !from_top ? ", a path no kernel tree starts with: its paths are "
+                        "read as patch -p1 reads them, the first component "
+                        "dropped, so make the diff from the tree's top "
+                        "directory with a/ and b/ prefixes"
+            : kernel_time && build == nullptr
+                ? "; a kernel/time patch is checked by `vdsolab "
+                  "conform-model --kernel-tree=TREE --patch=FILE`, or "
+                  "publishes the page with --kernel-time=TREE "
+                  "--kernel-time-patch=FILE"
+                : ""));
   }
   const std::string file =
       JoinPath(scratch, absl::StrFormat("patch-%s.diff", patch.sha256));
