@@ -871,6 +871,11 @@ if grep -qF -- "- **misbehaving-max_cache**, cross_clock, scenario b-skewed: [de
   echo "ok   compare_lists_the_defect_first"; else
   echo "FAIL compare_lists_the_defect_first"; grep -F -- "- **" <<<"$out"
   ls "$tmp/kd-out"; failures=$((failures + 1)); fi
+# ...and, as run does, says when a plugin's replay does not reproduce in a
+# fresh process (this one caches across calls).
+if grep -qE '^  warning: the minimal replay .*--b-skewed--cross_clock.replay.toml does not reproduce in a fresh process: plugin misbehaving-max_cache' <<<"$out"; then
+  echo "ok   compare_warns_of_a_stale_replay"; else
+  echo "FAIL compare_warns_of_a_stale_replay"; failures=$((failures + 1)); fi
 # perf-mmap reads with a bare rdtsc: baseline's two readers fail causality
 # (exit 1); the plots are written all the same.
 expect compare_plots 1 "perf_time" -- compare --variant=perf-mmap \

@@ -22,6 +22,7 @@
 #include "absl/strings/str_join.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/fresh_replay.h"
 #include "cli/variant_flags.h"
 #include "common/escape.h"
 #include "common/sha256.h"
@@ -61,6 +62,8 @@ struct FailureNote {
   std::string why;
   std::string detail;
   std::string replay;  // The replay file, or "" if it could not be written.
+  // Why the replay may not show the failure (cli/fresh_replay.h), or "".
+  std::string stale;
 };
 
 struct VariantResult {
@@ -293,7 +296,7 @@ void RunInto(const sim::Scenario& s, const std::string& scenario_name,
   if (!run.ok()) {
     r.failures.push_back(FailureNote{"(run)", scenario_name, "error",
                                      std::string(run.status().message()), "",
-                                     ""});
+                                     "", ""});
     r.run_error = true;
     return;
   }
@@ -306,7 +309,7 @@ void RunInto(const sim::Scenario& s, const std::string& scenario_name,
     r.failures.push_back(
         FailureNote{"writer", scenario_name, "difference",
                     "the kernel tree's timekeeper differs from the model",
-                    run->random->timekeeping_difference, ""});
+                    run->random->timekeeping_difference, "", ""});
     r.writer_difference = true;
     r.writer_differs_in.push_back(scenario_name);
   } else if (!run->complete) {
@@ -361,7 +364,9 @@ void RunInto(const sim::Scenario& s, const std::string& scenario_name,
                      replay.scenario
                          ? WriteReplayFile(out_dir, *replay.scenario,
                                            std::string(v.name), scenario_name)
-                         : ""};
+                         : "",
+                     ""};
+    note.stale = StaleReplayWarning(note.replay, v);
     if (had != nullptr) {
       *had = std::move(note);
     } else {
@@ -569,6 +574,8 @@ std::string FormatTable(const std::vector<VariantResult>& results,
         absl::StrAppendFormat(&o, "  replay: `vdsolab replay %s`\n",
                               ShellQuotePath(n.replay));
       }
+      if (!n.stale.empty())
+        absl::StrAppendFormat(&o, "  warning: %s\n", n.stale);
     }
     if (!r.incomplete.empty()) {
       absl::StrAppendFormat(&o,

@@ -20,6 +20,7 @@
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "cli/default_races.h"
+#include "cli/fresh_replay.h"
 #include "cli/native_speed.h"
 #include "cli/variant_flags.h"
 #include "common/clockid.h"
@@ -250,6 +251,11 @@ std::vector<RaceRun> RunRaces(const std::vector<RaceStage>& stages,
                                       flag_variant, run.scenario.run.seed)
               : WriteReplay(cut, run.scenario.name, flag_variant,
                             run.scenario.run.seed, "");
+      if (const std::string stale =
+              StaleReplayWarning(run.replay_file, variant);
+          !stale.empty()) {
+        std::fprintf(stderr, "vdsolab: warning: %s\n", stale.c_str());
+      }
     }
     runs.push_back(std::move(run));
   }

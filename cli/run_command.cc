@@ -1,10 +1,5 @@
 // `vdsolab run SCENARIO` and `vdsolab replay FILE`.
 
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -18,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/fresh_replay.h"
 #include "cli/kernel_time_variant.h"
 #include "cli/variant_flags.h"
 #include "common/sha256.h"
@@ -47,46 +43,6 @@ bool NothingChecked(const sim::Outcome& outcome) {
     if (p.checked != 0) return false;
   }
   return !outcome.random || outcome.random->outcomes.empty();
-}
-
-// Whether `vdsolab replay FILE` reproduces the failure in a fresh process
-// (its exit status 1); nullopt if that could not be told. A plugin that
-// keeps state between calls answers the minimisation's reruns, made in
-// this process after the run, otherwise than a fresh process answers the
-// same calls, so its minimal replay may show nothing.
-std::optional<bool> ReproducesInFreshProcess(const std::string& file) {
-  const std::string path = ResolveOutputPath(file);  // From the start dir.
-  std::fflush(nullptr);
-  const pid_t pid = fork();
-  if (pid < 0) return std::nullopt;
-  if (pid == 0) {
-    // Only async-signal-safe calls between fork() and exec().
-    const int null = open("/dev/null", O_RDWR);
-    if (null >= 0) {
-      dup2(null, STDOUT_FILENO);
-      dup2(null, STDERR_FILENO);
-    }
-    execl("/proc/self/exe", "vdsolab", "replay", path.c_str(),
-          static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  // A replay is one short run; a plugin that spins is stopped by its call
-  // guard, and 2 minutes bound the rest.
-  for (int i = 0; i < 12000; ++i) {
-    int status = 0;
-    const pid_t r = waitpid(pid, &status, WNOHANG);
-    if (r == pid) {
-      if (!WIFEXITED(status)) return std::nullopt;
-      if (WEXITSTATUS(status) == kExitOk) return false;
-      if (WEXITSTATUS(status) == kExitFailed) return true;
-      return std::nullopt;
-    }
-    if (r < 0) return std::nullopt;
-    usleep(10000);
-  }
-  kill(pid, SIGKILL);
-  waitpid(pid, nullptr, 0);
-  return std::nullopt;
 }
 
 // Calls were made but none had its answer judged: every one was an error
@@ -308,18 +264,9 @@ int Run(const ParsedFlags& flags) {
           WriteReplay(*minimal, scenario->name,
                       NamesAVariant(flags) ? std::string(variant.name) : "",
                       scenario->run.seed, flags.String("replay-out"));
-      if (!replay_file.empty() && !SourceOf(&variant).plugin.empty() &&
-          ReproducesInFreshProcess(replay_file) == false) {
-        std::fprintf(
-            stderr,
-            "vdsolab: warning: the minimal replay %s does not reproduce in a "
-            "fresh process: plugin %s answers the same calls otherwise after "
-            "what ran before it in this process (state kept between calls or "
-            "runs, which docs/plugins.md rules out), so its minimal failure "
-            "may be an artefact of that state; the failures of the run are "
-            "real, and the run itself (the same scenario and seed) shows "
-            "them\n",
-            replay_file.c_str(), variant.name.data());
+      if (const std::string stale = StaleReplayWarning(replay_file, variant);
+          !stale.empty()) {
+        std::fprintf(stderr, "vdsolab: warning: %s\n", stale.c_str());
       }
     }
   }
