@@ -15,6 +15,7 @@
 #include "sim/load_observer.h"
 #include "sim/machine.h"
 #include "sim/page_view.h"
+#include "sim/settled_page.h"
 #include "sim/writer.h"
 #include "timekeeper/posix_clocks.h"
 #include "vdso/datapage.h"
@@ -69,6 +70,9 @@ struct Setup {
   uint64_t start_ns = 0;
   size_t stores = 0;  // How many pending stores the explored updates have.
   uint32_t updates = 0;
+  // Asked before a call is reported torn (sim/settled_answers.h): a page
+  // of its own, made at the first question.
+  std::unique_ptr<SettledPage> settled;
 };
 
 absl::StatusOr<Setup> MakeSetup(const Scenario& s,
@@ -624,6 +628,10 @@ Execution RunOne(const Scenario& s, const variants::Variant& variant, Setup* w,
   if (e.cut) return e;  // Checked where the state was first explored.
   Checker checker(s, w->machine.get(), w->writer.get(), &variant);
   checker.AcceptKnown(accept_known);
+  if (w->settled == nullptr) {
+    w->settled = std::make_unique<SettledPage>(s, variant, *w->writer);
+  }
+  checker.SetSettledAnswers(w->settled.get());
   if (e.first) checker.OnCall(*e.first);
   checker.OnCall(e.call);
   e.violations = checker.violations();

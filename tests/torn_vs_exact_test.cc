@@ -10,6 +10,7 @@
 
 #include "common/timespec.h"
 #include "sim/engine.h"
+#include "sim/exhaustive.h"
 #include "sim/scenario.h"
 #include "tests/broken_readers.h"
 
@@ -82,6 +83,28 @@ TEST(TornVsExact, AnArithmeticBugInRacedCallsIsNotTorn) {
   EXPECT_GT(Stats(*r, Property::kExact).defects, 1000u);
   EXPECT_GT(Stats(*r, Property::kTorn).checked, 200u);
   EXPECT_EQ(Stats(*r, Property::kTorn).defects, 0u);
+}
+
+// The same in every interleaving of one call with two updates: each call
+// that raced them and gives the arithmetic's answer on its validated state
+// is inexact, not torn; a reader without its seq retry is torn there.
+TEST(TornVsExact, ExhaustivelyTooAnArithmeticBugIsNotTorn) {
+  Scenario s;
+  s.readers[0].clocks = {kClockMonotonic};
+  s.run.duration_ns = 200000000;
+  s.run.strategy = Strategy::kExhaustive;
+  s.run.exhaustive_at_ns = 100000000;
+  s.run.exhaustive_updates = 2;
+  absl::StatusOr<ExploreResult> late = Explore(s, OneNsLateVariant());
+  ASSERT_TRUE(late.ok()) << late.status();
+  EXPECT_GT(late->interleavings, 100u);
+  EXPECT_EQ(late->failing, late->interleavings);
+  EXPECT_GT(late->stats[static_cast<size_t>(Property::kTorn) - 1].checked,
+            late->interleavings / 2);
+  EXPECT_EQ(late->stats[static_cast<size_t>(Property::kTorn) - 1].defects, 0u);
+  absl::StatusOr<ExploreResult> torn = Explore(s, testing::NoSeqRetryVariant());
+  ASSERT_TRUE(torn.ok()) << torn.status();
+  EXPECT_GT(torn->stats[static_cast<size_t>(Property::kTorn) - 1].defects, 0u);
 }
 
 TEST(TornVsExact, AReaderWithoutItsSeqRetryIsStillTorn) {
