@@ -178,6 +178,54 @@ std::optional<RaceStage> PastMaxCyclesStage(const std::vector<ClockId>& clocks,
       "the reads past max_cycles"};
 }
 
+// Deltas past 2^32 cycles, well under max_cycles: the timekeeping CPU
+// idles (NO_HZ) with no tick for twice 2^32 cycles (3.3 s at 2.6 GHz), so
+// the reads convert deltas of up to 2^33 cycles. Every era multiplies the
+// whole 64-bit delta; a delta or product truncated to 32 bits reads whole
+// seconds short, which the pause past max_cycles (where every pre-6.10 era
+// wraps by design) showed only as a different wrong value. The shape of
+// scenarios/long-idle.toml.
+std::optional<RaceStage> LongIdleStage(const std::vector<ClockId>& clocks,
+                                       uint64_t tsc_hz, uint64_t seed) {
+  absl::StatusOr<timekeeper::Clocksource> tsc =
+      timekeeper::MakeTscClocksource(static_cast<uint32_t>(tsc_hz / 1000));
+  constexpr uint64_t kTwo32 = uint64_t{1} << 32;
+  if (!tsc.ok() || tsc->max_cycles <= 4 * kTwo32) return std::nullopt;
+  // Whole ms, in 128 bits (tsc_hz is at least 1 MHz).
+  const uint64_t idle_ns =
+      (static_cast<uint64_t>(static_cast<unsigned __int128>(2 * kTwo32) *
+                             kNsecPerSec / tsc_hz) /
+           1000000 +
+       1) *
+      1000000;
+  constexpr uint64_t kIdleAt = 300000000;
+  sim::Scenario s = OnTheMachine(tsc_hz, seed);
+  s.name = "default-long-idle";
+  s.description = absl::StrFormat(
+      "The default job's long deltas: the timekeeping CPU idles (NO_HZ) "
+      "with no tick for %.3f s, twice 2^32 cycles of the TSC and well under "
+      "its max_cycles, while a reader reads every 200 us.",
+      static_cast<double>(idle_ns) / 1e9);
+  s.kernel.hz = 250;
+  sim::EventSpec idle;
+  idle.kind = sim::EventKind::kIdle;
+  idle.at_ns = kIdleAt;
+  idle.duration_ns = idle_ns;
+  s.events = {idle};
+  sim::ReaderSpec reader;
+  reader.cpu = 0;
+  reader.clocks = clocks;
+  reader.period_ns = 200000;
+  s.readers = {reader};
+  s.run.duration_ns = kIdleAt + idle_ns + 100000000;
+  return RaceStage{
+      std::move(s),
+      absl::StrFormat("%s, reads through %.1f s with no tick (deltas past "
+                      "2^32 cycles, under max_cycles)",
+                      Names(clocks), static_cast<double>(idle_ns) / 1e9),
+      "the reads past 2^32 cycles"};
+}
+
 // The counter's top bit. A TSC 30 ms before it wraps past 2^64 (a large
 // TSC offset after a VM migration): bit 63 is set until the wrap, which
 // lands halfway between two ticks. 6.5+ masks the read to 63 bits and
@@ -450,6 +498,9 @@ std::vector<RaceStage> DefaultRaceStages(const std::vector<ClockId>& clocks,
   if (std::vector<ClockId> counted = CounterClocks(clocks); !counted.empty()) {
     stages.push_back(NegativeMotionStage(counted, tsc_hz, seed));
     stages.push_back(SecondBoundaryStage(counted, seed));
+    if (std::optional<RaceStage> idle = LongIdleStage(counted, tsc_hz, seed)) {
+      stages.push_back(std::move(*idle));
+    }
     if (std::optional<RaceStage> past =
             PastMaxCyclesStage(counted, tsc_hz, seed)) {
       stages.push_back(std::move(*past));

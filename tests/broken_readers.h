@@ -520,6 +520,46 @@ inline const variants::Variant& NoPvclockStableCheckVariant() {
       "PVCLOCK_TSC_STABLE_BIT (tests only)");
 }
 
+// do_hres() with the cycle delta truncated to 32 bits (a kernel
+// developer's patch: `(u32)(cycles - last) * mult`), on a TSC-mode page:
+// right while the delta stays under 2^32 cycles (1.65 s at 2.6 GHz), whole
+// seconds short past it, until the next tick.
+template <vdso::VdsoAccess A>
+std::optional<ClockResult> Delta32ClockGettime(A& acc, const uint8_t* vd,
+                                               ClockId clock) {
+  namespace up = vdso::upstream;
+  namespace internal = up::upstream_internal;
+  const uint8_t* vc = HresRecord(vd, clock);
+  if (vc == nullptr) return up::ClockGettime(acc, vd, clock);
+  uint64_t sec = 0, ns = 0;
+  for (;;) {
+    const std::optional<uint32_t> seq = internal::ReadBegin(acc, vc);
+    if (!seq) return std::nullopt;
+    if (static_cast<int32_t>(acc.template Load<uint32_t>(
+            vc + vdso::kVcClockMode)) != up::kClockModeTsc) {
+      return acc.Fallback(clock);
+    }
+    const uint64_t cycles = acc.ReadTsc();
+    const uint64_t last = acc.template Load<uint64_t>(vc + vdso::kVcCycleLast);
+    const uint32_t mult = acc.template Load<uint32_t>(vc + vdso::kVcMult);
+    const uint32_t shift = acc.template Load<uint32_t>(vc + vdso::kVcShift);
+    const uint64_t base =
+        acc.template Load<uint64_t>(vc + vdso::VcBasetimeNsec(clock));
+    const uint64_t delta = static_cast<uint32_t>(cycles - last);
+    ns = (base + delta * mult) >> shift;
+    sec = acc.template Load<uint64_t>(vc + vdso::VcBasetimeSec(clock));
+    if (!internal::ReadRetry(acc, vc, *seq)) break;
+    if (!acc.MayRetry()) return std::nullopt;
+  }
+  return ClockResult::Ok(internal::SetTimespec(sec, ns));
+}
+
+inline const variants::Variant& Delta32Variant() {
+  return BrokenVariant<Delta32ClockGettime<vdso::HookedAccess>,
+                       Delta32ClockGettime<vdso::QuietAccess>>(
+      "test-delta-32", "do_hres() with a 32-bit cycle delta (tests only)");
+}
+
 // The upstream reader whose do_hres_timens() loads the page's basetime sec
 // before its seq loop (a kernel developer's patch to 6.1): outside a
 // namespace it is upstream; inside, its sec is a second off when an update

@@ -281,6 +281,23 @@ TEST(DefaultRaces, TheExhaustiveNamespaceStageFindsASecBeforeTheLoop) {
   EXPECT_GT(upstream.exhaustive->interleavings, 100u);
 }
 
+// A cycle delta truncated to 32 bits is right for every delta a tick
+// bounds; the long idle's deltas past 2^32 cycles find it (exact), where
+// the stages with ticks do not.
+TEST(DefaultRaces, TheLongIdleFindsA32BitDelta) {
+  const sim::Outcome broken =
+      RunStage("default-long-idle", testing::Delta32Variant());
+  ASSERT_TRUE(broken.random.has_value());
+  EXPECT_TRUE(broken.failed);
+  EXPECT_GT(
+      broken.stats[static_cast<size_t>(sim::Property::kExact) - 1].defects,
+      1000u);
+  for (const char* ticking : {"default-races", "default-second-boundary"}) {
+    const sim::Outcome held = RunStage(ticking, testing::Delta32Variant());
+    EXPECT_FALSE(held.failed) << ticking;
+  }
+}
+
 // A time namespace: lib/vdso's namespace paths never fall back.
 TEST(DefaultRaces, TheNamespaceStageFindsAFallbackInANamespace) {
   const sim::Outcome lost = RunStage(
