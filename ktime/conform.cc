@@ -186,11 +186,16 @@ std::string ComparePage(const PageSink& sink, const KernelTime& kt) {
   for (unsigned i = 0; i < size && kVdsoDataOffset + i < 4096; ++i) {
     const uint8_t m = sink.bytes()[kVdsoDataOffset + i];
     if (m != tree[i]) {
-      return absl::StrFormat(
-          "page byte vvar+%d (%s): model 0x%02x, tree 0x%02x",
+      // Bytes past what either publishes read as 0.
+      return sink.writer()->layout->DescribeDifference(
           kVdsoDataOffset + i,
-          sink.writer()->layout->DescribeOffset(kVdsoDataOffset + i), m,
-          tree[i]);
+          [&](uint32_t k) -> uint8_t { return k < 4096 ? sink.bytes()[k] : 0; },
+          [&](uint32_t k) -> uint8_t {
+            return k >= kVdsoDataOffset && k - kVdsoDataOffset < size
+                       ? tree[k - kVdsoDataOffset]
+                       : 0;
+          },
+          "model", "tree");
     }
   }
   return "";

@@ -149,7 +149,7 @@ TEST(ConformPageTest, AWrongEraWriterIsAPageDifference) {
   size_t failing = 0;
   const std::string d = CompareSequence(tree->kt, *profile, seq, &failing);
   std::printf("%s\n", d.c_str());
-  EXPECT_NE(d.find("boot: page byte vvar+"), std::string::npos) << d;
+  EXPECT_NE(d.find("boot: page field vvar+"), std::string::npos) << d;
 }
 
 INSTANTIATE_TEST_SUITE_P(DebianTrees, ConformTest,

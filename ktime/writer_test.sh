@@ -161,9 +161,9 @@ if [ ! -s "$tmp/raw-mode.diff" ]; then
   failures=$((failures + 1))
 fi
 expect page_field_differs 1 \
-  "page byte vvar+" -- \
+  "page field vvar+" -- \
   run "$scen/baseline.toml" --kernel-time="$t612" --patch="$tmp/raw-mode.diff"
-expect page_field_named 1 "vdso_data[1].clock_mode): model 0x01, tree 0x00" -- \
+expect page_field_named 1 "vdso_data[1].clock_mode (u32): model 0x1, tree 0" -- \
   run "$scen/baseline.toml" --kernel-time="$t612" --patch="$tmp/raw-mode.diff"
 
 # A tree that crashes or spins in update_wall_time() at its 100th tick:

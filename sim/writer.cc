@@ -279,11 +279,18 @@ void Writer::TakeTreeUpdates() {
     const uint8_t m = i < model_page_.size() ? model_page_[i] : 0;
     const uint8_t t = i < tree_page_.size() ? tree_page_[i] : 0;
     if (m == t) continue;
-    NoteTreeDifference(absl::StrFormat(
-        "page byte vvar+%d (%s): model 0x%02x, tree 0x%02x", i,
-        layout_ != nullptr ? layout_->DescribeOffset(static_cast<uint32_t>(i))
-                           : std::string("?"),
-        m, t));
+    const auto byte = [](const std::vector<uint8_t>& page) {
+      return [&page](uint32_t at) -> uint8_t {
+        return at < page.size() ? page[at] : 0;
+      };
+    };
+    NoteTreeDifference(
+        layout_ != nullptr
+            ? layout_->DescribeDifference(static_cast<uint32_t>(i),
+                                          byte(model_page_), byte(tree_page_),
+                                          "model", "tree")
+            : absl::StrFormat("page byte vvar+%d: model 0x%02x, tree 0x%02x", i,
+                              m, t));
     break;
   }
 }

@@ -17,6 +17,7 @@
 #include <rapidcheck/gtest.h>
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
@@ -200,6 +201,34 @@ std::optional<uint32_t> ShiftFieldOf(const variants::Layout& layout,
 // readers, which carry, answer right. Realtime, the boot offset, NTP
 // frequency and the time between updates are drawn, so that bases land
 // anywhere in their second.
+// A difference between two pages is named as the whole field it falls in,
+// with both values read little-endian from all of the field's bytes, from
+// whichever of its bytes the difference was found at (a writer that
+// published one field otherwise was shown one byte of it).
+RC_GTEST_PROP(LayoutProperty, ADifferenceIsShownAsItsWholeField, ()) {
+  const std::vector<const variants::Variant*> all = variants::AllVariants();
+  const variants::Variant& v = **rc::gen::elementOf(all).as("variant");
+  RC_PRE(v.layout != nullptr && !v.layout->fields().empty());
+  const variants::Field& f =
+      *rc::gen::elementOf(v.layout->fields()).as("field");
+  RC_TAG(f.size);
+  const uint32_t at = f.offset + *rc::gen::inRange<uint32_t>(0, f.size);
+  RC_CLASSIFY(at == f.offset, "difference at the field's first byte");
+  std::vector<uint8_t> a(f.offset + f.size + 8), b;
+  for (uint8_t& byte : a) byte = *rc::gen::arbitrary<uint8_t>();
+  b = a;
+  b[at] = static_cast<uint8_t>(b[at] ^ (1 + *rc::gen::inRange(0, 255)));
+  uint64_t va = 0, vb = 0;
+  std::memcpy(&va, a.data() + f.offset, f.size);
+  std::memcpy(&vb, b.data() + f.offset, f.size);
+  const std::string d = v.layout->DescribeDifference(
+      at, [&](uint32_t k) { return a.at(k); },
+      [&](uint32_t k) { return b.at(k); }, "model", "tree");
+  RC_ASSERT(d == absl::StrFormat("page field vvar+%d %s (u%d): model %#x, "
+                                 "tree %#x",
+                                 f.offset, f.name, f.size * 8, va, vb));
+}
+
 RC_GTEST_PROP(LayoutProperty, PublishedTimesAreNormalised, ()) {
   std::vector<const variants::Variant*> all;
   for (const variants::Variant* v : variants::AllVariants()) {

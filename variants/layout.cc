@@ -41,6 +41,26 @@ std::string Layout::DescribeOffset(uint32_t offset) const {
   return absl::StrFormat("%s+%d", f->name, offset - f->offset);
 }
 
+std::string Layout::DescribeDifference(
+    uint32_t offset, const std::function<uint8_t(uint32_t)>& a,
+    const std::function<uint8_t(uint32_t)>& b, std::string_view a_name,
+    std::string_view b_name) const {
+  const Field* f = FieldAt(offset);
+  if (f == nullptr) {
+    return absl::StrFormat("page byte vvar+%d (%s): %s 0x%02x, %s 0x%02x",
+                           offset, DescribeOffset(offset), a_name, a(offset),
+                           b_name, b(offset));
+  }
+  uint64_t va = 0, vb = 0;
+  for (uint32_t k = f->size; k-- > 0;) {  // x86: little-endian.
+    va = va << 8 | a(f->offset + k);
+    vb = vb << 8 | b(f->offset + k);
+  }
+  return absl::StrFormat("page field vvar+%d %s (u%d): %s %#x, %s %#x",
+                         f->offset, f->name, f->size * 8, a_name, va, b_name,
+                         vb);
+}
+
 std::string Layout::DescribePage(const uint8_t* page, bool nonzero_only) const {
   std::string out;
   for (const Field& f : fields_) {

@@ -10,6 +10,7 @@
 #define VDSOLAB_VARIANTS_LAYOUT_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -54,6 +55,15 @@ class Layout {
   }
   // "gtod.raw_mult" or "+0x1234" for bytes no field covers.
   std::string DescribeOffset(uint32_t offset) const;
+  // Two pages that differ at byte `offset`, as the whole field there:
+  // "page field vvar+280 clock_data[0].basetime[CLOCK_BOOTTIME].nsec (u64):
+  // model 0x..., tree 0x..." (`a_name`, `b_name`); the byte alone where no
+  // field covers it. `a` and `b` give a page's byte at an offset.
+  std::string DescribeDifference(uint32_t offset,
+                                 const std::function<uint8_t(uint32_t)>& a,
+                                 const std::function<uint8_t(uint32_t)>& b,
+                                 std::string_view a_name,
+                                 std::string_view b_name) const;
   // Every field of `page` with its value, one per line, indented; with
   // `nonzero_only`, fields holding 0 are left out.
   std::string DescribePage(const uint8_t* page,
