@@ -30,6 +30,34 @@ std::string Names(const std::vector<ClockId>& clocks) {
   });
 }
 
+// num / den cycles of a `tsc_hz` TSC in ns, rounded up past the next whole
+// ms: in 128 bits (tsc_hz is at least 1 MHz, ValidateOracleRunConfig(),
+// and the cycles a 64-bit count times a small factor).
+uint64_t WholeMsPast(unsigned __int128 num, unsigned __int128 den,
+                     uint64_t tsc_hz) {
+  const unsigned __int128 ns = num * kNsecPerSec / (den * tsc_hz);
+  return (static_cast<uint64_t>(ns) / 1000000 + 1) * 1000000;
+}
+
+sim::EventSpec Event(sim::EventKind kind, uint64_t at_ns,
+                     uint64_t duration_ns) {
+  sim::EventSpec e;
+  e.kind = kind;
+  e.at_ns = at_ns;
+  e.duration_ns = duration_ns;
+  return e;
+}
+
+// One reader on CPU 0, the timekeeping CPU.
+sim::ReaderSpec ReaderOnCpu0(const std::vector<ClockId>& clocks,
+                             uint64_t period_ns) {
+  sim::ReaderSpec reader;
+  reader.cpu = 0;
+  reader.clocks = clocks;
+  reader.period_ns = period_ns;
+  return reader;
+}
+
 // The clocks among `clocks` that read the counter (not the coarse ones).
 std::vector<ClockId> CounterClocks(const std::vector<ClockId>& clocks) {
   std::vector<ClockId> counted;
@@ -137,13 +165,9 @@ std::optional<RaceStage> PastMaxCyclesStage(const std::vector<ClockId>& clocks,
   absl::StatusOr<timekeeper::Clocksource> tsc =
       timekeeper::MakeTscClocksource(static_cast<uint32_t>(tsc_hz / 1000));
   if (!tsc.ok() || tsc->max_cycles == 0) return std::nullopt;
-  // In ns, a quarter past max_cycles; whole ms. tsc_hz is at least 1 MHz
-  // (ValidateOracleRunConfig()) and max_cycles a 64-bit count: in 128 bits.
-  const unsigned __int128 past =
-      static_cast<unsigned __int128>(tsc->max_cycles) * 5 * kNsecPerSec /
-      (4 * static_cast<unsigned __int128>(tsc_hz));
-  const uint64_t pause_ns =
-      (static_cast<uint64_t>(past) / 1000000 + 1) * 1000000;
+  // A quarter past max_cycles.
+  const uint64_t pause_ns = WholeMsPast(
+      static_cast<unsigned __int128>(tsc->max_cycles) * 5, 4, tsc_hz);
   constexpr uint64_t kPauseAt = 500000000;
   constexpr uint64_t kIdleNs = 30000000;
   sim::Scenario s = OnTheMachine(tsc_hz, seed);
@@ -155,20 +179,9 @@ std::optional<RaceStage> PastMaxCyclesStage(const std::vector<ClockId>& clocks,
       "reads convert such deltas until the next tick.",
       static_cast<double>(pause_ns) / 60e9);
   s.kernel.hz = 250;
-  sim::EventSpec pause;
-  pause.kind = sim::EventKind::kPause;
-  pause.at_ns = kPauseAt;
-  pause.duration_ns = pause_ns;
-  sim::EventSpec idle;
-  idle.kind = sim::EventKind::kIdle;
-  idle.at_ns = kPauseAt + pause_ns;
-  idle.duration_ns = kIdleNs;
-  s.events = {pause, idle};
-  sim::ReaderSpec reader;
-  reader.cpu = 0;
-  reader.clocks = clocks;
-  reader.period_ns = 20000;
-  s.readers = {reader};
+  s.events = {Event(sim::EventKind::kPause, kPauseAt, pause_ns),
+              Event(sim::EventKind::kIdle, kPauseAt + pause_ns, kIdleNs)};
+  s.readers = {ReaderOnCpu0(clocks, 20000)};
   s.run.duration_ns = kPauseAt + pause_ns + kIdleNs + 70000000;
   return RaceStage{
       std::move(s),
@@ -191,13 +204,7 @@ std::optional<RaceStage> LongIdleStage(const std::vector<ClockId>& clocks,
       timekeeper::MakeTscClocksource(static_cast<uint32_t>(tsc_hz / 1000));
   constexpr uint64_t kTwo32 = uint64_t{1} << 32;
   if (!tsc.ok() || tsc->max_cycles <= 4 * kTwo32) return std::nullopt;
-  // Whole ms, in 128 bits (tsc_hz is at least 1 MHz).
-  const uint64_t idle_ns =
-      (static_cast<uint64_t>(static_cast<unsigned __int128>(2 * kTwo32) *
-                             kNsecPerSec / tsc_hz) /
-           1000000 +
-       1) *
-      1000000;
+  const uint64_t idle_ns = WholeMsPast(2 * kTwo32, 1, tsc_hz);
   constexpr uint64_t kIdleAt = 300000000;
   sim::Scenario s = OnTheMachine(tsc_hz, seed);
   s.name = "default-long-idle";
@@ -207,16 +214,8 @@ std::optional<RaceStage> LongIdleStage(const std::vector<ClockId>& clocks,
       "its max_cycles, while a reader reads every 200 us.",
       static_cast<double>(idle_ns) / 1e9);
   s.kernel.hz = 250;
-  sim::EventSpec idle;
-  idle.kind = sim::EventKind::kIdle;
-  idle.at_ns = kIdleAt;
-  idle.duration_ns = idle_ns;
-  s.events = {idle};
-  sim::ReaderSpec reader;
-  reader.cpu = 0;
-  reader.clocks = clocks;
-  reader.period_ns = 200000;
-  s.readers = {reader};
+  s.events = {Event(sim::EventKind::kIdle, kIdleAt, idle_ns)};
+  s.readers = {ReaderOnCpu0(clocks, 200000)};
   s.run.duration_ns = kIdleAt + idle_ns + 100000000;
   return RaceStage{
       std::move(s),
