@@ -385,7 +385,10 @@ void Checker::CheckTornAmong(const CallRecord& call, uint32_t lo, uint32_t last,
   // No state gives it; but if the call gives the same answer on a page
   // holding the state it validated, whole, the race did not make it: the
   // reader's arithmetic did, which `exact` reports (sim/settled_answers.h).
-  if (!found && settled_ != nullptr && validated != nullptr) {
+  // Only with `exact` on (which then reports it), and for a validated state
+  // current during the call (a stale one giving the answer is the finding).
+  if (!found && settled_ != nullptr && validated != nullptr &&
+      scenario_.checks.exact && validated->id >= lo && validated->id <= last) {
     const CallRecord& as_called =
         timens_call_ != nullptr ? *timens_call_ : call;
     const std::optional<ClockResult> again =

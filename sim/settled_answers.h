@@ -5,8 +5,9 @@
 // (no store landing), with the counter value it read, may give the same
 // wrong answer: then the reader's arithmetic made it, which the exact check
 // reports, and calling it torn too sent users looking for a missing
-// barrier. The checker asks this of a call it would report torn; the random
-// engine answers (sim/settled_page.h).
+// barrier. The checker asks this of a call it would report torn (with the
+// exact check on, for a validated state current during the call); both
+// strategies answer with sim/settled_page.h.
 
 #ifndef VDSOLAB_SIM_SETTLED_ANSWERS_H_
 #define VDSOLAB_SIM_SETTLED_ANSWERS_H_

@@ -56,8 +56,12 @@ std::optional<ClockResult> SettledPage::Answer(const CallRecord& call,
           timekeeper::TimensOffsets{scenario_.kernel.timens_monotonic,
                                     scenario_.kernel.timens_boottime}));
     }
-    reader_ = variant_.make_sim_reader();
   }
+  // A reader of its own each time: what one question's call leaves in a
+  // reader instance must not answer the next (a plugin's process-wide
+  // statics are its own, which docs/plugins.md rules out).
+  const std::unique_ptr<variants::SimReader> reader =
+      variant_.make_sim_reader();
   // Every field update_vsyscall() writes, and the seq the state left: an
   // update on seq S leaves S + 2, and update N's state has seq 2N.
   page_->Apply(variant_.build_update(state.tk, 2 * (state.id - 1),
@@ -67,7 +71,7 @@ std::optional<ClockResult> SettledPage::Answer(const CallRecord& call,
       call.timens ? vdso::HookedAccess(page_->data(), &hooks,
                                        page_->timens_data(), page_->size())
                   : vdso::HookedAccess(page_->data(), &hooks);
-  const std::optional<ClockResult> answer = reader_->Call(
+  const std::optional<ClockResult> answer = reader->Call(
       access, call.timens ? page_->timens_data() : page_->data(), call.clock);
   if (!answer || !hooks.answered()) return std::nullopt;
   return answer;

@@ -1,9 +1,9 @@
 // File: sim/settled_page.h
 //
-// sim/settled_answers.h for the random engine: a page of its own, on which
+// sim/settled_answers.h for both strategies: a page of its own, on which
 // the variant's update_vsyscall() of the validated state is published
-// whole, and a reader instance of its own, whose hooks return the call's
-// counter value and land no store.
+// whole, and a fresh reader instance per question, whose hooks return the
+// call's counter value and land no store.
 
 #ifndef VDSOLAB_SIM_SETTLED_PAGE_H_
 #define VDSOLAB_SIM_SETTLED_PAGE_H_
@@ -33,7 +33,6 @@ class SettledPage final : public SettledAnswers {
   const Writer& writer_;
   // Made at the first question (most runs ask none).
   std::unique_ptr<vdso::VvarPage> page_;
-  std::unique_ptr<variants::SimReader> reader_;
   bool unusable_ = false;  // The page could not be made.
 };
 

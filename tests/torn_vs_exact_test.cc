@@ -85,6 +85,26 @@ TEST(TornVsExact, AnArithmeticBugInRacedCallsIsNotTorn) {
   EXPECT_EQ(Stats(*r, Property::kTorn).defects, 0u);
 }
 
+// With `exact` off nothing reports the arithmetic, so the settled page does
+// not excuse it: the raced calls stay torn.
+TEST(TornVsExact, WithExactOffAWrongAnswerStaysTorn) {
+  Scenario s;
+  s.run.duration_ns = 100000000;
+  s.kernel.hz = 1000;
+  s.readers[0].clocks = {kClockMonotonic};
+  s.readers[0].period_ns = 300;
+  s.timing.store_ns = 200;
+  s.timing.writer_stall_ppm = 300000;
+  s.timing.writer_stall_max_ns = 5000;
+  s.timing.preempt_ppm = 100000;
+  s.timing.preempt_max_ns = 3000;
+  s.checks.exact = false;
+  absl::StatusOr<RunResult> r = RunRandom(s, OneNsLateVariant());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(Stats(*r, Property::kExact).checked, 0u);
+  EXPECT_GT(Stats(*r, Property::kTorn).defects, 0u);
+}
+
 // The same in every interleaving of one call with two updates: each call
 // that raced them and gives the arithmetic's answer on its validated state
 // is inexact, not torn; a reader without its seq retry is torn there.
