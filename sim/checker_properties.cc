@@ -94,6 +94,10 @@ bool Checker::EraFallsBack(const CallRecord& call, const ClockFacts& facts) {
   const bool sign_test_fails =
       call.read_bit63 && variant_->sign_tested_counter &&
       oracle_.semantics().counter == variants::CounterSemantics::kClampToLast;
+  // The state the call's even seq names, which it loaded the mode from (0:
+  // none, or an odd seq: any TSC-mode state of the window).
+  const uint32_t loaded =
+      call.begin_seq != 0 && (call.begin_seq & 1) == 0 ? call.begin_seq / 2 : 0;
   // The clock mode of every state the call could have loaded: from the one
   // in force when it began (one earlier after a reordered load) to the
   // newest begun when it ended. vdso_clocksource_ok() and
@@ -119,7 +123,8 @@ bool Checker::EraFallsBack(const CallRecord& call, const ClockFacts& facts) {
           !hv->StableDuring(call.start_ns, call.end_ns)) {
         return true;
       }
-    } else if (mode != timekeeper::kVdsoClockmodeTsc || sign_test_fails) {
+    } else if (mode != timekeeper::kVdsoClockmodeTsc ||
+               (sign_test_fails && (loaded == 0 || loaded == id))) {
       return true;
     }
   }
