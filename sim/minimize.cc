@@ -9,9 +9,12 @@
 namespace vdsolab::sim {
 namespace {
 
+// The same property at the same call, with the same verdict: a cut that
+// shows the era's documented behaviour there instead of the defect (or the
+// reverse) is not the failure minimised.
 bool SameFailure(const Violation& a, const Violation& b) {
   return a.property == b.property && a.reader == b.reader &&
-         a.reader_call == b.reader_call;
+         a.reader_call == b.reader_call && a.verdict == b.verdict;
 }
 
 // Roughly how many calls a run of `s` makes (pauses stop the readers).
@@ -99,7 +102,10 @@ std::optional<std::pair<Scenario, Violation>> OneClock(
   if (!r.ok()) return std::nullopt;
   for (const Violation& v : r->violations) {
     if (v.verdict == Verdict::kPrecondition) continue;
-    if (v.property != failure.property || v.reader != failure.reader) break;
+    if (v.property != failure.property || v.reader != failure.reader ||
+        v.verdict != failure.verdict) {
+      break;
+    }
     Scenario cut = CutAfter(one, v);
     if (!Shows(cut, variant, v)) break;
     return std::pair{std::move(cut), v};

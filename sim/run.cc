@@ -96,7 +96,17 @@ absl::StatusOr<Outcome> Run(const Scenario& s, const variants::Variant& variant,
   out.complete = !r->stopped_early;
   out.interrupted = r->interrupted;
   std::set<Property> replayed;
+  // Defects first: a documented behaviour found earlier must not take the
+  // replay of a defect of the same property (or the run's one replay).
+  std::vector<const Violation*> order;
   for (const Violation& v : r->violations) {
+    if (v.verdict == Verdict::kDefect) order.push_back(&v);
+  }
+  for (const Violation& v : r->violations) {
+    if (v.verdict != Verdict::kDefect) order.push_back(&v);
+  }
+  for (const Violation* failure : order) {
+    const Violation& v = *failure;
     if (options.replays == ReplayPolicy::kNone) break;
     if (v.verdict == Verdict::kPrecondition) continue;
     if (v.verdict == Verdict::kKnownKernel && options.accept_known) continue;
