@@ -848,13 +848,18 @@ expect replay_no_such_call 2 \
 known_replay="${TEST_SRCDIR:-.}/vdsolab/docs/compare-replays/6.1--counter-wrap--monotonic.replay.toml"
 expect replay_known_reproduced 1 "REPRODUCED" -- replay "$known_replay"
 expect replay_accepts_known_by_flag 0 \
-  "NOT REPRODUCED: at the call only documented kernel behaviour, accepted" -- \
+  "ACCEPTED: at the call the variant shows only documented kernel behaviour" -- \
   replay "$known_replay" --accept=known
 sed '/^\[replay\]$/a accept_known = true' "$known_replay" \
   > "$tmp/known-accepted.replay.toml"
 expect replay_accepts_known_by_file 0 \
-  "NOT REPRODUCED: at the call only documented kernel behaviour, accepted" -- \
+  "ACCEPTED: at the call the variant shows only documented kernel behaviour" -- \
   replay "$tmp/known-accepted.replay.toml"
+# ...and against another variant showing the same, not FIXED.
+expect replay_accepted_not_fixed 0 \
+  "ACCEPTED: at the call variant upstream shows only documented kernel behaviour" -- \
+  replay "${TEST_SRCDIR:-.}/vdsolab/docs/compare-replays/6.15--coarse-step-back--monotonic.replay.toml" \
+  --variant=upstream --accept=known
 expect replay_pictures 1 "REPRODUCED" -- replay "$tmp/cs.replay.toml" \
   --svg="$tmp/cs.svg" --trace="$tmp/cs.trace.json"
 # compare's first failure per property is a defect where there is one: an

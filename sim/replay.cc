@@ -343,14 +343,6 @@ bool JudgeByOrigin(const Scenario& replay, const variants::Variant& variant,
   return true;
 }
 
-// Why a failure at the call did not count: the replay accepts it.
-const char* AcceptedNote(const ReplayOutcome& out) {
-  return out.accepted_at_call
-             ? ": at the call only documented kernel behaviour, accepted "
-               "(replay.accept_known, --accept=known)"
-             : "";
-}
-
 }  // namespace
 
 absl::StatusOr<ReplayOutcome> Replay(const Scenario& scenario,
@@ -451,13 +443,20 @@ absl::StatusOr<ReplayOutcome> Replay(const Scenario& scenario,
         "from with %s (vdsolab run SCENARIO and the variant flags given "
         "here)\n",
         now, variant.name);
+  } else if (out.accepted_at_call) {
+    // Neither a recurrence nor a fix: what is at the call is documented.
+    absl::StrAppendFormat(
+        &out.text,
+        "\nACCEPTED: at the call %s shows only documented kernel behaviour, "
+        "which this replay accepts (replay.accept_known, --accept=known)\n",
+        other ? absl::StrCat("variant ", now) : std::string("the variant"));
   } else if (other) {
     absl::StrAppendFormat(&out.text,
                           "\nFIXED: variant %s does not show what %s did on "
-                          "this schedule%s\n",
-                          now, scenario.run.reader, AcceptedNote(out));
+                          "this schedule\n",
+                          now, scenario.run.reader);
   } else {
-    absl::StrAppendFormat(&out.text, "\nNOT REPRODUCED%s\n", AcceptedNote(out));
+    absl::StrAppendFormat(&out.text, "\nNOT REPRODUCED\n");
   }
   return out;
 }
