@@ -31,13 +31,6 @@ std::string SignedSeconds(__int128 ns) {
                          static_cast<uint64_t>(m % 1000000000));
 }
 
-bool FailedOnlyOnExpectations(const RunResult& r) {
-  for (const PropertyStats& s : r.stats) {
-    if (s.defects != 0 || s.known_kernel != 0) return false;
-  }
-  return true;
-}
-
 // A syscall event's expectation was not met.
 bool FailedOnEvents(const RunResult& r) {
   for (const EventOutcome& o : r.outcomes) {
@@ -51,6 +44,41 @@ bool HasKnown(const std::array<PropertyStats, kNumProperties>& stats) {
     if (s.known_kernel != 0) return true;
   }
   return false;
+}
+
+// The verdict line of a failed run: what failed. Under --accept=known only
+// defects fail a run; known behaviour alone fails it without, and that
+// flag passes it; a run may also fail on an event's expectation, the
+// timekeeper model's consistency or a kernel tree's difference.
+const char* FailLine(const RunResult& r) {
+  uint64_t defects = 0, known = 0;
+  for (const PropertyStats& st : r.stats) {
+    defects += st.defects;
+    known += st.known_kernel;
+  }
+  const bool elsewhere = FailedOnEvents(r) || !r.timekeeper_findings.empty() ||
+                         !r.timekeeping_difference.empty();
+  if (defects != 0) {
+    return known != 0 ? "FAIL: the run found defects (and known kernel "
+                        "behaviours)."
+                      : "FAIL: the run found defects.";
+  }
+  if (known != 0 && !elsewhere) {
+    return "FAIL: the run found known kernel behaviours (documented ones: "
+           "--accept=known passes them).";
+  }
+  if (!FailedOnEvents(r) && !r.timekeeping_difference.empty()) {
+    return "FAIL: the kernel tree's timekeeper and the model differ (the "
+           "writer's first difference above).";
+  }
+  if (FailedOnEvents(r)) {
+    return "FAIL: a syscall event did not return what the scenario expects.";
+  }
+  if (!r.timekeeper_findings.empty()) {
+    return "FAIL: the timekeeper's state broke its own consistency (the "
+           "findings above).";
+  }
+  return "FAIL: the run found defects or known kernel behaviours.";
 }
 
 }  // namespace
@@ -232,30 +260,9 @@ std::string FormatRunReport(const Scenario& s, const RunResult& r) {
       }
     }
   }
-  // Which kinds failed: under --accept=known only defects fail a run, and
-  // a run that failed on known behaviour alone can pass with it.
-  uint64_t defects = 0, known = 0;
-  for (const PropertyStats& st : r.stats) {
-    defects += st.defects;
-    known += st.known_kernel;
-  }
   absl::StrAppendFormat(
       &o, "\n%s\n",
-      r.failed ? (!FailedOnlyOnExpectations(r)
-                      ? (defects != 0 && known != 0
-                             ? "FAIL: the run found defects (and known kernel "
-                               "behaviours)."
-                         : defects != 0 ? "FAIL: the run found defects."
-                         : known != 0
-                             ? "FAIL: the run found known kernel behaviours "
-                               "(documented ones: --accept=known passes them)."
-                             : "FAIL: the run found defects or known kernel "
-                               "behaviours.")
-                  : !FailedOnEvents(r) && !r.timekeeping_difference.empty()
-                      ? "FAIL: the kernel tree's timekeeper and the model "
-                        "differ (the writer's first difference above)."
-                      : "FAIL: a syscall event did not return what the "
-                        "scenario expects.")
+      r.failed ? FailLine(r)
       // Ctrl-C: the part that ran is too short to say PASS for the run.
       : r.interrupted
           ? "STOPPED: interrupted before the end; nothing failed in the "
