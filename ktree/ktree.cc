@@ -247,6 +247,12 @@ absl::StatusOr<BuiltVariant> Build(const Inputs& in, std::string* log) {
   absl::StatusOr<internal::CompiledTree> compiled =
       internal::CompileTree(ctx, Predicted(*version));
   if (!compiled.ok()) return compiled.status();
+  absl::StatusOr<internal::LayoutMatch> match =
+      internal::MatchLayout(compiled->probe, compiled->attempt, *version);
+  if (!match.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: %s", what, match.status().message()));
+  }
   // Patched files the compile never read (arch/x86/entry/vdso/vma.c: kernel
   // code around the vDSO, in the copied subset but not in the vDSO's code):
   // their change is not tested. Only those: the patch tested nothing.
@@ -277,12 +283,6 @@ absl::StatusOr<BuiltVariant> Build(const Inputs& in, std::string* log) {
         skipped.empty() ? ""
                         : absl::StrCat(", and ", absl::StrJoin(skipped, ", "),
                                        ", outside the vDSO build")));
-  }
-  absl::StatusOr<internal::LayoutMatch> match =
-      internal::MatchLayout(compiled->probe, compiled->attempt, *version);
-  if (!match.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("%s: %s", what, match.status().message()));
   }
   absl::StatusOr<internal::AsmRewrite> rewrite =
       internal::RewriteCounterAndSyscallSites(compiled->assembly);
