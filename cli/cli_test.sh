@@ -694,6 +694,15 @@ expect plugin_exit_is_a_finding 1 "tried to end the process (exit(3))" -- \
 expect plugin_bad_name 2 \
   "name \"--variant=upstream, second\": starts with '-'" -- \
   run "$scen/baseline.toml" --variant-so="${bad}_bad_name.so"
+# An entry point that is a data object, not a function, is named as such
+# (built here: a user's mistake, not one of the example plugins).
+if command -v cc >/dev/null; then
+  printf 'const int vdsolab_plugin_v1[4] = {1, 2, 3, 4};\n' > "$tmp/data_symbol.c"
+  cc -shared -fPIC -o "$tmp/libdata_symbol.so" "$tmp/data_symbol.c"
+  expect plugin_entry_point_is_data 2 \
+    "vdsolab_plugin_v1 is not a function (ELF symbol type OBJECT)" -- \
+    run "$scen/baseline.toml" --variant-so="$tmp/libdata_symbol.so"
+fi
 expect plugin_constructor_crash 2 "crashed (SIGSEGV at 0x10) while loading" -- \
   run "$scen/baseline.toml" --variant-so="${bad}_constructor.so"
 expect plugin_spin_is_a_finding 1 "the call spun for 0.2 s" -- \

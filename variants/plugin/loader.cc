@@ -1,6 +1,8 @@
 #include "variants/plugin/loader.h"
 
 #include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
 
 #include <array>
 #include <atomic>
@@ -14,6 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/clockid.h"
 #include "variants/plugin/call_guard.h"
@@ -864,9 +867,36 @@ absl::Status CopyCommon(const R& p, const std::string& path, Record& r) {
   return absl::OkStatus();
 }
 
+// Why the symbol `name` at `addr` (dlsym()'s) cannot be the entry point:
+// a data object of that name would be called as code (a crash named after
+// nothing the plugin did). "" when it is a function, or cannot be told.
+std::string NotAFunction(void* addr, const char* name) {
+  Dl_info info;
+  void* entry = nullptr;  // dladdr1() stores a const ElfW(Sym)* here.
+  if (dladdr1(addr, &info, &entry, RTLD_DL_SYMENT) == 0 || entry == nullptr) {
+    return "";
+  }
+  const auto* sym = static_cast<const ElfW(Sym)*>(entry);
+  const unsigned type = ELF64_ST_TYPE(sym->st_info);
+  if (type == STT_FUNC || type == STT_GNU_IFUNC) return "";
+  return absl::StrFormat(
+      "%s is not a function (ELF symbol type %s): the entry point is a "
+      "function returning the record, `const struct ... *%s(void)` "
+      "(variants/plugin/vdsolab_plugin.h)",
+      name, type == STT_OBJECT ? "OBJECT" : absl::StrCat(type), name);
+}
+
 // vdsolab_plugin_v3 first, then v2, then v1; the record's version
 // must be the entry point's.
 absl::StatusOr<Record> ReadRecord(void* handle, const std::string& path) {
+  for (const char* name :
+       {"vdsolab_plugin_v3", "vdsolab_plugin_v2", "vdsolab_plugin_v1"}) {
+    if (void* addr = dlsym(handle, name)) {
+      if (const std::string why = NotAFunction(addr, name); !why.empty()) {
+        return Bad(path, why);
+      }
+    }
+  }
   Record r;
   using EntryV3 = const struct vdsolab_plugin3* (*)();
   using EntryV2 = const struct vdsolab_plugin2* (*)();
@@ -992,7 +1022,11 @@ absl::StatusOr<const Variant*> LoadPluginVariant(const std::string& path,
           kLoadSeconds, [&] { rec = ReadRecord(handle, path); })) {
     return Refuse(handle,
                   Bad(path, absl::StrFormat("the plugin %s in its entry point "
-                                            "or reading its record",
+                                            "or reading its record (is the "
+                                            "entry point declared as in "
+                                            "vdsolab_plugin.h, returning a "
+                                            "pointer to a record that lives "
+                                            "as long as the process?)",
                                             vdso::DescribeFault(*fault))));
   }
   if (!rec.ok()) return Refuse(handle, rec.status());
