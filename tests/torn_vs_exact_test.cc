@@ -41,6 +41,22 @@ const PropertyStats& Stats(const RunResult& r, Property p) {
   return r.stats[static_cast<size_t>(p) - 1];
 }
 
+// Calls that race the writer: a reader every 300 ns at HZ 1000 on CPU 0,
+// slow and stalling stores, readers preempted before one hook in ten.
+Scenario RacingScenario(uint64_t duration_ns) {
+  Scenario s;
+  s.run.duration_ns = duration_ns;
+  s.kernel.hz = 1000;
+  s.readers[0].clocks = {kClockMonotonic};
+  s.readers[0].period_ns = 300;
+  s.timing.store_ns = 200;
+  s.timing.writer_stall_ppm = 300000;
+  s.timing.writer_stall_max_ns = 5000;
+  s.timing.preempt_ppm = 100000;
+  s.timing.preempt_max_ns = 3000;
+  return s;
+}
+
 TEST(TornVsExact, AnArithmeticBugIsInexactNotTorn) {
   Scenario s;
   s.run.duration_ns = 20000000;
@@ -57,24 +73,15 @@ TEST(TornVsExact, AnArithmeticBugIsInexactNotTorn) {
 // that the call also gives on a page holding the state it validated, whole,
 // is the arithmetic (sim/settled_answers.h), in a time namespace as well.
 TEST(TornVsExact, AnArithmeticBugInRacedCallsIsNotTorn) {
-  Scenario s;
-  s.run.duration_ns = 200000000;
-  s.kernel.hz = 1000;
+  Scenario s = RacingScenario(200000000);
   s.machine.cpus = {CpuCounterSpec{}, CpuCounterSpec{}};
   s.kernel.boot_offset = Timespec64{50, 0};
   s.kernel.timens_monotonic = Timespec64{-50, 250000000};
-  s.readers[0].clocks = {kClockMonotonic};
-  s.readers[0].period_ns = 300;
   ReaderSpec inside = s.readers[0];
   inside.cpu = 1;
   inside.period_ns = 500;
   inside.timens = true;
   s.readers.push_back(inside);
-  s.timing.store_ns = 200;
-  s.timing.writer_stall_ppm = 300000;
-  s.timing.writer_stall_max_ns = 5000;
-  s.timing.preempt_ppm = 100000;
-  s.timing.preempt_max_ns = 3000;
   absl::StatusOr<RunResult> r = RunRandom(s, OneNsLateVariant());
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_GT(r->coverage.raced, 200u) << r->coverage.raced;
@@ -88,16 +95,7 @@ TEST(TornVsExact, AnArithmeticBugInRacedCallsIsNotTorn) {
 // With `exact` off nothing reports the arithmetic, so the settled page does
 // not excuse it: the raced calls stay torn.
 TEST(TornVsExact, WithExactOffAWrongAnswerStaysTorn) {
-  Scenario s;
-  s.run.duration_ns = 100000000;
-  s.kernel.hz = 1000;
-  s.readers[0].clocks = {kClockMonotonic};
-  s.readers[0].period_ns = 300;
-  s.timing.store_ns = 200;
-  s.timing.writer_stall_ppm = 300000;
-  s.timing.writer_stall_max_ns = 5000;
-  s.timing.preempt_ppm = 100000;
-  s.timing.preempt_max_ns = 3000;
+  Scenario s = RacingScenario(100000000);
   s.checks.exact = false;
   absl::StatusOr<RunResult> r = RunRandom(s, OneNsLateVariant());
   ASSERT_TRUE(r.ok()) << r.status();
