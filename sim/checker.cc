@@ -42,17 +42,21 @@ Checker::ClockFacts Checker::MakeFacts(ClockId clock) const {
   ClockFacts f;
   f.own = variants::FindOwnClock(*variant_, clock);
   f.kind = f.own != nullptr ? f.own->kind : variants::ClockKind::kKernel;
-  f.hres = IsHres(clock);
+  // An own clock with `same_as` is judged as that kernel clock.
+  const ClockId judged_as = variants::JudgedAs(f.own, clock);
+  f.alias = judged_as != clock;
+  f.hres = IsHres(judged_as);
   f.aux_kernel =
       checker_internal::IsAux(clock) && f.kind == variants::ClockKind::kKernel;
-  f.monotonic = f.own != nullptr ? f.own->monotonic : IsMonotonicFamily(clock);
+  f.monotonic = f.own != nullptr && !f.alias ? f.own->monotonic
+                                             : IsMonotonicFamily(judged_as);
   // checks.sane decided once per run here, not on every call.
   f.timespec = scenario_.checks.sane &&
                (f.own == nullptr ||
                 f.own->encoding == variants::ClockEncoding::kTimespec);
   f.count_in_tv_sec = f.own != nullptr &&
                       f.own->encoding == variants::ClockEncoding::kCountInTvSec;
-  f.settable = IsSettable(clock);
+  f.settable = IsSettable(judged_as);
   f.unserved = f.own == nullptr && !f.hres &&
                !checker_internal::IsCoarse(clock) &&
                !checker_internal::IsAux(clock);
@@ -130,8 +134,10 @@ void Checker::Report(Property p, Verdict v, std::string why, std::string detail,
           "namespace the reader returned %s, less the namespace's %s offset "
           "%s)",
           FormatClockResult(*timens_call_->result), Name(call.clock),
-          FormatTimespec(
-              timekeeper::TimensAdd(call.clock, offsets, Timespec64{0, 0})));
+          FormatTimespec(timekeeper::TimensAdd(
+              variants::JudgedAs(variants::FindOwnClock(*variant_, call.clock),
+                                 call.clock),
+              offsets, Timespec64{0, 0})));
     }
     violations_.push_back(Violation{
         p, v, std::move(why), std::move(detail), call.index, call.reader,
@@ -247,8 +253,10 @@ void Checker::UnshiftResult(ClockId clock, ClockResult* r) const {
   }
   const timekeeper::TimensOffsets offsets{scenario_.kernel.timens_monotonic,
                                           scenario_.kernel.timens_boottime};
-  const Timespec64 off =
-      timekeeper::TimensAdd(clock, offsets, Timespec64{0, 0});
+  // An alias moves as the kernel clock it stands for.
+  const Timespec64 off = timekeeper::TimensAdd(
+      variants::JudgedAs(variants::FindOwnClock(*variant_, clock), clock),
+      offsets, Timespec64{0, 0});
   const __int128 ns = ToNs(r->ts) - ToNs(off);
   __int128 sec = ns / nsec_per_sec;
   __int128 rem = ns % nsec_per_sec;
@@ -599,12 +607,12 @@ void Checker::OnCall(const CallRecord& call) {
   // variant's own clock (it reads the TSC itself) and kvm-clock for a call
   // that read the pvclock page whatever state it was judged by (a torn
   // one).
-  const CounterSource source =
-      call.pvclock_read  ? CounterSource::kKvmClock
-      : state == nullptr ? CounterSource::kMachine
-      : own_def != nullptr && state->source == CounterSource::kKvmClock
-          ? CounterSource::kMachine
-          : state->source;
+  const CounterSource source = call.pvclock_read  ? CounterSource::kKvmClock
+                               : state == nullptr ? CounterSource::kMachine
+                               : own_def != nullptr && !facts.alias &&
+                                       state->source == CounterSource::kKvmClock
+                                   ? CounterSource::kMachine
+                                   : state->source;
   const KvmSkew skew =
       source == CounterSource::kKvmClock ? KvmSkewOf(call, source) : KvmSkew{};
   // Every field given: a default-initialised Seen is zeroed first, a
@@ -675,7 +683,8 @@ void Checker::OnCall(const CallRecord& call) {
     if (causal_on_) CheckCausal(call, seen);
   }
   if (own_def != nullptr) {
-    MeasureDivergence(call, seen);
+    // An alias has its kernel clock's oracle: nothing to measure.
+    if (!facts.alias) MeasureDivergence(call, seen);
     return;  // RAW's rate and cross-clock offsets are kernel-clock facts.
   }
   // RAW's exactness and MONOTONIC's rate (the other clocks have none).

@@ -199,6 +199,9 @@ class Checker {
   struct ClockFacts {
     const variants::ClockDef* own = nullptr;  // The variant defines it.
     variants::ClockKind kind = variants::ClockKind::kKernel;
+    // An own clock judged as a kernel clock (ClockDef::same_as): `hres`,
+    // `monotonic` and `settable` are that clock's.
+    bool alias = false;
     bool hres = false;        // checker_internal::IsHres().
     bool aux_kernel = false;  // An aux clock the kernel defines.
     bool monotonic = false;   // Checked for monotonicity and causality.

@@ -228,15 +228,19 @@ void Checker::CheckExactAndTorn(const CallRecord& call, const ClockFacts& facts,
   const variants::ClockKind kind = facts.kind;
   if (kind == variants::ClockKind::kUserspace) return;  // No oracle.
   const ClockResult& got = *call.result;
+  // An alias of a kernel clock needs the counter where that clock does.
   const bool needs_counter =
-      facts.hres || kind == variants::ClockKind::kVariantSyscall;
+      facts.hres ||
+      (kind == variants::ClockKind::kVariantSyscall && !facts.alias);
+  // Judged as a kernel clock: its own or the one an alias stands for.
+  const bool kernel_judged =
+      kind == variants::ClockKind::kKernel || facts.alias;
   if (needs_counter && !call.read_counter) {
     // A kernel hres clock answered from the page without a counter read
     // cannot follow the time: only a clock mode whose counter is unusable
     // (U64_MAX) skips the read, and that must go to the syscall (a
     // vdso_cycles_ok() that lets U64_MAX through answers a base time).
-    if (scenario_.checks.exact && facts.hres &&
-        kind == variants::ClockKind::kKernel) {
+    if (scenario_.checks.exact && facts.hres && kernel_judged) {
       ++stats_[static_cast<int>(Property::kExact) - 1].checked;
       Report(Property::kExact, Verdict::kDefect,
              "an hres clock answered from the page without reading the "
@@ -273,8 +277,9 @@ void Checker::CheckExactAndTorn(const CallRecord& call, const ClockFacts& facts,
   }
 
   // 7: some consistent state that was current during the call gives it.
-  // (A clock a variant adds reads constants only: nothing to tear.)
-  if (scenario_.checks.torn && kind == variants::ClockKind::kKernel) {
+  // (A clock a variant adds reads constants only, unless it stands for a
+  // kernel clock: nothing to tear.)
+  if (scenario_.checks.torn && kernel_judged) {
     PropertyStats& s = stats_[static_cast<int>(Property::kTorn) - 1];
     ++s.checked;
     const uint32_t first = writer_->LatestStartedAt(call.start_ns).id;

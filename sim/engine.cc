@@ -597,7 +597,10 @@ std::vector<ClockId> ClocksFor(const ReaderSpec& reader,
   std::vector<ClockId> clocks;
   if (!variant.own_clocks_only) clocks = reader.clocks;
   for (const variants::ClockDef& c : variant.own_clocks) {
-    clocks.push_back(c.id);
+    // Once, where the scenario lists it too.
+    if (std::find(clocks.begin(), clocks.end(), c.id) == clocks.end()) {
+      clocks.push_back(c.id);
+    }
   }
   if (clocks.empty()) clocks = reader.clocks;
   return clocks;

@@ -25,8 +25,12 @@ inline void ResolveKvmClock(const Writer& writer,
   const Hypervisor* hv = writer.hypervisor();
   if (hv == nullptr || !rec->read_counter || rec->fell_back) return;
   // A variant's own clocks (user-space TSC clocks) convert the TSC
-  // themselves.
-  if (variants::FindOwnClock(variant, rec->clock) != nullptr) return;
+  // themselves; one standing for a kernel clock (same_as) reads as it does.
+  if (const variants::ClockDef* own =
+          variants::FindOwnClock(variant, rec->clock);
+      own != nullptr && own->same_as < 0) {
+    return;
+  }
   // The state the reader validated says which counter it scaled: its
   // clocksource's vDSO mode (after a change to the TSC, TSC mode). An aux
   // clock's state is its own record's publication, whose seq counts apart

@@ -24,6 +24,7 @@ EraOracle::EraOracle(const Variant& variant, const PublishContext& ctx,
                       CounterSemantics::kClampToLast) {
   for (const ClockDef& c : variant.own_clocks) {
     if (c.id >= 0 && c.id < 64) own_ids_ |= uint64_t{1} << c.id;
+    if (c.same_as >= 0) has_aliases_ = true;
   }
 }
 
@@ -32,7 +33,10 @@ ClockResult EraOracle::Expected(const timekeeper::Timekeeper& tk, ClockId clock,
   timekeeper::SyscallContext sc;
   sc.cycles = counter;
   const ClockDef* own = Own(clock);
-  if (own != nullptr && own->kind == ClockKind::kVariantSyscall) {
+  if (own != nullptr && own->same_as >= 0) {
+    // Judged as the kernel clock it stands for, by the era's rules.
+    clock = own->same_as;
+  } else if (own != nullptr && own->kind == ClockKind::kVariantSyscall) {
     return VariantSyscall(variant_, ctx_, tk, clock, sc);
   }
   const Semantics& era = variant_.semantics;
@@ -62,6 +66,7 @@ ClockResult EraOracle::Expected(const timekeeper::Timekeeper& tk, ClockId clock,
 std::optional<ClockResult> EraOracle::EraValue(const timekeeper::Timekeeper& tk,
                                                ClockId clock,
                                                uint64_t counter) const {
+  if (has_aliases_) clock = JudgedAs(Own(clock), clock);
   const Semantics& era = variant_.semantics;
   if (era.overflow_protected || !IsHres(clock) || !counter_.tsc ||
       !counter_.wide) {
@@ -123,6 +128,7 @@ std::optional<ClockResult> EraOracle::EraValue(const timekeeper::Timekeeper& tk,
 const char* EraOracle::ExplainOddAnswer(const timekeeper::Timekeeper& tk,
                                         ClockId clock, uint64_t counter,
                                         const ClockResult& got) const {
+  // ExplainAnswer() has mapped an alias to its kernel clock.
   if (!IsHres(clock)) return nullptr;
   if (const ClockDef* own = Own(clock);
       own != nullptr && own->kind != ClockKind::kKernel) {

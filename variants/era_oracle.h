@@ -80,6 +80,7 @@ class EraOracle {
   // counter wrap before 6.5); nullptr if it does not.
   const char* ExplainAnswer(const timekeeper::Timekeeper& tk, ClockId clock,
                             uint64_t counter, const ClockResult& got) const {
+    if (has_aliases_) clock = JudgedAs(Own(clock), clock);
     // Every call asks; most eras explain nothing on most counters.
     if (!MayExplain(tk, clock, counter)) return nullptr;
     return ExplainOddAnswer(tk, clock, counter, got);
@@ -131,9 +132,10 @@ class EraOracle {
   const Variant& variant_;
   PublishContext ctx_;
   CounterFacts counter_;
-  uint64_t own_ids_ = 0;  // Bit c: the variant defines clock id c < 64.
-  bool may_wrap_;         // EraValue() can return a value.
-  bool clamps_to_last_;   // CounterSemantics::kClampToLast.
+  uint64_t own_ids_ = 0;      // Bit c: the variant defines clock id c < 64.
+  bool has_aliases_ = false;  // Some own clock has a `same_as`.
+  bool may_wrap_;             // EraValue() can return a value.
+  bool clamps_to_last_;       // CounterSemantics::kClampToLast.
 };
 
 }  // namespace vdsolab::variants

@@ -24,6 +24,11 @@ ClockResult VariantSyscall(const Variant& variant, const PublishContext& ctx,
                            const timekeeper::Timekeeper& tk, ClockId clock,
                            const timekeeper::SyscallContext& sc) {
   const ClockDef* own = FindOwnClock(variant, clock);
+  if (own != nullptr && own->same_as >= 0) {
+    // The kernel clock it stands for, through this function again for its
+    // era's coarse clocks.
+    return VariantSyscall(variant, ctx, tk, own->same_as, sc);
+  }
   if (own != nullptr && own->kind == ClockKind::kVariantSyscall &&
       variant.syscall != nullptr) {
     return variant.syscall(clock, sc.cycles, ctx);

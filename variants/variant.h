@@ -163,7 +163,9 @@ enum class ClockKind {
   // oracle) at the counter the reader used, for the page state it validated.
   kKernel,
   // A clock the variant adds to the kernel (e.g. CLOCK_TRACE): judged
-  // against the variant's own syscall (Variant::syscall).
+  // against the variant's own syscall (Variant::syscall), or, for a clock
+  // with `same_as` (a plugin's, ABI version 4), against that kernel
+  // clock's.
   kVariantSyscall,
   // A user-space clock with no kernel counterpart: not judged for
   // exactness; its divergence from CLOCK_MONOTONIC_RAW is measured.
@@ -187,6 +189,11 @@ struct ClockDef {
   // For a user-space clock: what it does besides reading the counter (the
   // benchmark report says why it costs more than the instruction).
   std::string_view cost_note;
+  // kVariantSyscall only: the kernel clock whose system call this clock
+  // must equal bit for bit (a tracer's clock that is MONOTONIC_RAW under
+  // an id of its own); it is judged as that clock is, era rules included.
+  // -1: the variant's own syscall answers.
+  ClockId same_as = -1;
 };
 
 // What `vdsolab compare` measured of one clock of a variant, summed over
@@ -276,6 +283,11 @@ struct Variant {
 
 // The clock's definition if `variant` defines it, else nullptr.
 const ClockDef* FindOwnClock(const Variant& variant, ClockId clock);
+// The kernel clock `clock` is judged as: its `same_as` for an own clock
+// that has one, else `clock` itself.
+inline ClockId JudgedAs(const ClockDef* own, ClockId clock) {
+  return own != nullptr && own->same_as >= 0 ? own->same_as : clock;
+}
 // The kernel's name for kernel ids, the variant's for its own.
 std::string VariantClockName(const Variant& variant, ClockId clock);
 // The system call on a kernel with this variant: the variant's own syscall

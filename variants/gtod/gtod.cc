@@ -227,16 +227,18 @@ const Variant* TscCalibration() {
       "for the timespec";
   v->own_clocks = {
       ClockDef{gtod::kTscCalDirect, "tsc_cal_direct", ClockKind::kUserspace,
-               true, ClockEncoding::kTimespec, kCalibrationCost},
+               true, ClockEncoding::kTimespec, kCalibrationCost, -1},
       ClockDef{gtod::kTscCalDelta, "tsc_cal_delta", ClockKind::kUserspace, true,
                ClockEncoding::kTimespec,
                "each call fetches the calibration (four page loads), "
                "converts, divides by 10^9 for the timespec and carries the "
-               "previous reading across calls"},
+               "previous reading across calls",
+               -1},
       ClockDef{gtod::kTscCalFloat, "tsc_cal_float", ClockKind::kUserspace, true,
                ClockEncoding::kTimespec,
                "it converts in double precision (two divisions) and rounds "
-               "with lround()"},
+               "with lround()",
+               -1},
   };
   v->claims = {
       {"seed 000, vdso_tsc_calibration.h: the direct and floating "
@@ -260,7 +262,8 @@ const Variant* TraceClockVariant(std::string_view name,
   v->vdso_clocks = Clocks416();
   v->vdso_clocks.push_back(gtod::kClockTrace);
   v->own_clocks = {ClockDef{gtod::kClockTrace, "CLOCK_TRACE",
-                            ClockKind::kVariantSyscall, true, encoding, ""}};
+                            ClockKind::kVariantSyscall, true, encoding, "",
+                            -1}};
   v->syscall = syscall;
   return v;
 }
