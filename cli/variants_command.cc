@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "cli/cli_util.h"
@@ -24,7 +25,9 @@ int ListVariants(const ParsedFlags& flags) {
       JsonObject o;
       const variants::Semantics& e = v->semantics;
       JsonArray served, own, claims;
-      for (ClockId c : v->vdso_clocks) served.Add(ClockName(c));
+      for (ClockId c : v->vdso_clocks) {
+        served.Add(variants::VariantClockName(*v, c));
+      }
       for (const variants::ClockDef& c : v->own_clocks) {
         JsonObject cj;
         cj.Add("id", c.id)
@@ -33,6 +36,7 @@ int ListVariants(const ParsedFlags& flags) {
                          : c.kind == variants::ClockKind::kVariantSyscall
                              ? "variant_syscall"
                              : "kernel");
+        if (c.same_as >= 0) cj.Add("same_as", ClockName(c.same_as));
         own.AddRaw(cj.Text());
       }
       for (const variants::Claim& c : v->claims) claims.Add(c.text);
@@ -75,14 +79,17 @@ int ListVariants(const ParsedFlags& flags) {
   }
   for (const variants::Variant* v : variants::AllVariants()) {
     std::vector<std::string> served;
-    for (ClockId c : v->vdso_clocks) served.push_back(ClockName(c));
+    for (ClockId c : v->vdso_clocks) {
+      served.push_back(variants::VariantClockName(*v, c));
+    }
     std::vector<std::string> own;
     for (const variants::ClockDef& c : v->own_clocks) {
-      own.push_back(
-          absl::StrFormat("%s (%d, %s)", c.name, c.id,
-                          c.kind == variants::ClockKind::kUserspace
-                              ? "user space, measured against MONOTONIC_RAW"
-                              : "added to the vDSO and syscall"));
+      own.push_back(absl::StrFormat(
+          "%s (%d, %s)", c.name, c.id,
+          c.same_as >= 0 ? absl::StrCat("judged as ", ClockName(c.same_as))
+          : c.kind == variants::ClockKind::kUserspace
+              ? "user space, measured against MONOTONIC_RAW"
+              : "added to the vDSO and syscall"));
     }
     const variants::Semantics& e = v->semantics;
     std::printf(

@@ -152,5 +152,104 @@ RC_GTEST_PROP(PluginDeclared, PluginVariantsTakeOnlyTheLayoutFromTheirBase,
                                    : base.counter_read));
 }
 
+// A version-4 record's own clocks: accepted exactly when every field is
+// what the header allows (ids 32 and up, unique; names of letters, digits
+// and . _ + @ -, 1..64 bytes, unique, no kernel clock's; kind SAME_AS with
+// an hres clock or RAW and no flags, or MEASURED with at most
+// VDSOLAB_OWN_NOT_MONOTONIC), and then defined as the header says.
+RC_GTEST_PROP(PluginDeclared, OwnClocksAcceptedExactlyAsTheHeaderSays, ()) {
+  const auto gen_clock = rc::gen::build<plugin_internal::OwnClockDecl>(
+      rc::gen::set(&plugin_internal::OwnClockDecl::id,
+                   rc::gen::weightedOneOf<int32_t>(
+                       {{6, rc::gen::inRange<int32_t>(32, 100000)},
+                        {1, rc::gen::element<int32_t>(-1, 0, 1, 16, 23, 31,
+                                                      INT32_MIN, INT32_MAX)}})),
+      rc::gen::set(&plugin_internal::OwnClockDecl::name,
+                   rc::gen::weightedOneOf<std::string>(
+                       {{6, rc::gen::map(rc::gen::inRange(0, 100000),
+                                         [](int n) {
+                                           return "my.clock-" +
+                                                  std::to_string(n) + "@x+y";
+                                         })},
+                        {1, rc::gen::element<std::string>(
+                                "", "CLOCK_MONOTONIC", "MONOTONIC_RAW",
+                                "CLOCK_TAI", "a b", "x\x01",
+                                std::string(65, 'a'))}})),
+      rc::gen::set(&plugin_internal::OwnClockDecl::kind,
+                   GenField({VDSOLAB_OWN_SAME_AS, VDSOLAB_OWN_MEASURED})),
+      rc::gen::set(
+          &plugin_internal::OwnClockDecl::same_as,
+          rc::gen::weightedOneOf<int32_t>(
+              {{4, rc::gen::element<int32_t>(0, 1, 4, 7, 11)},
+               {1, rc::gen::element<int32_t>(-1, 2, 3, 5, 6, 8, 16, 32)}})),
+      rc::gen::set(&plugin_internal::OwnClockDecl::flags,
+                   GenField({0, VDSOLAB_OWN_NOT_MONOTONIC})));
+  // Mostly a few clocks; sometimes more than the 16 allowed.
+  const size_t n =
+      *rc::gen::weightedOneOf<size_t>({{8, rc::gen::inRange<size_t>(0, 5)},
+                                       {1, rc::gen::inRange<size_t>(15, 19)}});
+  std::vector<plugin_internal::OwnClockDecl> clocks =
+      *rc::gen::container<std::vector<plugin_internal::OwnClockDecl>>(
+          n, gen_clock);
+  // Sometimes a second clock repeats the first's id or name.
+  if (n >= 2) {
+    const int repeat = *rc::gen::inRange(0, 8);
+    if (repeat == 0) clocks[1].id = clocks[0].id;
+    if (repeat == 1) clocks[1].name = clocks[0].name;
+    RC_CLASSIFY(repeat < 2, "a repeated id or name");
+  }
+  bool ok = clocks.size() <= 16;
+  for (size_t i = 0; i < clocks.size(); ++i) {
+    const plugin_internal::OwnClockDecl& c = clocks[i];
+    // The header's rule for names, written out.
+    bool name_ok = !c.name.empty() && c.name.size() <= 64;
+    for (char ch : c.name) {
+      name_ok &= (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                 (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' ||
+                 ch == '+' || ch == '@' || ch == '-';
+    }
+    for (ClockId k = 0; k <= kClockAuxLast; ++k) {
+      name_ok &= c.name != ClockName(k) && "CLOCK_" + c.name != ClockName(k);
+    }
+    bool unique = true;
+    for (size_t j = 0; j < i; ++j) {
+      unique &= clocks[j].id != c.id && clocks[j].name != c.name;
+    }
+    const bool same_as_ok = c.same_as == 0 || c.same_as == 1 ||
+                            c.same_as == 4 || c.same_as == 7 || c.same_as == 11;
+    const bool kind_ok =
+        (c.kind == VDSOLAB_OWN_SAME_AS && same_as_ok && c.flags == 0) ||
+        (c.kind == VDSOLAB_OWN_MEASURED &&
+         (c.flags & ~VDSOLAB_OWN_NOT_MONOTONIC) == 0);
+    ok &= c.id >= 32 && name_ok && unique && kind_ok;
+  }
+  RC_CLASSIFY(ok, "accepted");
+  RC_CLASSIFY(clocks.size() >= 2, "two or more clocks");
+  const absl::Status s = plugin_internal::CheckOwnClocks(clocks, "p.so");
+  RC_ASSERT(s.ok() == ok);
+  if (!s.ok()) {
+    RC_ASSERT(std::string(s.message()).find("--variant-so=p.so: ") == 0);
+    return;
+  }
+  const std::vector<ClockDef> defs = plugin_internal::OwnClockDefs(clocks);
+  RC_ASSERT(defs.size() == clocks.size());
+  for (size_t i = 0; i < clocks.size(); ++i) {
+    RC_ASSERT(defs[i].id == clocks[i].id);
+    RC_ASSERT(defs[i].name == clocks[i].name);
+    RC_ASSERT(defs[i].encoding == ClockEncoding::kTimespec);
+    if (clocks[i].kind == VDSOLAB_OWN_SAME_AS) {
+      RC_TAG("alias");
+      RC_ASSERT(defs[i].kind == ClockKind::kVariantSyscall);
+      RC_ASSERT(defs[i].same_as == clocks[i].same_as);
+    } else {
+      RC_TAG(clocks[i].flags != 0 ? "measured, not monotonic" : "measured");
+      RC_ASSERT(defs[i].kind == ClockKind::kUserspace);
+      RC_ASSERT(defs[i].same_as == -1);
+      RC_ASSERT(defs[i].monotonic ==
+                ((clocks[i].flags & VDSOLAB_OWN_NOT_MONOTONIC) == 0));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace vdsolab::variants

@@ -33,8 +33,10 @@ struct Declared {
   int abi = 0;
   std::string name, provenance, summary;
   std::vector<ClockId> clocks;
-  const char* era = nullptr;     // v2 only.
-  const char* origin = nullptr;  // v2 only.
+  const char* era = nullptr;               // v2 on.
+  const char* origin = nullptr;            // v2 on.
+  const vdsolab_own_clock* own = nullptr;  // v4 only.
+  uint32_t n_own = 0;
 };
 
 template <class R>
@@ -53,8 +55,20 @@ Declared ReadDeclared(const std::string& path) {
   void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   EXPECT_NE(h, nullptr) << dlerror();
   if (h == nullptr) return {};
+  using V4 = const vdsolab_plugin4* (*)();
   using V2 = const vdsolab_plugin2* (*)();
   using V1 = const vdsolab_plugin* (*)();
+  if (auto v4 = reinterpret_cast<V4>(dlsym(h, "vdsolab_plugin_v4"))) {
+    const vdsolab_plugin4* p = v4();
+    Declared d = Common(p->v3.v2, 4);
+    d.era = p->v3.v2.era;
+    d.origin = p->v3.v2.origin;
+    d.own = p->own_clocks;
+    d.n_own = p->n_own_clocks;
+    // The own clocks are answered from the page too.
+    for (uint32_t i = 0; i < d.n_own; ++i) d.clocks.push_back(d.own[i].id);
+    return d;
+  }
   if (auto v2 = reinterpret_cast<V2>(dlsym(h, "vdsolab_plugin_v2"))) {
     const vdsolab_plugin2* p = v2();
     Declared d = Common(*p, 2);
@@ -73,9 +87,9 @@ TEST(PluginRecord, EveryDeclaredFieldReachesTheVariant) {
       "libexample_plugin.so",      "libexample_plugin_v2.so",
       "libmisbehaving_segv.so",    "libmisbehaving_fpe.so",
       "libmisbehaving_abort.so",   "libmisbehaving_spin.so",
-      "libmisbehaving_recurse.so",
+      "libmisbehaving_recurse.so", "libown_clock_plugin.so",
   };
-  int versions[3] = {0, 0, 0};
+  int versions[5] = {0, 0, 0, 0, 0};
   for (const std::string& file : plugins) {
     SCOPED_TRACE(file);
     const std::string path = Runfile("examples/plugin/" + file);
@@ -96,10 +110,22 @@ TEST(PluginRecord, EveryDeclaredFieldReachesTheVariant) {
     EXPECT_EQ(info->abi_version, want.abi);
     EXPECT_EQ(info->era, want.era != nullptr ? want.era : "");
     EXPECT_EQ(info->origin, want.origin != nullptr ? want.origin : "");
+    // Version 4's own clocks, each as its kind says.
+    ASSERT_EQ((*v)->own_clocks.size(), want.n_own);
+    for (uint32_t i = 0; i < want.n_own; ++i) {
+      const ClockDef& c = (*v)->own_clocks[i];
+      EXPECT_EQ(c.id, want.own[i].id);
+      EXPECT_EQ(c.name, want.own[i].name);
+      const bool alias = want.own[i].kind == VDSOLAB_OWN_SAME_AS;
+      EXPECT_EQ(c.same_as, alias ? want.own[i].same_as : -1);
+      EXPECT_EQ(c.kind,
+                alias ? ClockKind::kVariantSyscall : ClockKind::kUserspace);
+    }
   }
-  // Both ABI versions were among them.
+  // ABI versions 1, 2 and 4 were among them.
   EXPECT_GT(versions[1], 0);
   EXPECT_GT(versions[2], 0);
+  EXPECT_GT(versions[4], 0);
 }
 
 // A file that is not a loadable shared object is refused with what the

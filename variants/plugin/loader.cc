@@ -792,7 +792,8 @@ struct Record {
   uint32_t counter_read = 0;
   std::optional<std::string> era;
   std::optional<std::string> origin;
-  OtherEntryPoints other;  // v3
+  OtherEntryPoints other;                          // v3
+  std::vector<plugin_internal::OwnClockDecl> own;  // v4
 };
 
 // The loaded plugins' records, for the process's life: their variants'
@@ -886,11 +887,41 @@ std::string NotAFunction(void* addr, const char* name) {
       name, type == STT_OBJECT ? "OBJECT" : absl::StrCat(type), name);
 }
 
-// vdsolab_plugin_v3 first, then v2, then v1; the record's version
+// A version-4 record's own clocks, copied (their names bounded as the
+// record's strings are).
+absl::Status CopyOwnClocks(const struct vdsolab_plugin4& p4,
+                           const std::string& path, Record& r) {
+  if (p4.n_own_clocks > plugin_internal::kMaxOwnClocks) {
+    return Bad(
+        path, absl::StrFormat("n_own_clocks %u: more than %d clocks",
+                              p4.n_own_clocks, plugin_internal::kMaxOwnClocks));
+  }
+  if (p4.n_own_clocks != 0 && p4.own_clocks == nullptr) {
+    return Bad(path, "n_own_clocks without own_clocks");
+  }
+  for (uint32_t i = 0; i < p4.n_own_clocks; ++i) {
+    const vdsolab_own_clock& c = p4.own_clocks[i];
+    std::optional<std::string> name;
+    if (absl::Status s = CopyString(
+            c.name, absl::StrFormat("own_clocks[%d].name", i).c_str(), path,
+            name);
+        !s.ok()) {
+      return s;
+    }
+    if (!name) {
+      return Bad(path, absl::StrFormat("own_clocks[%d].name: NULL", i));
+    }
+    r.own.push_back(plugin_internal::OwnClockDecl{c.id, *std::move(name),
+                                                  c.kind, c.same_as, c.flags});
+  }
+  return absl::OkStatus();
+}
+
+// vdsolab_plugin_v4 first, then v3, v2 and v1; the record's version
 // must be the entry point's.
 absl::StatusOr<Record> ReadRecord(void* handle, const std::string& path) {
-  for (const char* name :
-       {"vdsolab_plugin_v3", "vdsolab_plugin_v2", "vdsolab_plugin_v1"}) {
+  for (const char* name : {"vdsolab_plugin_v4", "vdsolab_plugin_v3",
+                           "vdsolab_plugin_v2", "vdsolab_plugin_v1"}) {
     if (void* addr = dlsym(handle, name)) {
       if (const std::string why = NotAFunction(addr, name); !why.empty()) {
         return Bad(path, why);
@@ -898,16 +929,27 @@ absl::StatusOr<Record> ReadRecord(void* handle, const std::string& path) {
     }
   }
   Record r;
+  using EntryV4 = const struct vdsolab_plugin4* (*)();
   using EntryV3 = const struct vdsolab_plugin3* (*)();
   using EntryV2 = const struct vdsolab_plugin2* (*)();
   using EntryV1 = const vdsolab_plugin* (*)();
   const struct vdsolab_plugin2* p = nullptr;
   uint32_t abi = VDSOLAB_PLUGIN_ABI_V2;
-  if (auto v3 = reinterpret_cast<EntryV3>(dlsym(handle, "vdsolab_plugin_v3"))) {
-    const struct vdsolab_plugin3* p3 = v3();
+  const struct vdsolab_plugin3* p3 = nullptr;
+  if (auto v4 = reinterpret_cast<EntryV4>(dlsym(handle, "vdsolab_plugin_v4"))) {
+    const struct vdsolab_plugin4* p4 = v4();
+    if (p4 == nullptr) return Bad(path, "vdsolab_plugin_v4() returned NULL");
+    p3 = &p4->v3;
+    abi = VDSOLAB_PLUGIN_ABI_V4;
+    if (absl::Status s = CopyOwnClocks(*p4, path, r); !s.ok()) return s;
+  } else if (auto v3 = reinterpret_cast<EntryV3>(
+                 dlsym(handle, "vdsolab_plugin_v3"))) {
+    p3 = v3();
     if (p3 == nullptr) return Bad(path, "vdsolab_plugin_v3() returned NULL");
-    p = &p3->v2;
     abi = VDSOLAB_PLUGIN_ABI_V3;
+  }
+  if (p3 != nullptr) {
+    p = &p3->v2;
     r.other = OtherEntryPoints{p3->gettimeofday, p3->time, p3->clock_getres,
                                p3->config_hz};
   } else if (auto v2 = reinterpret_cast<EntryV2>(
@@ -936,7 +978,8 @@ absl::StatusOr<Record> ReadRecord(void* handle, const std::string& path) {
   auto v1 = reinterpret_cast<EntryV1>(dlsym(handle, "vdsolab_plugin_v1"));
   if (v1 == nullptr) {
     return Bad(path,
-               "no vdsolab_plugin_v2 or vdsolab_plugin_v1 symbol: not a "
+               "no vdsolab_plugin_v4, vdsolab_plugin_v3, vdsolab_plugin_v2 or "
+               "vdsolab_plugin_v1 symbol: not a "
                "vdsolab plugin (see docs/plugins.md)");
   }
   const vdsolab_plugin* p1 = v1();
@@ -1071,10 +1114,17 @@ absl::StatusOr<const Variant*> LoadPluginVariant(const std::string& path,
                                   *p.layout)));
   }
   // Lives as long as the process.
+  if (absl::Status s = plugin_internal::CheckOwnClocks(p.own, path); !s.ok()) {
+    return Refuse(handle, s);
+  }
   auto* v = new Variant(plugin_internal::PluginVariantFrom(
       **base, plugin_internal::DeclaredRecord{
                   CStr(p.name), CStr(p.provenance), CStr(p.summary),
                   p.declares_semantics, Declared(p)}));
+  // Version 4: its own clocks, answered from the page (the names are views
+  // of the record's strings, kept below).
+  v->own_clocks = plugin_internal::OwnClockDefs(p.own);
+  for (const ClockDef& c : v->own_clocks) v->vdso_clocks.push_back(c.id);
   g_plugins[g_loaded] = p.clock_gettime;
   g_other[g_loaded] = p.other;
   g_rerunnable[g_loaded] = options.rerunnable;

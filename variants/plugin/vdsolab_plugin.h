@@ -1,7 +1,7 @@
 /*
  * File: variants/plugin/vdsolab_plugin.h
  *
- * The vdsolab plugin ABI, versions 1 and 2: a vDSO clock_gettime() variant
+ * The vdsolab plugin ABI, versions 1 to 4: a vDSO clock_gettime() variant
  * compiled into its own shared object (C or C++) and run by vdsolab without
  * rebuilding it:
  *
@@ -28,6 +28,12 @@
  * Version 3 (struct vdsolab_plugin3, from vdsolab_plugin_v3()) adds the
  * vDSO's other entry points, gettimeofday(), time() and clock_getres(),
  * which vdsolab checks against its model's system calls.
+ *
+ * Version 4 (struct vdsolab_plugin4, from vdsolab_plugin_v4()) adds clocks
+ * of the plugin's own (a tracer's clock, a TSC clock with its own
+ * calibration) under ids the kernel does not use, each judged either as a
+ * kernel clock it must equal or by what a clock without a kernel
+ * counterpart can be held to.
  */
 #ifndef VDSOLAB_PLUGIN_H_
 #define VDSOLAB_PLUGIN_H_
@@ -45,6 +51,8 @@ extern "C" {
 #define VDSOLAB_PLUGIN_ABI_V2 2
 /* The version of struct vdsolab_plugin3 (vdsolab_plugin_v3()). */
 #define VDSOLAB_PLUGIN_ABI_V3 3
+/* The version of struct vdsolab_plugin4 (vdsolab_plugin_v4()). */
+#define VDSOLAB_PLUGIN_ABI_V4 4
 
 /* struct __kernel_timespec on x86-64. */
 struct vdsolab_timespec {
@@ -246,8 +254,56 @@ struct vdsolab_plugin3 {
   uint32_t config_hz;
 };
 
-/* The symbol a version-3 plugin exports (looked up first). */
+/* The symbol a version-3 plugin exports. */
 const struct vdsolab_plugin3* vdsolab_plugin_v3(void);
+
+/* How vdsolab judges a clock of the plugin's own (version 4). 0 is no
+ * kind: a record left zeroed is refused. */
+enum vdsolab_own_clock_kind {
+  /* Must equal, bit for bit, the system call of kernel clock `same_as`
+   * (CLOCK_REALTIME 0, MONOTONIC 1, MONOTONIC_RAW 4, BOOTTIME 7 or TAI 11)
+   * at the counter the call read, for the page state its seq validated,
+   * under the era semantics the plugin declares; checked as that clock is
+   * (exact, torn, monotonic and causal where that clock is monotonic):
+   * a tracer's clock that is MONOTONIC_RAW under an id of its own. */
+  VDSOLAB_OWN_SAME_AS = 1,
+  /* No kernel counterpart (a clock with its own calibration or origin):
+   * checked for normalised timespecs and, unless flagged
+   * VDSOLAB_OWN_NOT_MONOTONIC, for monotonicity per reader and across
+   * readers (causality); its rate against CLOCK_MONOTONIC_RAW is measured
+   * (compare's "Clocks without a kernel oracle"), not judged. */
+  VDSOLAB_OWN_MEASURED = 2
+};
+/* flags of a VDSOLAB_OWN_MEASURED clock: it may go backwards by design. */
+#define VDSOLAB_OWN_NOT_MONOTONIC 0x1u
+
+struct vdsolab_own_clock {
+  /* 32 .. INT32_MAX: ids 0 .. 31 are the kernel's clocks, its aux clocks
+   * and room for them to grow; negative ids are CPU-time clocks. Unique
+   * among the plugin's own clocks. */
+  int32_t id;
+  /* For reports: letters, digits and _ . + @ -, at most 64 bytes, not a
+   * kernel clock's name; unique among the plugin's own clocks. */
+  const char* name;
+  uint32_t kind;   /* enum vdsolab_own_clock_kind */
+  int32_t same_as; /* VDSOLAB_OWN_SAME_AS: the kernel clock id; else 0 */
+  uint32_t flags;  /* VDSOLAB_OWN_NOT_MONOTONIC (MEASURED only); else 0 */
+};
+
+/* A version-4 plugin: the version-3 record, then its own clocks. vdsolab
+ * calls clock_gettime() with them as with the scenario's clocks (every
+ * reader calls each of them too, whatever its list), from the page and
+ * with the counter through `ops` as for a kernel clock; a clock it sends
+ * to ops->fallback() gets the system call of its `same_as` clock, or
+ * -EINVAL for a MEASURED one (the kernel has no such clock). */
+struct vdsolab_plugin4 {
+  struct vdsolab_plugin3 v3; /* v3.v2.abi_version: VDSOLAB_PLUGIN_ABI_V4 */
+  const struct vdsolab_own_clock* own_clocks;
+  uint32_t n_own_clocks; /* at most 16 */
+};
+
+/* The symbol a version-4 plugin exports (looked up first). */
+const struct vdsolab_plugin4* vdsolab_plugin_v4(void);
 
 #ifdef __cplusplus
 }

@@ -48,6 +48,121 @@ absl::Status CheckDeclared(const DeclaredEra& r, const std::string& path) {
   return absl::OkStatus();
 }
 
+namespace {
+
+// Why `name` cannot name an own clock; "" if it can.
+std::string BadClockName(const std::string& name) {
+  constexpr size_t kMaxName = 64;
+  if (name.empty()) return "empty";
+  if (name.size() > kMaxName) {
+    return absl::StrFormat("longer than %d bytes", kMaxName);
+  }
+  for (char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                    (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+                    c == '+' || c == '@' || c == '-';
+    if (!ok) {
+      return absl::StrFormat(
+          "has the character 0x%02x (a clock's name is letters, digits and "
+          ". _ + @ -)",
+          static_cast<unsigned char>(c));
+    }
+  }
+  // Reports name clocks: an own clock called CLOCK_MONOTONIC would read as
+  // the kernel's.
+  for (ClockId k = 0; k <= kClockAuxLast; ++k) {
+    const std::string kernel = ClockName(k);
+    if (name == kernel || "CLOCK_" + name == kernel) {
+      return absl::StrFormat("is kernel clock %d's name", k);
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+absl::Status CheckOwnClocks(const std::vector<OwnClockDecl>& clocks,
+                            const std::string& path) {
+  if (clocks.size() > kMaxOwnClocks) {
+    return Bad(path, absl::StrFormat("n_own_clocks %d: more than %d clocks",
+                                     clocks.size(), kMaxOwnClocks));
+  }
+  for (size_t i = 0; i < clocks.size(); ++i) {
+    const OwnClockDecl& c = clocks[i];
+    const std::string at = absl::StrFormat("own_clocks[%d]", i);
+    if (c.id < 32) {
+      return Bad(path, absl::StrFormat(
+                           "%s.id %d: ids 0 .. 31 are the kernel's clocks "
+                           "(and negative ids its CPU-time clocks); an own "
+                           "clock's id is 32 or more",
+                           at, c.id));
+    }
+    if (const std::string why = BadClockName(c.name); !why.empty()) {
+      return Bad(path, absl::StrFormat("%s.name \"%s\": %s", at, c.name, why));
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (clocks[j].id == c.id) {
+        return Bad(path, absl::StrFormat("%s.id %d: own_clocks[%d]'s too", at,
+                                         c.id, j));
+      }
+      if (clocks[j].name == c.name) {
+        return Bad(path, absl::StrFormat("%s.name \"%s\": own_clocks[%d]'s too",
+                                         at, c.name, j));
+      }
+    }
+    if (c.kind == VDSOLAB_OWN_SAME_AS) {
+      const bool stands_for =
+          c.same_as == kClockRealtime || c.same_as == kClockMonotonic ||
+          c.same_as == kClockMonotonicRaw || c.same_as == kClockBoottime ||
+          c.same_as == kClockTai;
+      if (!stands_for) {
+        return Bad(path,
+                   absl::StrFormat("%s.same_as %d: want a kernel hres clock "
+                                   "(REALTIME 0, MONOTONIC 1, MONOTONIC_RAW "
+                                   "4, BOOTTIME 7, TAI 11)",
+                                   at, c.same_as));
+      }
+      if (c.flags != 0) {
+        return Bad(path, absl::StrFormat(
+                             "%s.flags %#x: a VDSOLAB_OWN_SAME_AS clock is "
+                             "judged as its kernel clock; want 0",
+                             at, c.flags));
+      }
+    } else if (c.kind == VDSOLAB_OWN_MEASURED) {
+      if ((c.flags & ~VDSOLAB_OWN_NOT_MONOTONIC) != 0) {
+        return Bad(path, absl::StrFormat("%s.flags %#x has bits no "
+                                         "VDSOLAB_OWN_* flag defines (%#x)",
+                                         at, c.flags,
+                                         c.flags & ~VDSOLAB_OWN_NOT_MONOTONIC));
+      }
+    } else {
+      return Bad(path,
+                 absl::StrFormat("%s.kind %d: want VDSOLAB_OWN_SAME_AS (1) or "
+                                 "VDSOLAB_OWN_MEASURED (2)",
+                                 at, c.kind));
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::vector<ClockDef> OwnClockDefs(const std::vector<OwnClockDecl>& clocks) {
+  std::vector<ClockDef> defs;
+  for (const OwnClockDecl& c : clocks) {
+    ClockDef d;
+    d.id = c.id;
+    d.name = c.name;
+    if (c.kind == VDSOLAB_OWN_SAME_AS) {
+      d.kind = ClockKind::kVariantSyscall;
+      d.same_as = c.same_as;
+    } else {
+      d.kind = ClockKind::kUserspace;
+      d.monotonic = (c.flags & VDSOLAB_OWN_NOT_MONOTONIC) == 0;
+    }
+    defs.push_back(d);
+  }
+  return defs;
+}
+
 Semantics DeclaredSemantics(const DeclaredEra& r) {
   Semantics s;
   s.counter = r.counter_semantics == VDSOLAB_COUNTER_CLAMP_TO_LAST

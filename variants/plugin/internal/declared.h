@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "variants/variant.h"
@@ -32,6 +33,27 @@ absl::Status CheckDeclared(const DeclaredEra& d, const std::string& path);
 // For a record CheckDeclared() accepted.
 Semantics DeclaredSemantics(const DeclaredEra& d);
 vdso::CounterRead DeclaredCounterRead(const DeclaredEra& d);
+
+// A version-4 record's own clock (struct vdsolab_own_clock), copied out
+// of the plugin's memory.
+struct OwnClockDecl {
+  int32_t id = 0;
+  std::string name;
+  uint32_t kind = 0;  // enum vdsolab_own_clock_kind
+  int32_t same_as = 0;
+  uint32_t flags = 0;  // VDSOLAB_OWN_*
+};
+inline constexpr uint32_t kMaxOwnClocks = 16;
+
+// The own clocks well-formed: ids past the kernel's and unique, names
+// printable and unique and not a kernel clock's, kinds and flags the ABI
+// defines, `same_as` a kernel clock one can stand for; else
+// InvalidArgument naming `path` and the field.
+absl::Status CheckOwnClocks(const std::vector<OwnClockDecl>& clocks,
+                            const std::string& path);
+// Their definitions, for clocks CheckOwnClocks() accepted; the names are
+// views of `clocks`' strings.
+std::vector<ClockDef> OwnClockDefs(const std::vector<OwnClockDecl>& clocks);
 
 // What a record says of itself beyond its era.
 struct DeclaredRecord {
