@@ -136,19 +136,34 @@ std::string ReplayCommandLine(const sim::OracleRunConfig& c,
       variant);
 }
 
-// The kernel's clocks the oracle check saw the page answer (not only the
-// syscall): what the races race.
-std::vector<ClockId> PageClocks(const sim::OracleRunReport& report) {
+// The kernel's clocks and the variant's own the oracle check saw the page
+// answer (not only the syscall): what the races race.
+std::vector<ClockId> PageClocks(const sim::OracleRunReport& report,
+                                const variants::Variant& variant) {
   std::vector<ClockId> clocks;
   for (const sim::ClockStats& s : report.clocks) {
     if (!s.entry_point.empty() || s.reads == s.fallbacks + s.errors) {
       continue;
     }
+    // A variant that runs its own clocks only (a user-space clock) calls
+    // no kernel clock in the simulation, whatever a stage lists.
     for (ClockId c : kVdsoServedClocks) {
-      if (c == s.clock) clocks.push_back(c);
+      if (c == s.clock && !variant.own_clocks_only) clocks.push_back(c);
+    }
+    if (variants::FindOwnClock(variant, s.clock) != nullptr) {
+      clocks.push_back(s.clock);
     }
   }
   return clocks;
+}
+
+// The names of the variant's own clocks, for the race stages' lines.
+ClockNames OwnClockNames(const variants::Variant& variant) {
+  ClockNames names;
+  for (const variants::ClockDef& c : variant.own_clocks) {
+    names[c.id] = std::string(c.name);
+  }
+  return names;
 }
 
 struct RaceRun {
@@ -196,8 +211,25 @@ struct RaceRun {
 // The speed lines: figures, and for a patch a warning when it made the
 // call much slower than the unpatched tree's (the same glue on both sides,
 // so the ratio is the patch's own).
+// What the speed line times: CLOCK_MONOTONIC where the variant answers it
+// from the page, else a clock of its own declared the same as a kernel
+// clock (against that clock); nullopt when it has neither.
+struct SpeedClocks {
+  ClockId clock = kClockMonotonic;
+  ClockId base_clock = kClockMonotonic;
+};
+std::optional<SpeedClocks> SpeedClocksOf(const variants::Variant& v) {
+  if (variants::ServesFromPage(v, kClockMonotonic)) return SpeedClocks{};
+  for (const variants::ClockDef& c : v.own_clocks) {
+    if (c.same_as >= 0 && variants::ServesFromPage(v, c.id)) {
+      return SpeedClocks{c.id, c.same_as};
+    }
+  }
+  return std::nullopt;
+}
+
 std::string SpeedLine(const variants::Variant& v, const variants::Variant& base,
-                      bool unpatched_tree,
+                      bool unpatched_tree, const SpeedClocks& clocks,
                       const absl::StatusOr<NativeSpeed>& s) {
   if (!s.ok()) {
     std::string out = absl::StrFormat("speed: %s not timed natively: %s\n",
@@ -211,11 +243,16 @@ std::string SpeedLine(const variants::Variant& v, const variants::Variant& base,
     return out;
   }
   const double ratio = s->variant_ns / s->base_ns;
+  const std::string base_clock =
+      clocks.base_clock == clocks.clock
+          ? ""
+          : absl::StrCat(" ", ClockName(clocks.base_clock));
   std::string out = absl::StrFormat(
-      "speed: %s answers CLOCK_MONOTONIC natively in %.1f ns per call, %s "
-      "in %.1f ns (%.2fx; wall-clock, best of 3 rounds of at least 0.1 s "
-      "each: a figure, not a check)\n",
-      v.name, s->variant_ns, base.name, s->base_ns, ratio);
+      "speed: %s answers %s natively in %.1f ns per call, %s%s in %.1f ns "
+      "(%.2fx; wall-clock, best of 3 rounds of at least 0.1 s each: a "
+      "figure, not a check)\n",
+      v.name, variants::VariantClockName(v, clocks.clock), s->variant_ns,
+      base.name, base_clock, s->base_ns, ratio);
   if (unpatched_tree && ratio >= 1.5) {
     absl::StrAppendFormat(&out,
                           "speed: WARNING: the patch makes "
@@ -355,9 +392,9 @@ int DefaultMain(const ParsedFlags& flags) {
                ? kExitBadInput
                : kExitFailed;
   }
-  const std::vector<RaceStage> stages =
-      DefaultRaceStages(PageClocks(*report), config->tsc_hz, config->seed,
-                        chosen->front()->timens);
+  const std::vector<RaceStage> stages = DefaultRaceStages(
+      PageClocks(*report, *chosen->front()), config->tsc_hz, config->seed,
+      chosen->front()->timens, OwnClockNames(*chosen->front()));
   const std::vector<RaceRun> races =
       RunRaces(stages, *chosen->front(), flags, config->accept_known);
   const bool races_held = std::all_of(
@@ -367,15 +404,23 @@ int DefaultMain(const ParsedFlags& flags) {
   // (never the verdict; a failing one has its failures to fix first).
   std::string speed_line;
   std::optional<NativeSpeed> speed;
+  SpeedClocks speed_clocks;
   const SpeedBase base = exit == kExitOk && NamesAVariant(flags)
                              ? SpeedBaseline(chosen->front())
                              : SpeedBase{};
   const variants::Variant* baseline = base.variant;
   if (baseline != nullptr) {
+    const std::optional<SpeedClocks> clocks = SpeedClocksOf(*chosen->front());
+    speed_clocks = clocks.value_or(SpeedClocks{});
     absl::StatusOr<NativeSpeed> s =
-        MeasureNativeSpeed(*chosen->front(), *baseline);
+        clocks ? MeasureNativeSpeed(*chosen->front(), *baseline, clocks->clock,
+                                    clocks->base_clock)
+               : absl::UnavailableError(
+                     "it answers neither CLOCK_MONOTONIC nor a clock of its "
+                     "own declared the same as a kernel clock from the page");
     if (s.ok()) speed = *s;
-    speed_line = SpeedLine(*chosen->front(), *baseline, base.unpatched_tree, s);
+    speed_line = SpeedLine(*chosen->front(), *baseline, base.unpatched_tree,
+                           clocks.value_or(SpeedClocks{}), s);
   }
   if (flags.String("format", "text") == "json") {
     JsonObject body;
@@ -462,9 +507,11 @@ int DefaultMain(const ParsedFlags& flags) {
     body.AddRaw("races", race_array.Text());
     if (speed) {
       JsonObject sj;
-      sj.Add("clock", "CLOCK_MONOTONIC")
+      sj.Add("clock",
+             variants::VariantClockName(*chosen->front(), speed_clocks.clock))
           .Add("ns_per_call", speed->variant_ns)
           .Add("baseline", std::string(baseline->name))
+          .Add("baseline_clock", ClockName(speed_clocks.base_clock))
           .Add("baseline_ns_per_call", speed->base_ns)
           .Add("ratio", speed->variant_ns / speed->base_ns);
       body.AddRaw("native_speed", sj.Text());

@@ -24,9 +24,21 @@ sim::Scenario OnTheMachine(uint64_t tsc_hz, uint64_t seed) {
   return s;
 }
 
-std::string Names(const std::vector<ClockId>& clocks) {
-  return absl::StrJoin(clocks, ", ", [](std::string* out, ClockId c) {
-    out->append(sim::ClockShortName(c));
+// A clock's short name ("MONOTONIC"), or a variant's own clock's name.
+std::string Short(ClockId c, const ClockNames& own) {
+  const auto it = own.find(c);
+  return it != own.end() ? it->second : sim::ClockShortName(c);
+}
+// Its full name ("CLOCK_MONOTONIC"), or a variant's own clock's name.
+std::string Full(ClockId c, const ClockNames& own) {
+  const auto it = own.find(c);
+  return it != own.end() ? it->second
+                         : absl::StrCat("CLOCK_", sim::ClockShortName(c));
+}
+
+std::string Names(const std::vector<ClockId>& clocks, const ClockNames& own) {
+  return absl::StrJoin(clocks, ", ", [&own](std::string* out, ClockId c) {
+    out->append(Short(c, own));
   });
 }
 
@@ -58,11 +70,15 @@ sim::ReaderSpec ReaderOnCpu0(const std::vector<ClockId>& clocks,
   return reader;
 }
 
-// The clocks among `clocks` that read the counter (not the coarse ones).
-std::vector<ClockId> CounterClocks(const std::vector<ClockId>& clocks) {
+// The clocks among `clocks` that read the counter (not the coarse ones):
+// the kernel's hres clocks and RAW, and a variant's own clocks.
+std::vector<ClockId> CounterClocks(const std::vector<ClockId>& clocks,
+                                   const ClockNames& own) {
   std::vector<ClockId> counted;
   for (ClockId c : clocks) {
-    if (((kVdsoHres | kVdsoRaw) & (1u << c)) != 0) counted.push_back(c);
+    const bool kernel_counted =
+        c >= 0 && c < 32 && ((kVdsoHres | kVdsoRaw) & (1u << c)) != 0;
+    if (kernel_counted || own.count(c) != 0) counted.push_back(c);
   }
   return counted;
 }
@@ -74,7 +90,8 @@ std::vector<ClockId> CounterClocks(const std::vector<ClockId>& clocks) {
 // clamp that delta converts as ~2^64 cycles. The syscall path clamps too
 // (clocksource_delta()), so the oracle expects the update's base time.
 RaceStage NegativeMotionStage(const std::vector<ClockId>& clocks,
-                              uint64_t tsc_hz, uint64_t seed) {
+                              const ClockNames& own, uint64_t tsc_hz,
+                              uint64_t seed) {
   constexpr uint64_t kBehindNs = 20000;
   sim::Scenario s = OnTheMachine(tsc_hz, seed);
   s.name = "default-negative-motion";
@@ -99,7 +116,7 @@ RaceStage NegativeMotionStage(const std::vector<ClockId>& clocks,
           absl::StrFormat("%s, 50 ms of a reader on a CPU whose counter is "
                           "20 us behind the timekeeping CPU's (negative "
                           "motion)",
-                          Names(clocks)),
+                          Names(clocks, own)),
           "the reads on a CPU whose counter lags the timekeeping CPU's"};
 }
 
@@ -115,7 +132,7 @@ RaceStage NegativeMotionStage(const std::vector<ClockId>& clocks,
 // every nanosecond at no cost (whatever the seed's stagger of its first
 // call: drawn modulo the period), across the turn.
 RaceStage SecondBoundaryStage(const std::vector<ClockId>& clocks,
-                              uint64_t seed) {
+                              const ClockNames& own, uint64_t seed) {
   constexpr uint64_t kBefore = 1500;
   sim::Scenario s = OnTheMachine(1000000000, seed);
   s.name = "default-second-boundary";
@@ -148,7 +165,7 @@ RaceStage SecondBoundaryStage(const std::vector<ClockId>& clocks,
   return {std::move(s),
           absl::StrFormat("%s, a read every nanosecond across the turn of a "
                           "second (1 GHz counter)",
-                          Names(clocks)),
+                          Names(clocks, own)),
           "the reads at the turn of a second"};
 }
 
@@ -161,6 +178,7 @@ RaceStage SecondBoundaryStage(const std::vector<ClockId>& clocks,
 // the product wraps, as the era documents. The shape of
 // scenarios/pause-past-max-cycles.toml, on the oracle check's TSC.
 std::optional<RaceStage> PastMaxCyclesStage(const std::vector<ClockId>& clocks,
+                                            const ClockNames& own,
                                             uint64_t tsc_hz, uint64_t seed) {
   absl::StatusOr<timekeeper::Clocksource> tsc =
       timekeeper::MakeTscClocksource(static_cast<uint32_t>(tsc_hz / 1000));
@@ -187,7 +205,7 @@ std::optional<RaceStage> PastMaxCyclesStage(const std::vector<ClockId>& clocks,
       std::move(s),
       absl::StrFormat("%s, reads after a VM pause past the TSC's max_cycles "
                       "(%.1f minutes), with the timekeeping CPU idle",
-                      Names(clocks), static_cast<double>(pause_ns) / 60e9),
+                      Names(clocks, own), static_cast<double>(pause_ns) / 60e9),
       "the reads past max_cycles"};
 }
 
@@ -199,7 +217,8 @@ std::optional<RaceStage> PastMaxCyclesStage(const std::vector<ClockId>& clocks,
 // wraps by design) showed only as a different wrong value. The shape of
 // scenarios/long-idle.toml.
 std::optional<RaceStage> LongIdleStage(const std::vector<ClockId>& clocks,
-                                       uint64_t tsc_hz, uint64_t seed) {
+                                       const ClockNames& own, uint64_t tsc_hz,
+                                       uint64_t seed) {
   absl::StatusOr<timekeeper::Clocksource> tsc =
       timekeeper::MakeTscClocksource(static_cast<uint32_t>(tsc_hz / 1000));
   constexpr uint64_t kTwo32 = uint64_t{1} << 32;
@@ -221,7 +240,7 @@ std::optional<RaceStage> LongIdleStage(const std::vector<ClockId>& clocks,
       std::move(s),
       absl::StrFormat("%s, reads through %.1f s with no tick (deltas past "
                       "2^32 cycles, under max_cycles)",
-                      Names(clocks), static_cast<double>(idle_ns) / 1e9),
+                      Names(clocks, own), static_cast<double>(idle_ns) / 1e9),
       "the reads past 2^32 cycles"};
 }
 
@@ -233,7 +252,8 @@ std::optional<RaceStage> LongIdleStage(const std::vector<ClockId>& clocks,
 // 4.16 answers from the page), and before 6.5 time stands still at the
 // base after the wrap until the next tick (each as the era documents).
 // The shape of scenarios/counter-wrap.toml.
-RaceStage CounterTopStage(const std::vector<ClockId>& clocks, uint64_t tsc_hz,
+RaceStage CounterTopStage(const std::vector<ClockId>& clocks,
+                          const ClockNames& own, uint64_t tsc_hz,
                           uint64_t seed) {
   constexpr uint64_t kWrapAtNs = 30000000;
   sim::Scenario s = OnTheMachine(tsc_hz, seed);
@@ -255,7 +275,7 @@ RaceStage CounterTopStage(const std::vector<ClockId>& clocks, uint64_t tsc_hz,
   return {std::move(s),
           absl::StrFormat("%s, 30 ms of reads with the counter's bit 63 set, "
                           "then 30 ms past its wrap past 2^64",
-                          Names(clocks)),
+                          Names(clocks, own)),
           "the reads with the counter's top bit set"};
 }
 
@@ -266,8 +286,8 @@ RaceStage CounterTopStage(const std::vector<ClockId>& clocks, uint64_t tsc_hz,
 // readers race its rewrites: a reader that ignores the bit answers from a
 // page it must not use (exact), one that falls back while it is set loses
 // the fast path (fast_path). The shape of scenarios/kvm-stable-toggle.toml.
-RaceStage KvmClockStage(const std::vector<ClockId>& clocks, uint64_t tsc_hz,
-                        uint64_t seed) {
+RaceStage KvmClockStage(const std::vector<ClockId>& clocks,
+                        const ClockNames& own, uint64_t tsc_hz, uint64_t seed) {
   constexpr uint64_t kToggleNs = 1137000;
   constexpr int kToggles = 17;
   sim::Scenario s = OnTheMachine(tsc_hz, seed);
@@ -303,7 +323,7 @@ RaceStage KvmClockStage(const std::vector<ClockId>& clocks, uint64_t tsc_hz,
   return {std::move(s),
           absl::StrFormat("%s, 20 ms of two preempted readers on kvm-clock, "
                           "its pvclock page's stable bit flipping",
-                          Names(clocks)),
+                          Names(clocks, own)),
           "the reads on kvm-clock"};
 }
 
@@ -315,7 +335,8 @@ RaceStage KvmClockStage(const std::vector<ClockId>& clocks, uint64_t tsc_hz,
 // 1 ns ahead), one outside, a stalling writer, an NTP change and a
 // settime. The shape of scenarios/time-namespace.toml.
 RaceStage TimeNamespaceStage(const std::vector<ClockId>& clocks,
-                             uint64_t tsc_hz, uint64_t seed) {
+                             const ClockNames& own, uint64_t tsc_hz,
+                             uint64_t seed) {
   sim::Scenario s = OnTheMachine(tsc_hz, seed);
   s.name = "default-time-namespace";
   s.description =
@@ -359,7 +380,7 @@ RaceStage TimeNamespaceStage(const std::vector<ClockId>& clocks,
   return {std::move(s),
           absl::StrFormat("%s, 60 ms of readers in a time namespace and one "
                           "outside, across an NTP change and a settime",
-                          Names(clocks)),
+                          Names(clocks, own)),
           "the reads in a time namespace"};
 }
 
@@ -369,7 +390,8 @@ RaceStage TimeNamespaceStage(const std::vector<ClockId>& clocks,
 // own is elsewhere: a fractional offset), where a sec loaded outside the
 // namespace path's loop is a whole second off.
 RaceStage ExhaustiveTimeNamespaceStage(const std::vector<ClockId>& clocks,
-                                       uint64_t tsc_hz, uint64_t seed) {
+                                       const ClockNames& own, uint64_t tsc_hz,
+                                       uint64_t seed) {
   ClockId clock = clocks.front();
   for (ClockId c : clocks) {
     if (c == kClockMonotonic) clock = c;
@@ -379,9 +401,9 @@ RaceStage ExhaustiveTimeNamespaceStage(const std::vector<ClockId>& clocks,
   s.description = absl::StrFormat(
       "The default job's race in a time namespace whose MONOTONIC is "
       "49.75 s behind: every distinct interleaving of one "
-      "clock_gettime(CLOCK_%s) with the first two timekeeper updates after "
+      "clock_gettime(%s) with the first two timekeeper updates after "
       "900 ms of which one carries the page's basetime into a new second.",
-      sim::ClockShortName(clock));
+      Full(clock, own));
   s.kernel.hz = 250;
   s.kernel.boot_offset = Timespec64{50, 0};
   s.kernel.timens_monotonic = Timespec64{-50, 250000000};
@@ -395,10 +417,10 @@ RaceStage ExhaustiveTimeNamespaceStage(const std::vector<ClockId>& clocks,
   s.run.exhaustive_rollover = true;
   s.run.exhaustive_reduction = sim::Reduction::kPor;
   return {std::move(s),
-          absl::StrFormat("CLOCK_%s in a time namespace, one call against "
+          absl::StrFormat("%s in a time namespace, one call against "
                           "every interleaving of the next two updates across "
                           "the page's second boundary",
-                          sim::ClockShortName(clock)),
+                          Full(clock, own)),
           "the reads in a time namespace"};
 }
 
@@ -406,7 +428,7 @@ RaceStage ExhaustiveTimeNamespaceStage(const std::vector<ClockId>& clocks,
 
 std::vector<RaceStage> DefaultRaceStages(const std::vector<ClockId>& clocks,
                                          uint64_t tsc_hz, uint64_t seed,
-                                         bool timens) {
+                                         bool timens, const ClockNames& own) {
   std::vector<RaceStage> stages;
   // One exhaustive search per clock: the strategy races the first
   // reader's first clock. Across a second boundary (rollover), where a
@@ -414,12 +436,12 @@ std::vector<RaceStage> DefaultRaceStages(const std::vector<ClockId>& clocks,
   for (ClockId clock : clocks) {
     sim::Scenario s = OnTheMachine(tsc_hz, seed);
     s.name = absl::StrCat("default-exhaustive-",
-                          absl::AsciiStrToLower(sim::ClockShortName(clock)));
+                          absl::AsciiStrToLower(Short(clock, own)));
     s.description = absl::StrFormat(
         "The default job's race: every distinct interleaving of one "
-        "clock_gettime(CLOCK_%s) with the first two timekeeper updates "
+        "clock_gettime(%s) with the first two timekeeper updates "
         "after 900 ms of which one carries it into a new second.",
-        sim::ClockShortName(clock));
+        Full(clock, own));
     s.kernel.hz = 250;
     s.readers = {sim::ReaderSpec{}};
     s.readers[0].clocks = {clock};
@@ -431,9 +453,9 @@ std::vector<RaceStage> DefaultRaceStages(const std::vector<ClockId>& clocks,
     s.run.exhaustive_reduction = sim::Reduction::kPor;
     stages.push_back(
         {std::move(s),
-         absl::StrFormat("CLOCK_%s, one call against every interleaving of "
+         absl::StrFormat("%s, one call against every interleaving of "
                          "the next two updates across a second boundary",
-                         sim::ClockShortName(clock)),
+                         Full(clock, own)),
          kRaces});
   }
   if (clocks.empty()) return stages;
@@ -492,24 +514,26 @@ std::vector<RaceStage> DefaultRaceStages(const std::vector<ClockId>& clocks,
        absl::StrFormat("%s, 200 ms of two preempted readers on two CPUs "
                        "against a stalling writer, relaxed ordering, a TAI "
                        "offset and a suspend",
-                       Names(clocks)),
+                       Names(clocks, own)),
        kRaces});
-  if (std::vector<ClockId> counted = CounterClocks(clocks); !counted.empty()) {
-    stages.push_back(NegativeMotionStage(counted, tsc_hz, seed));
-    stages.push_back(SecondBoundaryStage(counted, seed));
-    if (std::optional<RaceStage> idle = LongIdleStage(counted, tsc_hz, seed)) {
+  if (std::vector<ClockId> counted = CounterClocks(clocks, own);
+      !counted.empty()) {
+    stages.push_back(NegativeMotionStage(counted, own, tsc_hz, seed));
+    stages.push_back(SecondBoundaryStage(counted, own, seed));
+    if (std::optional<RaceStage> idle =
+            LongIdleStage(counted, own, tsc_hz, seed)) {
       stages.push_back(std::move(*idle));
     }
     if (std::optional<RaceStage> past =
-            PastMaxCyclesStage(counted, tsc_hz, seed)) {
+            PastMaxCyclesStage(counted, own, tsc_hz, seed)) {
       stages.push_back(std::move(*past));
     }
-    stages.push_back(CounterTopStage(counted, tsc_hz, seed));
-    stages.push_back(KvmClockStage(counted, tsc_hz, seed));
+    stages.push_back(CounterTopStage(counted, own, tsc_hz, seed));
+    stages.push_back(KvmClockStage(counted, own, tsc_hz, seed));
   }
   if (timens) {
-    stages.push_back(TimeNamespaceStage(clocks, tsc_hz, seed));
-    stages.push_back(ExhaustiveTimeNamespaceStage(clocks, tsc_hz, seed));
+    stages.push_back(TimeNamespaceStage(clocks, own, tsc_hz, seed));
+    stages.push_back(ExhaustiveTimeNamespaceStage(clocks, own, tsc_hz, seed));
   }
   return stages;
 }

@@ -28,6 +28,7 @@
 #define VDSOLAB_CLI_DEFAULT_RACES_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -45,12 +46,18 @@ struct RaceStage {
   std::string where;
 };
 
+// A variant's own clocks' names, by id (plugin ABI v4).
+using ClockNames = std::map<ClockId, std::string>;
+
 // The stages for `clocks` (those the oracle check saw the page answer), on
 // the oracle check's machine (TSC rate) and seed; the time namespace's
 // only for a variant that follows namespaces (`timens`: Variant::timens).
+// `own` names the variant's own clocks among them (each read against the
+// counter, raced as the kernel's hres clocks are).
 std::vector<RaceStage> DefaultRaceStages(const std::vector<ClockId>& clocks,
                                          uint64_t tsc_hz, uint64_t seed,
-                                         bool timens);
+                                         bool timens,
+                                         const ClockNames& own = {});
 
 }  // namespace vdsolab::cli
 

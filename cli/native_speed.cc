@@ -54,12 +54,13 @@ class LivePage {
 // ns per call over at least `seconds` (batches doubling from one call, so
 // that a slow call is timed in as few calls as fit), or a negative number
 // when a call failed.
-double Time(const variants::Variant& v, const uint8_t* page, double seconds) {
+double Time(const variants::Variant& v, ClockId clock, const uint8_t* page,
+            double seconds) {
   uint64_t calls = 0;
   double elapsed = 0;
   for (uint64_t batch = 1; elapsed < seconds; batch *= 2) {
     const auto t0 = std::chrono::steady_clock::now();
-    const uint64_t last = v.native_loop(page, kClockMonotonic, batch);
+    const uint64_t last = v.native_loop(page, clock, batch);
     elapsed +=
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
             .count();
@@ -71,16 +72,17 @@ double Time(const variants::Variant& v, const uint8_t* page, double seconds) {
 
 // In the child: the figures, or {-1, -1}. The baseline first in each round,
 // so that a patched tree too slow to finish is told from a slow machine.
-NativeSpeed Measure(const variants::Variant& v, const variants::Variant& base) {
+NativeSpeed Measure(const variants::Variant& v, const variants::Variant& base,
+                    ClockId clock, ClockId base_clock) {
   LivePage page(base);
   if (!page.Start().ok()) return {-1, -1};
-  constexpr double kRound = 0.1;        // Seconds per variant and round.
-  Time(base, page.data(), kRound / 4);  // Warm up.
-  Time(v, page.data(), kRound / 4);
+  constexpr double kRound = 0.1;  // Seconds per variant and round.
+  Time(base, base_clock, page.data(), kRound / 4);  // Warm up.
+  Time(v, clock, page.data(), kRound / 4);
   NativeSpeed best{1e300, 1e300};
   for (int round = 0; round < 3; ++round) {
-    const double b = Time(base, page.data(), kRound);
-    const double a = Time(v, page.data(), kRound);
+    const double b = Time(base, base_clock, page.data(), kRound);
+    const double a = Time(v, clock, page.data(), kRound);
     if (a < 0 || b < 0) return {-1, -1};
     best.variant_ns = std::min(best.variant_ns, a);
     best.base_ns = std::min(best.base_ns, b);
@@ -91,7 +93,9 @@ NativeSpeed Measure(const variants::Variant& v, const variants::Variant& base) {
 }  // namespace
 
 absl::StatusOr<NativeSpeed> MeasureNativeSpeed(const variants::Variant& v,
-                                               const variants::Variant& base) {
+                                               const variants::Variant& base,
+                                               ClockId clock,
+                                               ClockId base_clock) {
   if (v.native_loop == nullptr || base.native_loop == nullptr ||
       base.build_update == nullptr) {
     return absl::UnavailableError("no native build to time");
@@ -108,7 +112,7 @@ absl::StatusOr<NativeSpeed> MeasureNativeSpeed(const variants::Variant& v,
   }
   if (pid == 0) {
     close(fds[0]);
-    const NativeSpeed s = Measure(v, base);
+    const NativeSpeed s = Measure(v, base, clock, base_clock);
     // One write of 16 bytes to a pipe is atomic.
     [[maybe_unused]] const ssize_t w = write(fds[1], &s, sizeof s);
     _exit(0);

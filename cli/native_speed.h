@@ -14,6 +14,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "common/clockid.h"
 #include "variants/variant.h"
 
 namespace vdsolab::cli {
@@ -23,11 +24,14 @@ struct NativeSpeed {
   double base_ns = 0;
 };
 
-// Both variants' native loops on one page `base` publishes, in alternation.
-// An error says why nothing was measured (no native build, the child
-// crashed, spun past its bound, or a call failed).
-absl::StatusOr<NativeSpeed> MeasureNativeSpeed(const variants::Variant& v,
-                                               const variants::Variant& base);
+// Both variants' native loops on one page `base` publishes, in alternation:
+// `v` calling `clock`, `base` calling `base_clock` (a plugin's own clock
+// declared the same as a kernel clock against that clock). An error says
+// why nothing was measured (no native build, the child crashed, spun past
+// its bound, or a call failed).
+absl::StatusOr<NativeSpeed> MeasureNativeSpeed(
+    const variants::Variant& v, const variants::Variant& base,
+    ClockId clock = kClockMonotonic, ClockId base_clock = kClockMonotonic);
 
 }  // namespace vdsolab::cli
 
