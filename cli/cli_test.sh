@@ -194,6 +194,7 @@ expect run_aux_needs_config 2 "set kernel.aux_clocks = true" -- \
   run "$tmp/no-aux.toml"
 
 expect run_missing_file 2 "cannot open scenario file" -- run "$tmp/nope.toml"
+expect replay_missing_file 2 "cannot open replay file" -- replay "$tmp/nope.toml"
 # The default job's stages are built in code: a failing stage's replay
 # names the stage's scenario, written beside it, as its origin (what a
 # diverged replay of a fix is judged by), and that file runs as the stage.

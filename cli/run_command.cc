@@ -305,7 +305,8 @@ int Run(const ParsedFlags& flags) {
 
 int Replay(const ParsedFlags& flags) {
   const std::string file = ResolveInputPath(flags.positional()[0]);
-  absl::StatusOr<sim::Scenario> scenario = sim::LoadScenarioFile(file);
+  absl::StatusOr<sim::Scenario> scenario =
+      sim::LoadScenarioFile(file, "replay file");
   if (!scenario.ok()) {
     Fail(std::string(scenario.status().message()));
     return kExitBadInput;

@@ -60,16 +60,17 @@ namespace {
 // The text of a scenario file: only a regular file of a sane size (a
 // directory, a device such as /dev/zero or a FIFO would be read forever or
 // as an empty scenario).
-absl::StatusOr<std::string> ReadScenarioText(const std::string& path) {
+absl::StatusOr<std::string> ReadScenarioText(const std::string& path,
+                                             std::string_view what) {
   constexpr size_t kMaxBytes = 1 << 20;
   struct stat st;
   if (stat(path.c_str(), &st) != 0) {
-    return absl::NotFoundError(absl::StrFormat(
-        "cannot open scenario file \"%s\": %s", path, strerror(errno)));
+    return absl::NotFoundError(absl::StrFormat("cannot open %s \"%s\": %s",
+                                               what, path, strerror(errno)));
   }
   if (!S_ISREG(st.st_mode)) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: not a scenario file (%s)", path,
+        "%s: not a %s (%s)", path, what,
         S_ISDIR(st.st_mode) ? "a directory" : "not a regular file"));
   }
   if (static_cast<uint64_t>(st.st_size) > kMaxBytes) {
@@ -79,7 +80,7 @@ absl::StatusOr<std::string> ReadScenarioText(const std::string& path) {
   std::ifstream in(path);
   if (!in) {
     return absl::NotFoundError(
-        absl::StrFormat("cannot open scenario file \"%s\"", path));
+        absl::StrFormat("cannot open %s \"%s\"", what, path));
   }
   std::string text(kMaxBytes + 1, '\0');
   in.read(text.data(), static_cast<std::streamsize>(text.size()));
@@ -93,8 +94,9 @@ absl::StatusOr<std::string> ReadScenarioText(const std::string& path) {
 
 }  // namespace
 
-absl::StatusOr<Scenario> LoadScenarioFile(const std::string& path) {
-  absl::StatusOr<std::string> text = ReadScenarioText(path);
+absl::StatusOr<Scenario> LoadScenarioFile(const std::string& path,
+                                          std::string_view what) {
+  absl::StatusOr<std::string> text = ReadScenarioText(path, what);
   if (!text.ok()) return text.status();
   if (text->find_first_not_of(" \t\r\n") == std::string::npos) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -107,7 +109,7 @@ absl::StatusOr<Scenario> LoadScenarioFile(const std::string& path) {
 
 std::string ScenarioKeyPosition(const std::string& path,
                                 const std::string& message) {
-  absl::StatusOr<std::string> text = ReadScenarioText(path);
+  absl::StatusOr<std::string> text = ReadScenarioText(path, "scenario file");
   if (!text.ok()) return path;
   absl::StatusOr<toml::table> parsed = toml_hardened::ParseToml(*text, path);
   if (!parsed.ok()) return path;

@@ -10,6 +10,7 @@
 #define VDSOLAB_SIM_SCENARIO_TOML_H_
 
 #include <string>
+#include <string_view>
 
 #include "absl/status/statusor.h"
 #include "sim/durations.h"  // IWYU pragma: export
@@ -20,7 +21,9 @@ namespace vdsolab::sim {
 // Parses and validates. `source` names the text in messages (a file name).
 absl::StatusOr<Scenario> ParseScenario(const std::string& text,
                                        const std::string& source);
-absl::StatusOr<Scenario> LoadScenarioFile(const std::string& path);
+// `what` names the file in messages about opening it ("replay file").
+absl::StatusOr<Scenario> LoadScenarioFile(
+    const std::string& path, std::string_view what = "scenario file");
 
 // "PATH:LINE:COLUMN" of the key that `message` (an error about the
 // scenario file at `path`) starts with ("reader[1].timens: ..."), or of its
