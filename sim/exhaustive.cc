@@ -117,7 +117,8 @@ absl::StatusOr<Setup> MakeSetup(const Scenario& s,
   fill();
   if (s.run.exhaustive_rollover) {
     // A variant's own clocks (user-space TSC clocks) have no basetime the
-    // syscall model knows: they do not slide the window.
+    // syscall model knows: they do not slide the window. One standing for
+    // a kernel clock (ClockDef::same_as) slides it as that clock does.
     std::vector<ClockId> clocks;
     // The first pending update of the timekeeper's (not a hypervisor's
     // pvclock rewrite, which moves no basetime).
@@ -134,7 +135,9 @@ absl::StatusOr<Setup> MakeSetup(const Scenario& s,
     // boundary (a fractional offset puts it elsewhere) moves no page field.
     for (const ReaderSpec& r : s.readers) {
       for (ClockId c : ClocksFor(r, variant)) {
-        if (now != nullptr && SecondsOf(*now, c)) clocks.push_back(c);
+        const ClockId judged =
+            variants::JudgedAs(variants::FindOwnClock(variant, c), c);
+        if (now != nullptr && SecondsOf(*now, judged)) clocks.push_back(judged);
       }
     }
     while (!clocks.empty() && !WindowCrossesSecond(*w.writer, want, clocks)) {

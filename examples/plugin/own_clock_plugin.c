@@ -18,7 +18,8 @@
  * tests that vdsolab finds it:
  *   1: the trace clock reads the record once, without the seq re-check;
  *   2: the trace clock shifts the base and the delta apart (rounding);
- *   3: example_tsc_ns keeps 28 bits of the counter (wraps backwards).
+ *   3: example_tsc_ns keeps 28 bits of the counter (wraps backwards);
+ *   4: the trace clock loads the seconds after its seq loop.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -100,7 +101,7 @@ static int32_t trace_clock(const struct vdsolab_ops* ops, const uint8_t* page,
     const uint32_t mult = ops->load32(ops->ctx, vc + kVcMult);
     const uint32_t shift = ops->load32(ops->ctx, vc + kVcShift);
     ns = ops->load64(ops->ctx, base + 8);
-    sec = ops->load64(ops->ctx, base);
+    if (OWN_BUG != 4) sec = ops->load64(ops->ctx, base);
     if (delta & (1ULL << 62)) {
       ns >>= shift; /* Negative motion: the base time. */
     } else if (delta > max_cycles) {
@@ -116,6 +117,7 @@ static int32_t trace_clock(const struct vdsolab_ops* ops, const uint8_t* page,
     if (ops->load32(ops->ctx, vc + kVcSeq) == seq) break;
     if (!ops->may_retry(ops->ctx)) return VDSOLAB_ABANDONED;
   }
+  if (OWN_BUG == 4) sec = ops->load64(ops->ctx, base);
   return set_timespec(ts, sec, ns);
 }
 
