@@ -158,6 +158,8 @@ RaceStage SecondBoundaryStage(const std::vector<ClockId>& clocks,
     sim::ReaderSpec reader;
     reader.cpu = static_cast<int>(i);
     reader.clocks = {clocks[i]};
+    // Its clock alone: every nanosecond, not every (1 + own clocks)th.
+    reader.own_clocks = false;
     reader.period_ns = 1;
     s.readers.push_back(reader);
   }

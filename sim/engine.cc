@@ -595,11 +595,19 @@ absl::Status CheckTimensSupport(const Scenario& scenario,
 std::vector<ClockId> ClocksFor(const ReaderSpec& reader,
                                const variants::Variant& variant) {
   std::vector<ClockId> clocks;
-  if (!variant.own_clocks_only) clocks = reader.clocks;
-  for (const variants::ClockDef& c : variant.own_clocks) {
-    // Once, where the scenario lists it too.
-    if (std::find(clocks.begin(), clocks.end(), c.id) == clocks.end()) {
-      clocks.push_back(c.id);
+  if (!variant.own_clocks_only) {
+    clocks = reader.clocks;
+  } else if (!reader.own_clocks) {
+    for (ClockId c : reader.clocks) {
+      if (variants::FindOwnClock(variant, c) != nullptr) clocks.push_back(c);
+    }
+  }
+  if (reader.own_clocks || clocks.empty()) {
+    for (const variants::ClockDef& c : variant.own_clocks) {
+      // Once, where the scenario lists it too.
+      if (std::find(clocks.begin(), clocks.end(), c.id) == clocks.end()) {
+        clocks.push_back(c.id);
+      }
     }
   }
   if (clocks.empty()) clocks = reader.clocks;

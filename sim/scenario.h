@@ -189,6 +189,10 @@ struct ReaderSpec {
   // The reader's task is in the time namespace of kernel.timens_*: it reads
   // the namespace's page and the syscall adds the offsets.
   bool timens = false;
+  // It also calls each of the variant's own clocks (a plugin's, a
+  // user-space clock's) after `clocks`; false: `clocks` alone (and, for a
+  // variant that runs its own clocks only, the own clocks it lists).
+  bool own_clocks = true;
 
   friend bool operator==(const ReaderSpec&, const ReaderSpec&) = default;
 };

@@ -359,6 +359,7 @@ const Fields<ReaderSpec>& ReaderFields() {
       Int("migrate_ppm", &R::migrate_ppm, 0, kPpmMax),
       Int("migrate_midcall_ppm", &R::migrate_midcall_ppm, 0, kPpmMax),
       Bool("timens", &R::timens).OmitDefault(),
+      Bool("own_clocks", &R::own_clocks).OmitDefault(),
   };
   return *fields;
 }

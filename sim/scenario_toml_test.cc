@@ -72,6 +72,7 @@ Scenario Rich() {
   s.readers[1].cpu = 1;
   s.readers[1].clocks = {kClockTai, kClockMonotonicCoarse, -1};
   s.readers[1].migrate_midcall_ppm = 10;
+  s.readers[1].own_clocks = false;
   s.faults.unordered_counter_read = true;
   s.checks.causal = false;
   s.run.duration_ns = 4000000;

@@ -116,6 +116,21 @@ TEST(PluginLoader, JudgesAVersion4PluginsOwnClocks) {
   ASSERT_EQ(r->divergence.count(kExampleTscNs), 1u);
   EXPECT_GT(r->divergence[kExampleTscNs].samples, 1000u);
 
+  // Readers of the twin alone (own_clocks = false): every exact check is
+  // the twin's, answered from the page.
+  sim::Scenario twin = Racy();
+  for (sim::ReaderSpec& reader : twin.readers) {
+    reader.clocks = {kExampleTrace};
+    reader.own_clocks = false;
+  }
+  r = sim::RunRandom(twin, **v);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(r->failed);
+  EXPECT_EQ(r->coverage.fallbacks, 0u);
+  EXPECT_GT(r->stats[static_cast<int>(sim::Property::kExact) - 1].checked,
+            10000u);
+  EXPECT_EQ(r->divergence.count(kExampleTscNs), 0u);
+
   // A reader in a time namespace: the twin falls back there, and the
   // syscall moves it by RAW's offset, as it moves RAW.
   sim::Scenario ns = Racy();
