@@ -16,7 +16,7 @@ expect short_run_races 0 \
   "races: CLOCK_MONOTONIC, one call against every interleaving of the next two updates" \
   -- --duration=1s --reads_per_tick=5
 expect short_run_races_random 0 \
-  "200 ms of two preempted readers on two CPUs against a stalling writer, relaxed ordering" \
+  "800 ms of two preempted readers on two CPUs against a stalling writer, relaxed ordering" \
   -- --duration=1s --reads_per_tick=5
 # ...and reads the page's counted clocks on a CPU whose counter is behind
 # the timekeeping CPU's: some reads must really see a counter behind

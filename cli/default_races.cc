@@ -510,10 +510,13 @@ std::vector<RaceStage> DefaultRaceStages(const std::vector<ClockId>& clocks,
   jittered.period_ns = 1000;
   jittered.period_jitter_ns = 700;
   s.readers = {fast, jittered};
-  s.run.duration_ns = 200000000;
+  // 800 ms: a reader missing one smp_rmb() tears only where a reordered
+  // load meets a store that landed mid-call; 200 ms missed a tracer's such
+  // clock at some seeds (about half), 800 ms at none of those tried.
+  s.run.duration_ns = 800000000;
   stages.push_back(
       {std::move(s),
-       absl::StrFormat("%s, 200 ms of two preempted readers on two CPUs "
+       absl::StrFormat("%s, 800 ms of two preempted readers on two CPUs "
                        "against a stalling writer, relaxed ordering, a TAI "
                        "offset and a suspend",
                        Names(clocks, own)),
