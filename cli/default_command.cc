@@ -211,19 +211,23 @@ struct RaceRun {
 // The speed lines: figures, and for a patch a warning when it made the
 // call much slower than the unpatched tree's (the same glue on both sides,
 // so the ratio is the patch's own).
-// What the speed line times: CLOCK_MONOTONIC where the variant answers it
-// from the page, else a clock of its own declared the same as a kernel
-// clock (against that clock); nullopt when it has neither.
+// What the speed line times: CLOCK_MONOTONIC where the oracle check saw
+// the page answer it, else a clock of the variant's own declared the same
+// as a kernel clock and answered there (against that clock); nullopt when
+// it has neither.
 struct SpeedClocks {
   ClockId clock = kClockMonotonic;
   ClockId base_clock = kClockMonotonic;
 };
-std::optional<SpeedClocks> SpeedClocksOf(const variants::Variant& v) {
-  if (variants::ServesFromPage(v, kClockMonotonic)) return SpeedClocks{};
+std::optional<SpeedClocks> SpeedClocksOf(
+    const variants::Variant& v, const std::vector<ClockId>& page_clocks) {
+  auto on_page = [&page_clocks](ClockId c) {
+    return std::find(page_clocks.begin(), page_clocks.end(), c) !=
+           page_clocks.end();
+  };
+  if (on_page(kClockMonotonic)) return SpeedClocks{};
   for (const variants::ClockDef& c : v.own_clocks) {
-    if (c.same_as >= 0 && variants::ServesFromPage(v, c.id)) {
-      return SpeedClocks{c.id, c.same_as};
-    }
+    if (c.same_as >= 0 && on_page(c.id)) return SpeedClocks{c.id, c.same_as};
   }
   return std::nullopt;
 }
@@ -392,9 +396,11 @@ int DefaultMain(const ParsedFlags& flags) {
                ? kExitBadInput
                : kExitFailed;
   }
+  const std::vector<ClockId> page_clocks =
+      PageClocks(*report, *chosen->front());
   const std::vector<RaceStage> stages = DefaultRaceStages(
-      PageClocks(*report, *chosen->front()), config->tsc_hz, config->seed,
-      chosen->front()->timens, OwnClockNames(*chosen->front()));
+      page_clocks, config->tsc_hz, config->seed, chosen->front()->timens,
+      OwnClockNames(*chosen->front()));
   const std::vector<RaceRun> races =
       RunRaces(stages, *chosen->front(), flags, config->accept_known);
   const bool races_held = std::all_of(
@@ -410,7 +416,8 @@ int DefaultMain(const ParsedFlags& flags) {
                              : SpeedBase{};
   const variants::Variant* baseline = base.variant;
   if (baseline != nullptr) {
-    const std::optional<SpeedClocks> clocks = SpeedClocksOf(*chosen->front());
+    const std::optional<SpeedClocks> clocks =
+        SpeedClocksOf(*chosen->front(), page_clocks);
     speed_clocks = clocks.value_or(SpeedClocks{});
     absl::StatusOr<NativeSpeed> s =
         clocks ? MeasureNativeSpeed(*chosen->front(), *baseline, clocks->clock,
