@@ -141,7 +141,7 @@ absl::StatusOr<std::string> ReplayRandom(const Scenario& scenario,
       &o,
       "\nthe call: clock_gettime(%s) on CPU %d, from %s s to %s s, %d loop "
       "iteration(s), %d writer store(s) landed during it\n",
-      ClockName(c.clock), c.cpu_start, Seconds(c.start_ns), Seconds(c.end_ns),
+      out->clock_name, c.cpu_start, Seconds(c.start_ns), Seconds(c.end_ns),
       c.iterations, c.stores_during);
   if (c.result) {
     absl::StrAppendFormat(&o, "returned %s%s\n", FormatClockResult(*c.result),
