@@ -60,7 +60,9 @@ Checker::ClockFacts Checker::MakeFacts(ClockId clock) const {
   f.unserved = f.own == nullptr && !f.hres &&
                !checker_internal::IsCoarse(clock) &&
                !checker_internal::IsAux(clock);
-  f.served = f.own == nullptr && variants::ServesFromPage(*variant_, clock);
+  // An alias is held to its kernel clock's fast path too.
+  f.served = (f.own == nullptr || f.alias) &&
+             variants::ServesFromPage(*variant_, clock);
   return f;
 }
 

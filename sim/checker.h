@@ -211,7 +211,8 @@ class Checker {
     // A kernel clock id the vDSO cannot answer from the page (CPU time,
     // alarms, an invalid id): only the syscall can.
     bool unserved = false;
-    // A kernel clock the variant answers from the page (vdso_clocks).
+    // A kernel clock the variant answers from the page (vdso_clocks), or
+    // an own clock standing for one (held to its fast path).
     bool served = false;
   };
   static constexpr ClockId kFactIds = 64;

@@ -55,7 +55,10 @@ class ReadHooks : public vdso::AccessHooks {
   }
   ClockResult ClockGetresFallback(ClockId clock) override {
     fell_back = true;
-    return timekeeper::SysClockGetres(clock, ctx_, publish_->hrtimer_res, hz_);
+    // An own clock standing for a kernel clock has its resolution.
+    return timekeeper::SysClockGetres(
+        variants::JudgedAs(variants::FindOwnClock(*variant_, clock), clock),
+        ctx_, publish_->hrtimer_res, hz_);
   }
   void OnFault(const vdso::CallFault& f) override { fault = f; }
   bool fell_back = false;
@@ -100,10 +103,13 @@ std::string EntryCall(variants::EntryPoint e, ClockId getres_id, bool null_arg,
   return "?";
 }
 
+// `getres_as`: the kernel clock whose clock_getres() answers getres_id
+// (itself, or what an own clock stands for).
 EntryRead ReadEntryPoint(variants::SimReader& reader, variants::EntryPoint e,
-                         ClockId getres_id, bool null_arg, bool tv_null,
-                         vdso::HookedAccess& access, const uint8_t* page,
-                         ReadHooks& hooks, const variants::EraOracle& oracle,
+                         ClockId getres_id, ClockId getres_as, bool null_arg,
+                         bool tv_null, vdso::HookedAccess& access,
+                         const uint8_t* page, ReadHooks& hooks,
+                         const variants::EraOracle& oracle,
                          const timekeeper::Timekeeper& tk,
                          const timekeeper::SyscallContext& ctx,
                          uint32_t hrtimer_res, int hz) {
@@ -146,7 +152,7 @@ EntryRead ReadEntryPoint(variants::SimReader& reader, variants::EntryPoint e,
       const std::optional<ClockResult> got =
           reader.ClockGetres(access, page, getres_id, null_arg);
       ClockResult want =
-          timekeeper::SysClockGetres(getres_id, ctx, hrtimer_res, hz);
+          timekeeper::SysClockGetres(getres_as, ctx, hrtimer_res, hz);
       // clock_getres(id, NULL): the return value alone.
       if (null_arg && want.ret == 0) want = ClockResult::Ok(Timespec64{0, 0});
       r.answered = got.has_value();
@@ -349,8 +355,22 @@ absl::StatusOr<OracleRunReport> RunOracleCheck(
       vdso::HookedAccess access(page->data(), &hooks);
       if (which >= num_clocks) {
         ClockStats& stats = report.clocks[which];
-        const ClockId id = sampled[getres_next];
         const variants::EntryPoint entry = entries[which - num_clocks];
+        // A measured own clock's resolution is the plugin's to choose (the
+        // kernel has no such clock): not judged, so not taken.
+        auto measured = [&variant](ClockId c) {
+          const variants::ClockDef* own = variants::FindOwnClock(variant, c);
+          return own != nullptr && own->same_as < 0;
+        };
+        if (entry == variants::EntryPoint::kClockGetres) {
+          for (size_t n = 0; n < num_clocks && measured(sampled[getres_next]);
+               ++n) {
+            getres_next = (getres_next + 1) % num_clocks;
+          }
+        }
+        const ClockId id = sampled[getres_next];
+        const ClockId getres_as =
+            variants::JudgedAs(variants::FindOwnClock(variant, id), id);
         if (entry == variants::EntryPoint::kClockGetres) {
           getres_next = (getres_next + 1) % num_clocks;
         }
@@ -369,9 +389,9 @@ absl::StatusOr<OracleRunReport> RunOracleCheck(
         const bool null_arg = form == 1;
         const bool tv_null = gtod && form == 2;
         const EntryRead r =
-            ReadEntryPoint(*reader, entry, id, null_arg, tv_null, access,
-                           page->data(), hooks, oracle, tk.timekeeper(), ctx,
-                           publisher.context.hrtimer_res, getres_hz);
+            ReadEntryPoint(*reader, entry, id, getres_as, null_arg, tv_null,
+                           access, page->data(), hooks, oracle, tk.timekeeper(),
+                           ctx, publisher.context.hrtimer_res, getres_hz);
         ++stats.reads;
         ++report.reads;
         if (hooks.fell_back) ++stats.fallbacks;
@@ -447,7 +467,11 @@ absl::StatusOr<OracleRunReport> RunOracleCheck(
             std::max(stats.max_abs_diff_ns,
                      static_cast<uint64_t>(diff < 0 ? -diff : diff));
       }
-      if (last[which] && TimespecLess(got->ts, *last[which])) {
+      // A measured own clock flagged VDSOLAB_OWN_NOT_MONOTONIC may step
+      // back by design.
+      const bool may_step_back = own != nullptr && !own->monotonic;
+      if (last[which] && TimespecLess(got->ts, *last[which]) &&
+          !may_step_back) {
         ++stats.backwards;
         // Before 6.15 the coarse clocks could step back a little after an
         // adjtimex(): still a failure here, but said to be the era's.

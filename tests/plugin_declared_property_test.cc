@@ -175,8 +175,12 @@ RC_GTEST_PROP(PluginDeclared, OwnClocksAcceptedExactlyAsTheHeaderSays, ()) {
                                 "", "CLOCK_MONOTONIC", "MONOTONIC_RAW",
                                 "CLOCK_TAI", "a b", "x\x01",
                                 std::string(65, 'a'))}})),
-      rc::gen::set(&plugin_internal::OwnClockDecl::kind,
-                   GenField({VDSOLAB_OWN_SAME_AS, VDSOLAB_OWN_MEASURED})),
+      rc::gen::set(
+          &plugin_internal::OwnClockDecl::kind,
+          rc::gen::weightedOneOf<uint32_t>(
+              {{6, GenField({VDSOLAB_OWN_SAME_AS, VDSOLAB_OWN_MEASURED})},
+               // A record left zeroed.
+               {1, rc::gen::just<uint32_t>(0)}})),
       rc::gen::set(
           &plugin_internal::OwnClockDecl::same_as,
           rc::gen::weightedOneOf<int32_t>(
@@ -219,11 +223,14 @@ RC_GTEST_PROP(PluginDeclared, OwnClocksAcceptedExactlyAsTheHeaderSays, ()) {
                             c.same_as == 4 || c.same_as == 7 || c.same_as == 11;
     const bool kind_ok =
         (c.kind == VDSOLAB_OWN_SAME_AS && same_as_ok && c.flags == 0) ||
-        (c.kind == VDSOLAB_OWN_MEASURED &&
+        (c.kind == VDSOLAB_OWN_MEASURED && c.same_as == 0 &&
          (c.flags & ~VDSOLAB_OWN_NOT_MONOTONIC) == 0);
     ok &= c.id >= 32 && name_ok && unique && kind_ok;
   }
   RC_CLASSIFY(ok, "accepted");
+  for (const plugin_internal::OwnClockDecl& c : clocks) {
+    RC_CLASSIFY(c.kind == 0, "kind 0 (a zeroed record)");
+  }
   RC_CLASSIFY(clocks.size() >= 2, "two or more clocks");
   const absl::Status s = plugin_internal::CheckOwnClocks(clocks, "p.so");
   RC_ASSERT(s.ok() == ok);

@@ -19,7 +19,10 @@
  *   1: the trace clock reads the record once, without the seq re-check;
  *   2: the trace clock shifts the base and the delta apart (rounding);
  *   3: example_tsc_ns keeps 28 bits of the counter (wraps backwards);
- *   4: the trace clock loads the seconds after its seq loop.
+ *   4: the trace clock loads the seconds after its seq loop;
+ *   5: the trace clock always asks the system call (no fast path).
+ * With OWN_BUG=3 and -DOWN_TSC_FLAGS=VDSOLAB_OWN_NOT_MONOTONIC the wrap is
+ * declared, and nothing fails.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -28,6 +31,11 @@
 
 #ifndef OWN_BUG
 #define OWN_BUG 0
+#endif
+/* example_tsc_ns's flags: -DOWN_TSC_FLAGS=VDSOLAB_OWN_NOT_MONOTONIC with
+ * OWN_BUG=3 declares the wrap that bug 3 makes. */
+#ifndef OWN_TSC_FLAGS
+#define OWN_TSC_FLAGS 0
 #endif
 
 /* struct vdso_clock (6.15+, x86-64): offsets; clock_data[1] is RAW's. */
@@ -62,14 +70,15 @@ static int32_t set_timespec(struct vdsolab_timespec* ts, uint64_t sec,
   return 0;
 }
 
-/* vdso_read_begin(): the seq, once even; USE_SYSCALL on a time
- * namespace's page (the system call answers a reader there). */
+/* vdso_read_begin(): the seq, once even; IN_TIMENS on a time namespace's
+ * page (seq 1 for good, clock mode TIMENS). */
+#define IN_TIMENS 2
 static int32_t begin(const struct vdsolab_ops* ops, const uint8_t* vc,
                      uint32_t* seq) {
   while ((*seq = ops->load32(ops->ctx, vc + kVcSeq)) & 1) {
     if ((int32_t)ops->load32(ops->ctx, vc + kVcClockMode) ==
         kVdsoClockmodeTimens) {
-      return USE_SYSCALL;
+      return IN_TIMENS;
     }
     if (!ops->may_retry(ops->ctx)) return VDSOLAB_ABANDONED;
     ops->cpu_relax(ops->ctx);
@@ -79,15 +88,26 @@ static int32_t begin(const struct vdsolab_ops* ops, const uint8_t* vc,
   return 0;
 }
 
-/* CLOCK_EXAMPLE_TRACE: do_hres() on the RAW record. */
+/* CLOCK_EXAMPLE_TRACE: do_hres() on the RAW record; in a time namespace
+ * do_hres_timens(): the same on the time page (ops->time_page_offset on),
+ * plus the namespace's offset[CLOCK_MONOTONIC_RAW], which sits where
+ * basetime[CLOCK_MONOTONIC_RAW] does in the namespace page's RAW record
+ * (s64 sec, u64 nsec, added after the loop). */
 static int32_t trace_clock(const struct vdsolab_ops* ops, const uint8_t* page,
                            struct vdsolab_timespec* ts) {
   const uint8_t* vc = page + kVcSize;
+  const uint8_t* vcns = NULL;
   const uint8_t* base = vc + kVcBasetime + 16 * kClockMonotonicRaw;
   uint64_t sec, ns;
   uint32_t seq;
   for (;;) {
     const int32_t r = begin(ops, vc, &seq);
+    if (r == IN_TIMENS && vcns == NULL) {
+      vcns = vc;
+      vc += ops->time_page_offset;
+      base += ops->time_page_offset;
+      continue;
+    }
     if (r != 0) return r;
     if ((int32_t)ops->load32(ops->ctx, vc + kVcClockMode) !=
         kVdsoClockmodeTsc) {
@@ -118,6 +138,11 @@ static int32_t trace_clock(const struct vdsolab_ops* ops, const uint8_t* page,
     if (!ops->may_retry(ops->ctx)) return VDSOLAB_ABANDONED;
   }
   if (OWN_BUG == 4) sec = ops->load64(ops->ctx, base);
+  if (vcns != NULL) {
+    const uint8_t* off = vcns + kVcBasetime + 16 * kClockMonotonicRaw;
+    sec += ops->load64(ops->ctx, off);
+    ns += ops->load64(ops->ctx, off + 8);
+  }
   return set_timespec(ts, sec, ns);
 }
 
@@ -130,7 +155,7 @@ static int32_t tsc_ns(const struct vdsolab_ops* ops, const uint8_t* page,
   uint32_t mult, shift, seq;
   for (;;) {
     const int32_t r = begin(ops, vc, &seq);
-    if (r == USE_SYSCALL) {
+    if (r == IN_TIMENS) {
       vc = page + ops->time_page_offset + kVcSize; /* Its own origin. */
       continue;
     }
@@ -155,11 +180,32 @@ static int32_t tsc_ns(const struct vdsolab_ops* ops, const uint8_t* page,
                       (uint64_t)(ns % NSEC_PER_SEC));
 }
 
+/* clock_getres(): the twin has MONOTONIC_RAW's resolution, asked of the
+ * kernel; example_tsc_ns converts the counter to whole nanoseconds. */
+static int32_t own_clock_getres(const struct vdsolab_ops* ops,
+                                const uint8_t* page, int32_t clock,
+                                struct vdsolab_timespec* res) {
+  (void)page;
+  if (clock == CLOCK_EXAMPLE_TRACE) {
+    return ops->clock_getres_fallback(ops->ctx, kClockMonotonicRaw, res);
+  }
+  if (clock == CLOCK_EXAMPLE_TSC_NS) {
+    if (res != NULL) {
+      res->tv_sec = 0;
+      res->tv_nsec = 1;
+    }
+    return 0;
+  }
+  return ops->clock_getres_fallback(ops->ctx, clock, res);
+}
+
 static int32_t own_clock_gettime(const struct vdsolab_ops* ops,
                                  const uint8_t* page, int32_t clock,
                                  struct vdsolab_timespec* ts) {
   int32_t r = USE_SYSCALL;
-  if (clock == CLOCK_EXAMPLE_TRACE) r = trace_clock(ops, page, ts);
+  if (clock == CLOCK_EXAMPLE_TRACE && OWN_BUG != 5) {
+    r = trace_clock(ops, page, ts);
+  }
   if (clock == CLOCK_EXAMPLE_TSC_NS) r = tsc_ns(ops, page, ts);
   /* The kernel's clocks, and the trace clock outside TSC mode. */
   if (r == USE_SYSCALL) return ops->fallback(ops->ctx, clock, ts);
@@ -169,7 +215,8 @@ static int32_t own_clock_gettime(const struct vdsolab_ops* ops,
 static const struct vdsolab_own_clock kOwnClocks[] = {
     {CLOCK_EXAMPLE_TRACE, "CLOCK_EXAMPLE_TRACE", VDSOLAB_OWN_SAME_AS,
      kClockMonotonicRaw, 0},
-    {CLOCK_EXAMPLE_TSC_NS, "example_tsc_ns", VDSOLAB_OWN_MEASURED, 0, 0},
+    {CLOCK_EXAMPLE_TSC_NS, "example_tsc_ns", VDSOLAB_OWN_MEASURED, 0,
+     OWN_TSC_FLAGS},
 };
 
 #define STR2(x) #x
@@ -179,8 +226,10 @@ static const struct vdsolab_plugin4 kPlugin = {
     {
         {
             VDSOLAB_PLUGIN_ABI_V4,
-            OWN_BUG == 0 ? "example-own-clocks"
-                         : "example-own-clocks-bug" STR(OWN_BUG),
+            OWN_BUG == 0      ? "example-own-clocks"
+            : OWN_TSC_FLAGS != 0 ? "example-own-clocks-bug" STR(
+                                       OWN_BUG) "-declared"
+                                 : "example-own-clocks-bug" STR(OWN_BUG),
             "examples/plugin/own_clock_plugin.c: a tracer's clocks of its "
             "own (docs/plugins.md, Version 4)",
             "CLOCK_EXAMPLE_TRACE (MONOTONIC_RAW's twin) and example_tsc_ns",
@@ -195,9 +244,9 @@ static const struct vdsolab_plugin4 kPlugin = {
             "Linux 6.17",
             NULL,
         },
-        NULL, /* No gettimeofday(), time() or clock_getres() of its own. */
+        NULL, /* No gettimeofday() or time() of its own. */
         NULL,
-        NULL,
+        own_clock_getres,
         0,
     },
     kOwnClocks,

@@ -936,12 +936,12 @@ absl::StatusOr<Record> ReadRecord(void* handle, const std::string& path) {
   const struct vdsolab_plugin2* p = nullptr;
   uint32_t abi = VDSOLAB_PLUGIN_ABI_V2;
   const struct vdsolab_plugin3* p3 = nullptr;
+  const struct vdsolab_plugin4* p4 = nullptr;
   if (auto v4 = reinterpret_cast<EntryV4>(dlsym(handle, "vdsolab_plugin_v4"))) {
-    const struct vdsolab_plugin4* p4 = v4();
+    p4 = v4();
     if (p4 == nullptr) return Bad(path, "vdsolab_plugin_v4() returned NULL");
     p3 = &p4->v3;
     abi = VDSOLAB_PLUGIN_ABI_V4;
-    if (absl::Status s = CopyOwnClocks(*p4, path, r); !s.ok()) return s;
   } else if (auto v3 = reinterpret_cast<EntryV3>(
                  dlsym(handle, "vdsolab_plugin_v3"))) {
     p3 = v3();
@@ -963,6 +963,11 @@ absl::StatusOr<Record> ReadRecord(void* handle, const std::string& path) {
                            "vdsolab_plugin_v%d() record: abi_version %d; a "
                            "version-%d record must say %d",
                            abi, p->abi_version, abi, abi));
+    }
+    // After the version: a smaller record under the v4 symbol has no own
+    // clocks to read past its end.
+    if (p4 != nullptr) {
+      if (absl::Status s = CopyOwnClocks(*p4, path, r); !s.ok()) return s;
     }
     if (absl::Status s = CopyCommon(*p, path, r); !s.ok()) return s;
     r.declares_semantics = true;

@@ -91,7 +91,7 @@ bool HasViolation(const sim::RunResult& r, sim::Property p,
 // MONOTONIC_RAW is held to RAW's system call bit for bit, torn reads
 // included; the one with its own origin is checked for monotonicity and
 // measured against RAW. The plugin leaves every kernel clock to the
-// syscall, so whatever `exact` and `torn` check is its own clock.
+// syscall (whose answers `exact` counts too, and `torn` does not).
 TEST(PluginLoader, JudgesAVersion4PluginsOwnClocks) {
   absl::StatusOr<const Variant*> v =
       LoadPluginVariant(Runfile("examples/plugin/libown_clock_plugin.so"));
@@ -182,6 +182,16 @@ TEST(PluginLoader, FindsTheBugsOfAVersion4PluginsOwnClocks) {
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_TRUE(r->failed);
   EXPECT_TRUE(HasViolation(*r, sim::Property::kMonotonic, "example_tsc_ns"));
+
+  // 5: the twin always asks the syscall: right answers, no fast path.
+  absl::StatusOr<const Variant*> v5 = load(5);
+  ASSERT_TRUE(v5.ok()) << v5.status();
+  r = sim::RunRandom(Racy(), **v5);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->failed);
+  EXPECT_TRUE(
+      HasViolation(*r, sim::Property::kFastPath, "CLOCK_EXAMPLE_TRACE"));
+  EXPECT_EQ(r->stats[static_cast<int>(sim::Property::kExact) - 1].defects, 0u);
 
   // 4: the seconds loaded after the seq loop: a whole second off, but only
   // where an update carries RAW into a new second, which the exhaustive

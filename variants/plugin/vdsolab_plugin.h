@@ -264,8 +264,9 @@ enum vdsolab_own_clock_kind {
    * (CLOCK_REALTIME 0, MONOTONIC 1, MONOTONIC_RAW 4, BOOTTIME 7 or TAI 11)
    * at the counter the call read, for the page state its seq validated,
    * under the era semantics the plugin declares; checked as that clock is
-   * (exact, torn, monotonic and causal where that clock is monotonic):
-   * a tracer's clock that is MONOTONIC_RAW under an id of its own. */
+   * (exact, torn, monotonic and causal where that clock is monotonic, and
+   * fast_path: it may go to the syscall only where lib/vdso would): a
+   * tracer's clock that is MONOTONIC_RAW under an id of its own. */
   VDSOLAB_OWN_SAME_AS = 1,
   /* No kernel counterpart (a clock with its own calibration or origin):
    * checked for normalised timespecs and, unless flagged

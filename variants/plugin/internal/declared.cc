@@ -129,6 +129,13 @@ absl::Status CheckOwnClocks(const std::vector<OwnClockDecl>& clocks,
                              at, c.flags));
       }
     } else if (c.kind == VDSOLAB_OWN_MEASURED) {
+      if (c.same_as != 0) {
+        return Bad(
+            path, absl::StrFormat("%s.same_as %d: a VDSOLAB_OWN_MEASURED clock "
+                                  "stands for no kernel clock; want 0 (or kind "
+                                  "VDSOLAB_OWN_SAME_AS)",
+                                  at, c.same_as));
+      }
       if ((c.flags & ~VDSOLAB_OWN_NOT_MONOTONIC) != 0) {
         return Bad(path, absl::StrFormat("%s.flags %#x has bits no "
                                          "VDSOLAB_OWN_* flag defines (%#x)",
