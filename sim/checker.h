@@ -268,6 +268,11 @@ class Checker {
   // Exactness of a variant's own clock read without a validated state.
   [[gnu::noinline]] void CheckExactAmong(const CallRecord& call,
                                          bool width_issue);
+  // The torn check of a user-space clock without an oracle whose answer is
+  // a function of the page and the counter (ClockDef::stateless): a call
+  // that raced an update must answer as it does rerun on some state current
+  // during it, whole.
+  [[gnu::noinline]] void CheckTornByRerun(const CallRecord& call);
   // The torn check beyond the validated state: every state of [lo, last].
   // `validated`: the complete state the call validated, or nullptr.
   [[gnu::noinline]] void CheckTornAmong(const CallRecord& call, uint32_t lo,

@@ -226,7 +226,10 @@ void Checker::CheckExactAndTorn(const CallRecord& call, const ClockFacts& facts,
                                 const UpdateRecord* state) {
   if (!scenario_.checks.exact && !scenario_.checks.torn) return;
   const variants::ClockKind kind = facts.kind;
-  if (kind == variants::ClockKind::kUserspace) return;  // No oracle.
+  if (kind == variants::ClockKind::kUserspace) {  // No oracle.
+    if (facts.own->stateless) CheckTornByRerun(call);
+    return;
+  }
   const ClockResult& got = *call.result;
   // An alias of a kernel clock needs the counter where that clock does.
   const bool needs_counter =
@@ -375,6 +378,48 @@ void Checker::CheckExactAmong(const CallRecord& call, bool width_issue) {
                          "state of updates %d..%d gives the vDSO's)",
                          Name(call.clock), FormatClockResult(got),
                          FormatClockResult(want), call.counter, lo, last),
+         call);
+}
+
+void Checker::CheckTornByRerun(const CallRecord& call) {
+  if (!scenario_.checks.torn || settled_ == nullptr || !call.result ||
+      call.result->ret != 0) {
+    return;
+  }
+  // A call that saw one page state throughout mixed none.
+  if (call.stores_during == 0 && call.reordered_loads == 0 &&
+      (call.begin_seq & 1) == 0) {
+    return;
+  }
+  const uint32_t first = writer_->LatestStartedAt(call.start_ns).id;
+  const uint32_t last = writer_->LatestStartedAt(call.end_ns).id;
+  const uint32_t lo = first > 1 ? first - 1 : 1;
+  const CallRecord& as_called = timens_call_ != nullptr ? *timens_call_ : call;
+  std::optional<ClockResult> answer;
+  uint32_t answer_id = 0;
+  for (uint32_t id = lo; id <= last; ++id) {
+    const UpdateRecord* u = writer_->Update(id);
+    if (u == nullptr) continue;
+    const std::optional<ClockResult> again = settled_->Answer(as_called, *u);
+    if (!again) return;  // Cannot be told (a kvm-clock machine, a fault).
+    if (*again == *as_called.result) {
+      ++stats_[static_cast<int>(Property::kTorn) - 1].checked;
+      return;
+    }
+    if (!answer) {
+      answer = again;
+      answer_id = id;
+    }
+  }
+  if (!answer) return;
+  ++stats_[static_cast<int>(Property::kTorn) - 1].checked;
+  Report(Property::kTorn, Verdict::kDefect, TornWhy(),
+         absl::StrFormat(
+             "%s returned %s at counter %#x; rerun at that counter on a page "
+             "holding one state of updates %d..%d whole, it answers otherwise "
+             "(%s on update %d's)",
+             Name(call.clock), FormatClockResult(*as_called.result),
+             call.counter, lo, last, FormatClockResult(*answer), answer_id),
          call);
 }
 

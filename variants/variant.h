@@ -194,6 +194,11 @@ struct ClockDef {
   // an id of its own); it is judged as that clock is, era rules included.
   // -1: the variant's own syscall answers.
   ClockId same_as = -1;
+  // kUserspace only: the answer is a function of the page and the counter
+  // alone (a plugin's: plugins keep no state between calls), so a call that
+  // raced an update is torn unless rerun on some state current during it,
+  // whole, at its counter, it answers the same (sim/settled_answers.h).
+  bool stateless = false;
 };
 
 // What `vdsolab compare` measured of one clock of a variant, summed over

@@ -20,7 +20,9 @@
  *   2: the trace clock shifts the base and the delta apart (rounding);
  *   3: example_tsc_ns keeps 28 bits of the counter (wraps backwards);
  *   4: the trace clock loads the seconds after its seq loop;
- *   5: the trace clock always asks the system call (no fast path).
+ *   5: the trace clock always asks the system call (no fast path);
+ *   6: example_tsc_ns rebased on RAW's base and cycle_last (1000 s on),
+ *      loaded without the seq loop.
  * With OWN_BUG=3 and -DOWN_TSC_FLAGS=VDSOLAB_OWN_NOT_MONOTONIC the wrap is
  * declared, and nothing fails.
  */
@@ -199,6 +201,22 @@ static int32_t own_clock_getres(const struct vdsolab_ops* ops,
   return ops->clock_getres_fallback(ops->ctx, clock, res);
 }
 
+/* OWN_BUG 6's example_tsc_ns: a rebased clock without its seq loop. */
+static int32_t tsc_ns_unlooped(const struct vdsolab_ops* ops,
+                               const uint8_t* page,
+                               struct vdsolab_timespec* ts) {
+  const uint8_t* vc = page + kVcSize;
+  const uint8_t* base = vc + kVcBasetime + 16 * kClockMonotonicRaw;
+  const uint64_t last = ops->load64(ops->ctx, vc + kVcCycleLast);
+  const uint32_t mult = ops->load32(ops->ctx, vc + kVcMult);
+  const uint32_t shift = ops->load32(ops->ctx, vc + kVcShift);
+  const uint64_t base_ns = ops->load64(ops->ctx, base + 8);
+  const uint64_t sec = ops->load64(ops->ctx, base) + 1000;
+  const uint64_t cycles =
+      ops->read_counter(ops->ctx, VDSOLAB_RDTSC_ORDERED) & S64_MAX;
+  return set_timespec(ts, sec, ((cycles - last) * mult + base_ns) >> shift);
+}
+
 static int32_t own_clock_gettime(const struct vdsolab_ops* ops,
                                  const uint8_t* page, int32_t clock,
                                  struct vdsolab_timespec* ts) {
@@ -206,7 +224,9 @@ static int32_t own_clock_gettime(const struct vdsolab_ops* ops,
   if (clock == CLOCK_EXAMPLE_TRACE && OWN_BUG != 5) {
     r = trace_clock(ops, page, ts);
   }
-  if (clock == CLOCK_EXAMPLE_TSC_NS) r = tsc_ns(ops, page, ts);
+  if (clock == CLOCK_EXAMPLE_TSC_NS) {
+    r = OWN_BUG == 6 ? tsc_ns_unlooped(ops, page, ts) : tsc_ns(ops, page, ts);
+  }
   /* The kernel's clocks, and the trace clock outside TSC mode. */
   if (r == USE_SYSCALL) return ops->fallback(ops->ctx, clock, ts);
   return r;

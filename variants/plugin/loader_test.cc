@@ -193,6 +193,16 @@ TEST(PluginLoader, FindsTheBugsOfAVersion4PluginsOwnClocks) {
       HasViolation(*r, sim::Property::kFastPath, "CLOCK_EXAMPLE_TRACE"));
   EXPECT_EQ(r->stats[static_cast<int>(sim::Property::kExact) - 1].defects, 0u);
 
+  // 6: the measured clock, rebased on the page's RAW base and read without
+  // its seq loop: no oracle says its value, but rerun on each state current
+  // during a raced call, whole, it answers otherwise.
+  absl::StatusOr<const Variant*> v6 = load(6);
+  ASSERT_TRUE(v6.ok()) << v6.status();
+  r = sim::RunRandom(Racy(), **v6);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->failed);
+  EXPECT_TRUE(HasViolation(*r, sim::Property::kTorn, "example_tsc_ns"));
+
   // 4: the seconds loaded after the seq loop: a whole second off, but only
   // where an update carries RAW into a new second, which the exhaustive
   // search reaches when the twin slides its window as RAW does.

@@ -164,6 +164,7 @@ std::vector<ClockDef> OwnClockDefs(const std::vector<OwnClockDecl>& clocks) {
     } else {
       d.kind = ClockKind::kUserspace;
       d.monotonic = (c.flags & VDSOLAB_OWN_NOT_MONOTONIC) == 0;
+      d.stateless = true;  // docs/plugins.md: a plugin keeps no state.
     }
     defs.push_back(d);
   }
