@@ -757,10 +757,7 @@ std::string BadName(const std::string& name) {
     return absl::StrFormat("starts with '%c'", name.front());
   }
   for (char c : name) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                    (c >= '0' && c <= '9') || c == '.' || c == '_' ||
-                    c == '+' || c == '@' || c == '-';
-    if (!ok) {
+    if (!plugin_internal::IsNameChar(c)) {
       return absl::StrFormat(
           "has the character %s (a name is letters, digits and . _ + @ -)",
           c == '\n' ? std::string("'\\n'")

@@ -58,10 +58,7 @@ std::string BadClockName(const std::string& name) {
     return absl::StrFormat("longer than %d bytes", kMaxName);
   }
   for (char c : name) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                    (c >= '0' && c <= '9') || c == '.' || c == '_' ||
-                    c == '+' || c == '@' || c == '-';
-    if (!ok) {
+    if (!IsNameChar(c)) {
       return absl::StrFormat(
           "has the character 0x%02x (a clock's name is letters, digits and "
           ". _ + @ -)",

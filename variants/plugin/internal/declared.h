@@ -34,6 +34,15 @@ absl::Status CheckDeclared(const DeclaredEra& d, const std::string& path);
 Semantics DeclaredSemantics(const DeclaredEra& d);
 vdso::CounterRead DeclaredCounterRead(const DeclaredEra& d);
 
+// Whether `c` may be in a name a record gives (a variant's, an own
+// clock's): letters, digits and . _ + @ -, which reports, file names and
+// --variant carry as they are.
+inline bool IsNameChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+         (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '+' ||
+         c == '@' || c == '-';
+}
+
 // A version-4 record's own clock (struct vdsolab_own_clock), copied out
 // of the plugin's memory.
 struct OwnClockDecl {
