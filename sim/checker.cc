@@ -46,6 +46,9 @@ Checker::ClockFacts Checker::MakeFacts(ClockId clock) const {
   const ClockId judged_as = variants::JudgedAs(f.own, clock);
   f.alias = judged_as != clock;
   f.hres = IsHres(judged_as);
+  f.kernel_judged = f.kind == variants::ClockKind::kKernel || f.alias;
+  f.needs_counter =
+      f.hres || (f.kind == variants::ClockKind::kVariantSyscall && !f.alias);
   f.aux_kernel =
       checker_internal::IsAux(clock) && f.kind == variants::ClockKind::kKernel;
   f.monotonic = f.own != nullptr && !f.alias ? f.own->monotonic

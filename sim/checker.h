@@ -202,6 +202,11 @@ class Checker {
     // An own clock judged as a kernel clock (ClockDef::same_as): `hres`,
     // `monotonic` and `settable` are that clock's.
     bool alias = false;
+    // Judged as a kernel clock (its own, or the one an alias stands for).
+    bool kernel_judged = true;
+    // Its answer follows the counter: a kernel hres clock or RAW (an alias
+    // of one), or a clock the variant's own syscall answers.
+    bool needs_counter = false;
     bool hres = false;        // checker_internal::IsHres().
     bool aux_kernel = false;  // An aux clock the kernel defines.
     bool monotonic = false;   // Checked for monotonicity and causality.

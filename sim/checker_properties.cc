@@ -231,13 +231,8 @@ void Checker::CheckExactAndTorn(const CallRecord& call, const ClockFacts& facts,
     return;
   }
   const ClockResult& got = *call.result;
-  // An alias of a kernel clock needs the counter where that clock does.
-  const bool needs_counter =
-      facts.hres ||
-      (kind == variants::ClockKind::kVariantSyscall && !facts.alias);
-  // Judged as a kernel clock: its own or the one an alias stands for.
-  const bool kernel_judged =
-      kind == variants::ClockKind::kKernel || facts.alias;
+  const bool needs_counter = facts.needs_counter;
+  const bool kernel_judged = facts.kernel_judged;
   if (needs_counter && !call.read_counter) {
     // A kernel hres clock answered from the page without a counter read
     // cannot follow the time: only a clock mode whose counter is unusable
