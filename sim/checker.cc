@@ -131,18 +131,13 @@ void Checker::Report(Property p, Verdict v, std::string why, std::string detail,
     // namespace's timeline (Unshift()): say so, and what it returned.
     if (timens_call_ != nullptr && timens_call_->index == call.index &&
         timens_call_->result) {
-      const timekeeper::TimensOffsets offsets{scenario_.kernel.timens_monotonic,
-                                              scenario_.kernel.timens_boottime};
       absl::StrAppendFormat(
           &detail,
           " (times on the initial namespace's timeline: in the time "
           "namespace the reader returned %s, less the namespace's %s offset "
           "%s)",
           FormatClockResult(*timens_call_->result), Name(call.clock),
-          FormatTimespec(timekeeper::TimensAdd(
-              variants::JudgedAs(variants::FindOwnClock(*variant_, call.clock),
-                                 call.clock),
-              offsets, Timespec64{0, 0})));
+          FormatTimespec(TimensOffsetOf(call.clock)));
     }
     violations_.push_back(Violation{
         p, v, std::move(why), std::move(detail), call.index, call.reader,
@@ -244,6 +239,14 @@ void Checker::OnAuxCall(const CallRecord& call, PerReader& reader) {
 // judge the instant it names, as they do outside a namespace; left on the
 // namespace's timeline it made causality and cross-clock defects of a
 // correct instant.
+Timespec64 Checker::TimensOffsetOf(ClockId clock) const {
+  const timekeeper::TimensOffsets offsets{scenario_.kernel.timens_monotonic,
+                                          scenario_.kernel.timens_boottime};
+  // An alias moves as the kernel clock it stands for.
+  return timekeeper::TimensAdd(variants::JudgedAs(*variant_, clock), offsets,
+                               Timespec64{0, 0});
+}
+
 void Checker::UnshiftResult(ClockId clock, ClockResult* r) const {
   if (r->ret != 0) return;
   const __int128 nsec_per_sec = kNsecPerSec;
@@ -256,12 +259,7 @@ void Checker::UnshiftResult(ClockId clock, ClockResult* r) const {
     if (carried < 0) carried += nsec_per_sec;
     carried = r->ts.tv_nsec - carried;
   }
-  const timekeeper::TimensOffsets offsets{scenario_.kernel.timens_monotonic,
-                                          scenario_.kernel.timens_boottime};
-  // An alias moves as the kernel clock it stands for.
-  const Timespec64 off = timekeeper::TimensAdd(
-      variants::JudgedAs(variants::FindOwnClock(*variant_, clock), clock),
-      offsets, Timespec64{0, 0});
+  const Timespec64 off = TimensOffsetOf(clock);
   const __int128 ns = ToNs(r->ts) - ToNs(off);
   __int128 sec = ns / nsec_per_sec;
   __int128 rem = ns % nsec_per_sec;

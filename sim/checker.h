@@ -246,6 +246,8 @@ class Checker {
   void OnAuxCall(const CallRecord& call, PerReader& reader);
   [[gnu::cold, gnu::noinline]] bool CheckLoops(const CallRecord& call);
   CallRecord Unshift(const CallRecord& call) const;
+  // The namespace's offset for `clock` (its kernel clock's, for an alias).
+  Timespec64 TimensOffsetOf(ClockId clock) const;
   // The namespace's offset for `clock` taken off a normalised answer.
   void UnshiftResult(ClockId clock, ClockResult* r) const;
   // 1: a call that fell back returns what the syscall answered it.

@@ -135,8 +135,7 @@ absl::StatusOr<Setup> MakeSetup(const Scenario& s,
     // boundary (a fractional offset puts it elsewhere) moves no page field.
     for (const ReaderSpec& r : s.readers) {
       for (ClockId c : ClocksFor(r, variant)) {
-        const ClockId judged =
-            variants::JudgedAs(variants::FindOwnClock(variant, c), c);
+        const ClockId judged = variants::JudgedAs(variant, c);
         if (now != nullptr && SecondsOf(*now, judged)) clocks.push_back(judged);
       }
     }

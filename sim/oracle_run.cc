@@ -56,9 +56,8 @@ class ReadHooks : public vdso::AccessHooks {
   ClockResult ClockGetresFallback(ClockId clock) override {
     fell_back = true;
     // An own clock standing for a kernel clock has its resolution.
-    return timekeeper::SysClockGetres(
-        variants::JudgedAs(variants::FindOwnClock(*variant_, clock), clock),
-        ctx_, publish_->hrtimer_res, hz_);
+    return timekeeper::SysClockGetres(variants::JudgedAs(*variant_, clock),
+                                      ctx_, publish_->hrtimer_res, hz_);
   }
   void OnFault(const vdso::CallFault& f) override { fault = f; }
   bool fell_back = false;
@@ -369,8 +368,7 @@ absl::StatusOr<OracleRunReport> RunOracleCheck(
           }
         }
         const ClockId id = sampled[getres_next];
-        const ClockId getres_as =
-            variants::JudgedAs(variants::FindOwnClock(variant, id), id);
+        const ClockId getres_as = variants::JudgedAs(variant, id);
         if (entry == variants::EntryPoint::kClockGetres) {
           getres_next = (getres_next + 1) % num_clocks;
         }

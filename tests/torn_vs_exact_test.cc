@@ -126,15 +126,9 @@ TEST(TornVsExact, ExhaustivelyTooAnArithmeticBugIsNotTorn) {
 }
 
 TEST(TornVsExact, AReaderWithoutItsSeqRetryIsStillTorn) {
-  Scenario s;
-  s.run.duration_ns = 200000000;
-  s.readers[0].clocks = {kClockMonotonic};
-  s.readers[0].period_ns = 300;
-  s.timing.store_ns = 200;
-  s.timing.writer_stall_ppm = 300000;
-  s.timing.writer_stall_max_ns = 5000;
-  s.timing.preempt_ppm = 100000;
-  s.timing.preempt_max_ns = 3000;
+  // The racing scenario at the default HZ.
+  Scenario s = RacingScenario(200000000);
+  s.kernel.hz = Scenario{}.kernel.hz;
   absl::StatusOr<RunResult> r = RunRandom(s, testing::NoSeqRetryVariant());
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_GT(Stats(*r, Property::kTorn).defects, 0u);

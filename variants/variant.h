@@ -293,6 +293,10 @@ const ClockDef* FindOwnClock(const Variant& variant, ClockId clock);
 inline ClockId JudgedAs(const ClockDef* own, ClockId clock) {
   return own != nullptr && own->same_as >= 0 ? own->same_as : clock;
 }
+// The same for `variant`'s clock `clock`.
+inline ClockId JudgedAs(const Variant& variant, ClockId clock) {
+  return JudgedAs(FindOwnClock(variant, clock), clock);
+}
 // The kernel's name for kernel ids, the variant's for its own.
 std::string VariantClockName(const Variant& variant, ClockId clock);
 // The system call on a kernel with this variant: the variant's own syscall
